@@ -1,0 +1,23 @@
+import type { RequestHandler } from 'express';
+
+import type { Logger } from '../../shared/logger';
+import { currentContext } from '../../shared/request-context';
+
+/** One access line per finished request: method, path (no query string), status, duration, ids. */
+export function accessLog(logger: Logger): RequestHandler {
+  return (req, res, next) => {
+    const started = process.hrtime.bigint();
+    const context = currentContext();
+    res.on('finish', () => {
+      logger.info('request finished', {
+        method: req.method,
+        path: req.path,
+        status: res.statusCode,
+        durationMs: Number(process.hrtime.bigint() - started) / 1e6,
+        requestId: req.requestId,
+        userId: context?.userId,
+      });
+    });
+    next();
+  };
+}

@@ -1,0 +1,80 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import path from 'node:path';
+
+import { redisAnswers, redisServerOnPath, startLocalRedis, type LocalRedis } from './lib/redis-server';
+
+/**
+ * `npm start`: the whole service on one machine, in one terminal. Finds Redis (REDIS_URL, else a
+ * Redis on 127.0.0.1:6379, else a private redis-server it starts), then runs the ingress and one
+ * worker as child processes whose JSON log lines carry a `process` tag. Ctrl-C drains both, then
+ * stops the private Redis if it started one.
+ */
+const DEFAULT_REDIS_PORT = 6379;
+const PRIVATE_REDIS_DIR = path.resolve('var', 'redis');
+
+async function resolveRedis(): Promise<{ url: string; privateRedis?: LocalRedis }> {
+  if (process.env.REDIS_URL) return { url: process.env.REDIS_URL };
+  if (await redisAnswers(DEFAULT_REDIS_PORT)) return { url: `redis://127.0.0.1:${DEFAULT_REDIS_PORT}` };
+  if (!redisServerOnPath()) {
+    process.stderr.write(
+      'No Redis answers at 127.0.0.1:6379 and redis-server is not installed: install it (apt-get install redis-server, brew install redis) or set REDIS_URL.\n',
+    );
+    process.exit(1);
+  }
+  const privateRedis = await startLocalRedis({ dataDir: PRIVATE_REDIS_DIR });
+  process.stderr.write(
+    `[start] started a private redis-server at ${privateRedis.url} (data in ${PRIVATE_REDIS_DIR})\n`,
+  );
+  return { url: privateRedis.url, privateRedis };
+}
+
+function startChild(entry: string, env: NodeJS.ProcessEnv): ChildProcess {
+  // Same runtime flags as this process, so `tsx scripts/start-all.ts` runs TypeScript children too.
+  const extension = path.extname(__filename);
+  const file = path.join(__dirname, '..', entry + extension);
+  // Own process group: a terminal Ctrl-C reaches only this supervisor, which sends each child
+  // exactly one SIGTERM (a second signal would make a child skip its graceful drain).
+  return spawn(process.execPath, [...process.execArgv, file], { stdio: 'inherit', env, detached: true });
+}
+
+async function main(): Promise<void> {
+  const { url, privateRedis } = await resolveRedis();
+  const env = { ...process.env, REDIS_URL: url };
+  const children = [startChild('ingress/main', env), startChild('workers/main', env)];
+
+  let stopping = false;
+  let exitCode = 0;
+  const exits = children.map(
+    (child) =>
+      new Promise<void>((resolve) =>
+        child.once('exit', (code, signal) => {
+          if (!stopping) {
+            // One process died on its own: the service is incomplete, so stop the rest.
+            exitCode = code ?? 1;
+            process.stderr.write(
+              `[start] a child exited unexpectedly (code ${code}, signal ${signal}); stopping\n`,
+            );
+            stopAll('SIGTERM');
+          }
+          resolve();
+        }),
+      ),
+  );
+
+  function stopAll(signal: NodeJS.Signals): void {
+    if (stopping) return;
+    stopping = true;
+    for (const child of children) if (child.exitCode === null) child.kill(signal);
+  }
+  process.on('SIGINT', () => stopAll('SIGTERM'));
+  process.on('SIGTERM', () => stopAll('SIGTERM'));
+
+  await Promise.all(exits);
+  await privateRedis?.stop();
+  process.exit(exitCode);
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(`[start] ${error instanceof Error ? error.message : String(error)}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,16 @@
+import { startLocalRedis, type LocalRedis } from '../../scripts/lib/redis-server';
+
+declare global {
+  var __TEST_REDIS__: LocalRedis | undefined;
+}
+
+/**
+ * Starts one private redis-server (no persistence, free loopback port) for the whole run, unless
+ * REDIS_TEST_URL points at one already. Tests isolate themselves by key prefix, never by flushing.
+ */
+export default async function globalSetup(): Promise<void> {
+  if (process.env.REDIS_TEST_URL) return;
+  const redis = await startLocalRedis();
+  globalThis.__TEST_REDIS__ = redis;
+  process.env.REDIS_TEST_URL = redis.url;
+}

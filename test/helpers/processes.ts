@@ -1,0 +1,56 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import path from 'node:path';
+
+export const PROJECT_ROOT = path.resolve(__dirname, '..', '..');
+
+/** A service process started from its TypeScript entry point, with its output collected. */
+export interface ServiceProcess {
+  readonly child: ChildProcess;
+  stdout(): string;
+  stderr(): string;
+  /** Resolves with the exit code (or null when killed by a signal). */
+  exited: Promise<number | null>;
+  /** Waits until a stdout line contains `text`. */
+  waitForOutput(text: string, timeoutMs?: number): Promise<void>;
+}
+
+/** Runs e.g. `ingress/main.ts` through tsx, as `npm start` runs its compiled twin. */
+export function startServiceProcess(entry: string, env: Record<string, string>): ServiceProcess {
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(PROJECT_ROOT, entry)], {
+    cwd: PROJECT_ROOT,
+    env: { ...process.env, LOG_LEVEL: 'info', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  let err = '';
+  child.stdout?.on('data', (chunk: Buffer) => (out += chunk.toString()));
+  child.stderr?.on('data', (chunk: Buffer) => (err += chunk.toString()));
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  return {
+    child,
+    stdout: () => out,
+    stderr: () => err,
+    exited,
+    async waitForOutput(text: string, timeoutMs = 15_000) {
+      const deadline = Date.now() + timeoutMs;
+      while (!out.includes(text)) {
+        if (child.exitCode !== null) throw new Error(`process exited (${child.exitCode}): ${err || out}`);
+        if (Date.now() > deadline) throw new Error(`timed out waiting for "${text}"; output: ${out}${err}`);
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+    },
+  };
+}
+
+/** Polls `probe` until it returns true or the time runs out. */
+export async function eventually(
+  probe: () => Promise<boolean>,
+  timeoutMs = 10_000,
+  everyMs = 100,
+): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await probe())) {
+    if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, everyMs));
+  }
+}

@@ -1,0 +1,26 @@
+import { loadConfigOrExit, installShutdownHooks } from '../shared/lifecycle';
+import { createLogger } from '../shared/logger';
+import { closeConnections, createRedisConnection } from '../shared/redis/connections';
+
+/**
+ * The worker process: starts every consumer (queue processors, projectors) against one Redis and
+ * closes them on SIGTERM, letting in-flight jobs finish. Run as many replicas as the load needs.
+ */
+async function main(): Promise<void> {
+  const config = loadConfigOrExit('worker');
+  const logger = createLogger({ level: config.logLevel, processRole: 'worker' });
+  const redis = createRedisConnection(config.redisUrl, 'queue', logger);
+  await redis.ping();
+  logger.info('worker ready', { concurrency: config.workerConcurrency });
+
+  installShutdownHooks(logger, config.shutdownTimeoutMs, async () => {
+    await closeConnections(redis);
+  });
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(
+    `[worker] failed to start: ${error instanceof Error ? error.message : String(error)}\n`,
+  );
+  process.exit(1);
+});

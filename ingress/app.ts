@@ -3,11 +3,16 @@ import type { Redis } from 'ioredis';
 
 import type { Config } from '../shared/config';
 import type { Logger } from '../shared/logger';
+import { registerTokenRoutes } from './auth/token.routes';
 import { registerHealthRoutes } from './health/health.routes';
 import { accessLog } from './http/access-log';
 import { errorHandler, notFound } from './http/error-handler';
 import { requestId } from './http/request-id';
 import { RouteTable } from './http/route-table';
+import { allQueries } from './readmodel/queries';
+import type { RegisteredQuery } from './readmodel/query-definition';
+import { registerReadModelRoutes } from './readmodel/readmodel.routes';
+import type { IngressServices } from './services';
 
 /** Everything the HTTP app needs, built once by main.ts (or by a test) and passed in. */
 export interface AppDependencies {
@@ -15,11 +20,14 @@ export interface AppDependencies {
   readonly logger: Logger;
   /** The `request`-purpose connection: fails fast while Redis is away. */
   readonly redis: Redis;
+  readonly services: IngressServices;
 }
 
 export interface BuildAppOptions {
   /** Lets a test add routes (a slow one, one that throws) before the 404 and error handlers. */
   readonly extraRoutes?: (routes: RouteTable) => void;
+  /** Lets a test register queries with roles or schemes the real ones do not combine. */
+  readonly extraQueries?: readonly RegisteredQuery[];
 }
 
 /** Builds the Express app without listening, so supertest can drive it in-process. */
@@ -34,6 +42,8 @@ export function buildApp(deps: AppDependencies, options: BuildAppOptions = {}): 
 
   const routes = new RouteTable(app);
   registerHealthRoutes(routes, deps.redis);
+  registerTokenRoutes(routes, { ...deps.services, bodyLimitBytes: deps.config.bodyLimitBytes });
+  registerReadModelRoutes(routes, deps.services.passport, [...allQueries(), ...(options.extraQueries ?? [])]);
   options.extraRoutes?.(routes);
 
   app.use(routes.methodNotAllowed());

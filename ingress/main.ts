@@ -1,23 +1,30 @@
-import { loadConfigOrExit, installShutdownHooks } from '../shared/lifecycle';
+import { bootstrapAdmin } from '../shared/accounts/bootstrap-admin';
+import { installShutdownHooks, loadConfigOrExit } from '../shared/lifecycle';
 import { createLogger } from '../shared/logger';
-import { closeConnections, createRedisConnection } from '../shared/redis/connections';
+import { closeConnections, createRedisConnection, waitForRedis } from '../shared/redis/connections';
 import { buildApp } from './app';
-import { listen } from './server';
+import { listen, type RunningServer } from './server';
+import { createIngressServices } from './services';
 
-/** The HTTP ingress process: config -> logger -> redis -> app -> listen -> shutdown hooks. */
+/** The HTTP ingress process: config -> logger -> redis -> services -> app -> listen. */
 async function main(): Promise<void> {
   const config = loadConfigOrExit('ingress');
   const logger = createLogger({ level: config.logLevel, processRole: 'ingress' });
   const redis = createRedisConnection(config.redisUrl, 'request', logger);
+  let running: RunningServer | undefined;
 
-  const app = buildApp({ config, logger, redis });
-  const running = await listen(app, config.port, config.host);
-  logger.info('ingress listening', { port: running.port, host: config.host });
-
+  // Hooks first: a process still waiting for Redis must stop cleanly on SIGTERM too.
   installShutdownHooks(logger, config.shutdownTimeoutMs, async () => {
-    await running.close(config.shutdownTimeoutMs);
+    await running?.close(config.shutdownTimeoutMs);
     await closeConnections(redis);
   });
+
+  await waitForRedis(redis, logger);
+  const services = await createIngressServices(config, redis);
+  await bootstrapAdmin(config, services.accounts, logger);
+
+  running = await listen(buildApp({ config, logger, redis, services }), config.port, config.host);
+  logger.info('ingress listening', { port: running.port, host: config.host });
 }
 
 main().catch((error: unknown) => {

@@ -38,19 +38,33 @@ function startChild(entry: string, env: NodeJS.ProcessEnv): ChildProcess {
 }
 
 async function main(): Promise<void> {
-  const { url, privateRedis } = await resolveRedis();
-  const env = { ...process.env, REDIS_URL: url };
-  const children = [startChild('ingress/main', env), startChild('workers/main', env)];
-
   let stopping = false;
   let exitCode = 0;
+  const children: ChildProcess[] = [];
+  function stopAll(signal: NodeJS.Signals): void {
+    if (stopping) return;
+    stopping = true;
+    for (const child of children) if (child.exitCode === null) child.kill(signal);
+  }
+  // Installed before Redis starts, so a Ctrl-C during start-up still stops the private Redis.
+  process.on('SIGINT', () => stopAll('SIGTERM'));
+  process.on('SIGTERM', () => stopAll('SIGTERM'));
+
+  const { url, privateRedis } = await resolveRedis();
+  if (stopping) {
+    await privateRedis?.stop();
+    process.exit(0);
+  }
+  const env = { ...process.env, REDIS_URL: url };
+  children.push(startChild('ingress/main', env), startChild('workers/main', env));
+
   const exits = children.map(
     (child) =>
       new Promise<void>((resolve) =>
         child.once('exit', (code, signal) => {
           if (!stopping) {
             // One process died on its own: the service is incomplete, so stop the rest.
-            exitCode = code ?? 1;
+            exitCode = code || 1;
             process.stderr.write(
               `[start] a child exited unexpectedly (code ${code}, signal ${signal}); stopping\n`,
             );
@@ -60,14 +74,6 @@ async function main(): Promise<void> {
         }),
       ),
   );
-
-  function stopAll(signal: NodeJS.Signals): void {
-    if (stopping) return;
-    stopping = true;
-    for (const child of children) if (child.exitCode === null) child.kill(signal);
-  }
-  process.on('SIGINT', () => stopAll('SIGTERM'));
-  process.on('SIGTERM', () => stopAll('SIGTERM'));
 
   await Promise.all(exits);
   await privateRedis?.stop();

@@ -25,6 +25,23 @@ export interface Config {
   /** How long SIGTERM waits for in-flight requests and jobs before closing anyway. */
   readonly shutdownTimeoutMs: number;
   readonly workerConcurrency: number;
+  readonly jwt: {
+    readonly issuer: string;
+    readonly audience: string;
+    readonly ttlSeconds: number;
+  };
+  readonly auth: {
+    /** How long a successful Basic verification is reused before the password is hashed again. */
+    readonly cacheTtlSeconds: number;
+    /** Failed sign-ins allowed per account, and per client address, within the window. */
+    readonly maxFailuresPerAccount: number;
+    readonly maxFailuresPerAddress: number;
+    readonly failureWindowSeconds: number;
+  };
+  readonly lock: {
+    readonly ttlMs: number;
+    readonly waitMs: number;
+  };
 }
 
 const MODULE_NAME = `(${KNOWN_MODULES.join('|')})`;
@@ -63,6 +80,15 @@ const envSchema = Joi.object({
     .description('a size such as 1048576, 512kb or 1mb'),
   SHUTDOWN_TIMEOUT_MS: Joi.number().integer().min(0).max(600_000).default(10_000),
   WORKER_CONCURRENCY: Joi.number().integer().min(1).max(256).default(4),
+  JWT_ISSUER: Joi.string().max(200).default('fantasy-team-service'),
+  JWT_AUDIENCE: Joi.string().max(200).default('fantasy-team-api'),
+  JWT_TTL_SECONDS: Joi.number().integer().min(60).max(86_400).default(3_600),
+  AUTH_CACHE_TTL_SECONDS: Joi.number().integer().min(0).max(3_600).default(60),
+  AUTH_MAX_FAILURES_PER_ACCOUNT: Joi.number().integer().min(1).max(10_000).default(10),
+  AUTH_MAX_FAILURES_PER_ADDRESS: Joi.number().integer().min(1).max(100_000).default(100),
+  AUTH_FAILURE_WINDOW_SECONDS: Joi.number().integer().min(1).max(86_400).default(900),
+  LOCK_TTL_MS: Joi.number().integer().min(100).max(60_000).default(5_000),
+  LOCK_WAIT_MS: Joi.number().integer().min(0).max(60_000).default(2_000),
 })
   .and('ADMIN_EMAIL', 'ADMIN_PASSWORD')
   .unknown(true);
@@ -117,5 +143,17 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     bodyLimitBytes: parseSize(String(v.BODY_LIMIT)),
     shutdownTimeoutMs: Number(v.SHUTDOWN_TIMEOUT_MS),
     workerConcurrency: Number(v.WORKER_CONCURRENCY),
+    jwt: Object.freeze({
+      issuer: String(v.JWT_ISSUER),
+      audience: String(v.JWT_AUDIENCE),
+      ttlSeconds: Number(v.JWT_TTL_SECONDS),
+    }),
+    auth: Object.freeze({
+      cacheTtlSeconds: Number(v.AUTH_CACHE_TTL_SECONDS),
+      maxFailuresPerAccount: Number(v.AUTH_MAX_FAILURES_PER_ACCOUNT),
+      maxFailuresPerAddress: Number(v.AUTH_MAX_FAILURES_PER_ADDRESS),
+      failureWindowSeconds: Number(v.AUTH_FAILURE_WINDOW_SECONDS),
+    }),
+    lock: Object.freeze({ ttlMs: Number(v.LOCK_TTL_MS), waitMs: Number(v.LOCK_WAIT_MS) }),
   });
 }

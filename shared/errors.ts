@@ -9,13 +9,16 @@ export class AppError extends Error {
   constructor(
     readonly code: AppErrorCode,
     message: string,
-    readonly status: number,
+    readonly status: ErrorStatus,
     readonly details: Readonly<Record<string, unknown>> = {},
     readonly operational = true,
   ) {
     super(message);
   }
 }
+
+/** Statuses an AppError may carry: each has a problem type and title in ingress/http/problem.ts. */
+export type ErrorStatus = 400 | 401 | 403 | 404 | 405 | 409 | 413 | 429 | 503;
 
 export type AppErrorCode =
   | 'VALIDATION_ERROR'

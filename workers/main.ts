@@ -1,6 +1,6 @@
-import { loadConfigOrExit, installShutdownHooks } from '../shared/lifecycle';
+import { installShutdownHooks, loadConfigOrExit } from '../shared/lifecycle';
 import { createLogger } from '../shared/logger';
-import { closeConnections, createRedisConnection } from '../shared/redis/connections';
+import { closeConnections, createRedisConnection, waitForRedis } from '../shared/redis/connections';
 
 /**
  * The worker process: starts every consumer (queue processors, projectors) against one Redis and
@@ -10,12 +10,13 @@ async function main(): Promise<void> {
   const config = loadConfigOrExit('worker');
   const logger = createLogger({ level: config.logLevel, processRole: 'worker' });
   const redis = createRedisConnection(config.redisUrl, 'queue', logger);
-  await redis.ping();
-  logger.info('worker ready', { concurrency: config.workerConcurrency });
 
   installShutdownHooks(logger, config.shutdownTimeoutMs, async () => {
     await closeConnections(redis);
   });
+
+  await waitForRedis(redis, logger);
+  logger.info('worker ready', { concurrency: config.workerConcurrency });
 }
 
 main().catch((error: unknown) => {

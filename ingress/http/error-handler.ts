@@ -3,7 +3,7 @@ import type { ErrorRequestHandler, RequestHandler } from 'express';
 import { AppError } from '../../shared/errors';
 import type { Logger } from '../../shared/logger';
 import { isRedisUnavailable } from '../../shared/redis/connections';
-import { problem, sendProblem, type ProblemStatus } from './problem';
+import { problem, sendProblem } from './problem';
 
 /** body-parser marks its errors with a `type`; these are the caller's fault, not ours. */
 interface BodyParserError extends Error {
@@ -39,8 +39,7 @@ export function errorHandler(logger: Logger): ErrorRequestHandler {
       const retryAfter = error.details.retryAfterSeconds;
       if (typeof retryAfter === 'number') res.setHeader('Retry-After', String(retryAfter));
       const errors = error.details.errors as Record<string, string[]> | undefined;
-      const status = error.status as ProblemStatus;
-      sendProblem(res, problem(status, traceId, errors ? { errors } : { detail: error.message }));
+      sendProblem(res, problem(error.status, traceId, errors ? { errors } : { detail: error.message }));
       return;
     }
 

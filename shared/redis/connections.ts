@@ -32,16 +32,36 @@ export function createRedisConnection(
   name = purpose,
 ): Redis {
   const redis = new Redis(url, { ...optionsFor(purpose), connectionName: `fts-${name}` });
-  let healthy = false;
+  // undefined until the first outcome, so a Redis that is down from the start is reported too.
+  let healthy: boolean | undefined;
   redis.on('ready', () => {
-    if (!healthy) logger.info('redis connection ready', { connection: name });
+    if (healthy !== true) logger.info('redis connection ready', { connection: name });
     healthy = true;
   });
   redis.on('error', (error: Error) => {
-    if (healthy) logger.warn('redis connection lost', { connection: name, error: error.message });
+    if (healthy !== false)
+      logger.warn('redis connection unavailable', { connection: name, error: error.message });
     healthy = false;
   });
   return redis;
+}
+
+/**
+ * Resolves once Redis answers, retrying with the connection's own backoff. Start-up waits here
+ * instead of crashing, so a process started before Redis simply becomes ready after it.
+ */
+export async function waitForRedis(redis: Redis, logger: Logger): Promise<void> {
+  let delayMs = 100;
+  for (;;) {
+    try {
+      await redis.ping();
+      return;
+    } catch {
+      logger.debug('waiting for redis', { retryInMs: delayMs });
+      await new Promise((resolve) => setTimeout(resolve, delayMs));
+      delayMs = Math.min(delayMs * 2, MAX_RECONNECT_DELAY_MS);
+    }
+  }
 }
 
 /** True when an error means "Redis is unreachable right now", which callers answer with a 503. */

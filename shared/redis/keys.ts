@@ -1,10 +1,30 @@
+import { partitionOf, partitionTag } from '../event-store/partitions';
+
 /**
  * Every Redis key the service uses is built here and nowhere else, so the key layout (and its
  * Redis Cluster hash tags) can be read in one place. `prefix` separates deployments and test runs.
+ *
+ * Keys of one aggregate share its partition's hash tag, so a script touching the stream, the
+ * record, the lock and the log partition stays in one cluster slot.
  */
 export function createKeys(prefix: string) {
+  const aggregate = (kind: string) => (aggregateType: string, aggregateId: string) =>
+    `${prefix}${partitionTag(partitionOf(aggregateId))}:${kind}:${aggregateType}:${aggregateId.toLowerCase()}`;
+
   return Object.freeze({
     prefix,
+    /** The aggregate's events, one entry per version (entry id `0-<version>`), never trimmed. */
+    aggregateStream: aggregate('stream'),
+    /** The aggregate's version, folded state and private attachments, written with each append. */
+    aggregateRecord: aggregate('record'),
+    /** Serialises command handling on one aggregate across every process. */
+    aggregateLock: aggregate('lock'),
+    /** One partition of the global event log that projectors consume. */
+    logPartition: (partition: number) => `${prefix}${partitionTag(partition)}:log`,
+    /** The HS256 secret generated once when JWT_SECRET is unset, so every replica signs alike. */
+    generatedJwtSecret: () => `${prefix}auth:jwt-secret`,
+    /** Failed sign-in counters (the throttle), by account and by client address. */
+    authFailuresPrefix: () => `${prefix}auth:failures`,
   });
 }
 

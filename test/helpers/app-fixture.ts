@@ -4,9 +4,12 @@ import type { Express } from 'express';
 import type { Redis } from 'ioredis';
 
 import { buildApp, type BuildAppOptions } from '../../ingress/app';
+import { createIngressServices, type IngressServices } from '../../ingress/services';
+import { SYSTEM_ACTOR } from '../../shared/accounts/account';
+import type { NewUser } from '../../shared/accounts/account.service';
 import { loadConfig, type Config } from '../../shared/config';
 import { createLogger, type Logger } from '../../shared/logger';
-import { closeConnections, createRedisConnection } from '../../shared/redis/connections';
+import { closeConnections, createRedisConnection, waitForRedis } from '../../shared/redis/connections';
 
 export function testRedisUrl(): string {
   const url = process.env.REDIS_TEST_URL;
@@ -48,11 +51,17 @@ export interface TestApp {
   readonly redis: Redis;
   readonly logger: Logger;
   readonly logs: CapturedLogs;
+  readonly services: IngressServices;
+  /** Creates an account directly (as the system), returning its id. */
+  createUser(user: Partial<NewUser> & { email: string; password?: string }): Promise<string>;
   close(): Promise<void>;
 }
 
 /** Builds the real app against the test Redis with a fresh key prefix and captured logs. */
-export function createTestApp(env: Record<string, string> = {}, options: BuildAppOptions = {}): TestApp {
+export async function createTestApp(
+  env: Record<string, string> = {},
+  options: BuildAppOptions = {},
+): Promise<TestApp> {
   const config = loadConfig({
     NODE_ENV: 'test',
     REDIS_URL: testRedisUrl(),
@@ -63,13 +72,25 @@ export function createTestApp(env: Record<string, string> = {}, options: BuildAp
   const logs = new CapturedLogs();
   const logger = createLogger({ level: config.logLevel, processRole: 'test', stream: logs.stream });
   const redis = createRedisConnection(config.redisUrl, 'request', logger);
-  const app = buildApp({ config, logger, redis }, options);
+  await waitForRedis(redis, logger);
+  const services = await createIngressServices(config, redis);
+  const app = buildApp({ config, logger, redis, services }, options);
   return {
     app,
     config,
     redis,
     logger,
     logs,
+    services,
+    async createUser(user) {
+      const result = await services.accounts.createUser(
+        SYSTEM_ACTOR,
+        { userType: 'Human', roles: ['Member'], ...user },
+        { requestId: null, correlationId: 'test' },
+      );
+      if (result.status !== 'created') throw new Error(`test user not created: ${result.status}`);
+      return result.userId;
+    },
     async close() {
       await closeConnections(redis);
       logger.close();

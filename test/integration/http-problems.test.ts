@@ -7,8 +7,8 @@ const PROBLEM_TYPE = /^application\/problem\+json/;
 describe('HTTP problems shared by every endpoint', () => {
   let subject: TestApp;
 
-  beforeAll(() => {
-    subject = createTestApp(
+  beforeAll(async () => {
+    subject = await createTestApp(
       { BODY_LIMIT: '1kb' },
       {
         extraRoutes: (routes) => {
@@ -93,8 +93,8 @@ describe('HTTP problems shared by every endpoint', () => {
 
 describe('Request ids', () => {
   let subject: TestApp;
-  beforeAll(() => {
-    subject = createTestApp();
+  beforeAll(async () => {
+    subject = await createTestApp();
   });
   afterAll(() => subject.close());
 

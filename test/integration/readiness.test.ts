@@ -11,7 +11,7 @@ describe('Health and readiness while Redis comes and goes', () => {
 
   beforeAll(async () => {
     redis = await startLocalRedis();
-    subject = createTestApp({ REDIS_URL: redis.url });
+    subject = await createTestApp({ REDIS_URL: redis.url });
     await eventually(async () => (await request(subject.app).get('/readyz')).status === 200);
   });
   afterAll(async () => {

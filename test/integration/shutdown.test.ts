@@ -8,7 +8,7 @@ describe('Graceful shutdown', () => {
   it('When the server closes during a request, then that request still completes and new ones are refused', async () => {
     let release!: () => void;
     const gate = new Promise<void>((resolve) => (release = resolve));
-    const subject = createTestApp(
+    const subject = await createTestApp(
       {},
       {
         extraRoutes: (routes) =>

@@ -1,0 +1,80 @@
+import { createHmac, randomBytes } from 'node:crypto';
+import { LRUCache } from 'lru-cache';
+
+import type { Account } from '../../shared/accounts/account';
+import type { AccountService } from '../../shared/accounts/account.service';
+import { userIdForEmail } from '../../shared/domain/user/user-id';
+import type { PasswordHasher } from '../../shared/domain/user/password-hasher';
+import type { SignInThrottle } from './sign-in-throttle';
+
+interface CachedVerification {
+  readonly userId: string;
+  /** The account version it was verified against: any change to the account invalidates it. */
+  readonly version: number;
+}
+
+const MAX_CACHED_VERIFICATIONS = 10_000;
+
+/**
+ * Checks an e-mail and password. Hashing costs ~16 ms of a core, so a Basic caller sending the
+ * same credentials on every request would cap throughput at the hash rate; successful checks are
+ * therefore remembered for a short time, keyed by an HMAC of the credentials (never the
+ * credentials themselves) under a per-process random key, and tied to the account's version.
+ */
+export class CredentialVerifier {
+  /** Absent when AUTH_CACHE_TTL_SECONDS is 0: every check then hashes. */
+  private readonly cache: LRUCache<string, CachedVerification> | undefined;
+  private readonly cacheKeySecret = randomBytes(32);
+
+  private constructor(
+    private readonly accounts: AccountService,
+    private readonly hasher: PasswordHasher,
+    private readonly throttle: SignInThrottle,
+    /** Verified against for unknown e-mails, so they cost what a wrong password costs. */
+    private readonly decoyHash: string,
+    cacheTtlSeconds: number,
+  ) {
+    this.cache =
+      cacheTtlSeconds > 0
+        ? new LRUCache({ max: MAX_CACHED_VERIFICATIONS, ttl: cacheTtlSeconds * 1000 })
+        : undefined;
+  }
+
+  static async create(
+    accounts: AccountService,
+    hasher: PasswordHasher,
+    throttle: SignInThrottle,
+    cacheTtlSeconds: number,
+  ): Promise<CredentialVerifier> {
+    const decoyHash = await hasher.hash(randomBytes(24).toString('base64url'));
+    return new CredentialVerifier(accounts, hasher, throttle, decoyHash, cacheTtlSeconds);
+  }
+
+  /** The account when the credentials are right, else null; throws the 429 while throttled. */
+  async verify(email: string, password: string, clientAddress: string): Promise<Account | null> {
+    const cacheKey = createHmac('sha256', this.cacheKeySecret)
+      .update(email.trim().toLowerCase())
+      .update('\0')
+      .update(password)
+      .digest('base64url');
+    const cached = this.cache?.get(cacheKey);
+    if (cached) {
+      const account = await this.accounts.findById(cached.userId);
+      if (account && account.version === cached.version) return account;
+      this.cache?.delete(cacheKey);
+    }
+
+    const accountKey = userIdForEmail(email);
+    await this.throttle.assertAllowed(accountKey, clientAddress);
+    const { account, credential } = await this.accounts.findWithCredential(email);
+    // Always one full verification, against a decoy when there is no credential: no timing oracle.
+    const matches = await this.hasher.verify(credential ?? this.decoyHash, password);
+    if (!account || !credential || !matches) {
+      await this.throttle.recordFailure(accountKey, clientAddress);
+      return null;
+    }
+    await this.throttle.recordSuccess(accountKey);
+    this.cache?.set(cacheKey, { userId: account.userId, version: account.version });
+    return account;
+  }
+}

@@ -1,0 +1,33 @@
+import type { Account } from '../../shared/accounts/account';
+
+export type AuthenticationScheme = 'Basic' | 'Bearer';
+
+/** The authenticated caller of one request. */
+export interface Principal {
+  readonly userId: string;
+  readonly email: string;
+  readonly userName: string;
+  readonly userType: Account['userType'];
+  readonly roles: readonly string[];
+  readonly authenticationType: AuthenticationScheme;
+}
+
+declare global {
+  // eslint-disable-next-line @typescript-eslint/no-namespace
+  namespace Express {
+    // passport types req.user as Express.User; ours is always a Principal.
+    // eslint-disable-next-line @typescript-eslint/no-empty-object-type
+    interface User extends Principal {}
+  }
+}
+
+export function principalOf(account: Account, authenticationType: AuthenticationScheme): Principal {
+  return {
+    userId: account.userId,
+    email: account.email,
+    userName: account.userName,
+    userType: account.userType,
+    roles: account.roles,
+    authenticationType,
+  };
+}

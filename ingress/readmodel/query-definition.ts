@@ -1,0 +1,61 @@
+import Joi from 'joi';
+
+import type { Role } from '../../shared/roles';
+import type { AuthenticationScheme, Principal } from '../auth/principal';
+
+export interface QueryContext<Body> {
+  readonly principal: Principal;
+  /** The request body as the query's schema cleaned it (defaults applied). */
+  readonly body: Body;
+  readonly requestId: string;
+}
+
+/** What a query answers: a status (200 unless said) and the JSON body. */
+export interface QueryAnswer {
+  readonly status?: number;
+  readonly body: unknown;
+}
+
+/**
+ * One read-model query: everything the endpoint needs to route, guard and answer it. Adding a
+ * query is one folder exporting one of these, listed in the registry.
+ */
+export interface QueryDefinition<Body = unknown> {
+  readonly queryType: string;
+  readonly description: string;
+  /** Schemes the query accepts; a caller signed in by another gets 401. */
+  readonly schemes: readonly AuthenticationScheme[];
+  /** Any one of these (after hierarchy expansion) may call; empty means any authenticated account. */
+  readonly roles: readonly Role[];
+  /** Validates the whole request body (`query` and envelope fields such as skip and take). */
+  readonly schema: Joi.ObjectSchema<Body>;
+  handle(context: QueryContext<Body>): Promise<QueryAnswer>;
+}
+
+/** `{query: {queryType, ...}}`: the envelope every query shares, checked before dispatch. */
+export const envelopeSchema = Joi.object({
+  query: Joi.object({ queryType: Joi.string().max(100).required() })
+    .unknown(true)
+    .required(),
+}).unknown(true);
+
+/** Builds a query's body schema from its `query` members and any envelope members it adds. */
+export function querySchema<Body>(
+  queryType: string,
+  queryMembers: Joi.PartialSchemaMap = {},
+  envelopeMembers: Joi.PartialSchemaMap = {},
+): Joi.ObjectSchema<Body> {
+  const schema = Joi.object({
+    query: Joi.object({ queryType: Joi.string().valid(queryType).required(), ...queryMembers }).required(),
+    ...envelopeMembers,
+  });
+  return schema as Joi.ObjectSchema<Body>;
+}
+
+/** A query as the registry holds it: its body type erased, since each validates its own. */
+export type RegisteredQuery = QueryDefinition<unknown>;
+
+/** Type-checks a query against its own body type, then files it among the others. */
+export function defineQuery<Body>(definition: QueryDefinition<Body>): RegisteredQuery {
+  return definition;
+}

@@ -1,0 +1,56 @@
+import type { RequestHandler } from 'express';
+
+import { AppError, validationError } from '../../shared/errors';
+import { hasAnyRole } from '../../shared/roles';
+import { validate } from '../../shared/validation';
+import { authenticate } from '../auth/authenticate';
+import type { PassportAuthenticator } from '../auth/passport';
+import { REALM } from '../auth/passport';
+import type { RouteTable } from '../http/route-table';
+import { envelopeSchema, type RegisteredQuery } from './query-definition';
+
+/**
+ * POST /api/readmodel: authenticate, validate the envelope, find the query, check its scheme and
+ * roles, validate its own fields, answer. An anonymous caller learns nothing about schemas, and a
+ * caller without the role learns nothing about the query's fields.
+ */
+export function registerReadModelRoutes(
+  routes: RouteTable,
+  passport: PassportAuthenticator,
+  queries: readonly RegisteredQuery[],
+): void {
+  const registry = new Map(queries.map((query) => [query.queryType, query]));
+
+  const dispatch: RequestHandler = async (req, res) => {
+    const principal = req.user;
+    if (!principal) throw new Error('readmodel reached without an authenticated principal');
+    const envelope = validate(envelopeSchema, req.body) as { query: { queryType: string } };
+    const query = registry.get(envelope.query.queryType);
+    if (!query) throw validationError({ QueryType: [`Unknown query type: ${envelope.query.queryType}`] });
+
+    if (!query.schemes.includes(principal.authenticationType)) {
+      res.setHeader(
+        'WWW-Authenticate',
+        query.schemes.map((scheme) => `${scheme} realm="${REALM}"`).join(', '),
+      );
+      throw new AppError(
+        'UNAUTHORIZED',
+        `${query.queryType} accepts ${query.schemes.join(' or ')} authentication only.`,
+        401,
+      );
+    }
+    if (!hasAnyRole(principal.roles, query.roles)) {
+      throw new AppError(
+        'FORBIDDEN',
+        `${query.queryType} requires one of the roles: ${query.roles.join(', ')}.`,
+        403,
+      );
+    }
+
+    const body = validate(query.schema, req.body);
+    const answer = await query.handle({ principal, body, requestId: req.requestId });
+    res.status(answer.status ?? 200).json(answer.body);
+  };
+
+  routes.add('post', '/api/readmodel', authenticate(passport, 'problem'), dispatch);
+}

@@ -1,0 +1,34 @@
+import type { Redis } from 'ioredis';
+
+import { createCoreServices, type CoreServices } from '../shared/composition';
+import type { Config } from '../shared/config';
+import type { CommandHandlerHooks } from '../shared/event-store/handle-command';
+import { CredentialVerifier } from './auth/credential-verifier';
+import { createPassport, type PassportAuthenticator } from './auth/passport';
+import { SignInThrottle } from './auth/sign-in-throttle';
+import { TokenService } from './auth/token-service';
+
+export interface IngressServices extends CoreServices {
+  readonly verifier: CredentialVerifier;
+  readonly tokens: TokenService;
+  readonly passport: PassportAuthenticator;
+}
+
+/** Builds everything the HTTP app uses. Needs Redis up (it may read the shared JWT secret). */
+export async function createIngressServices(
+  config: Config,
+  redis: Redis,
+  hooks: CommandHandlerHooks = {},
+): Promise<IngressServices> {
+  const core = createCoreServices(config, redis, hooks);
+  const throttle = new SignInThrottle(redis, core.keys, config.auth);
+  const verifier = await CredentialVerifier.create(
+    core.accounts,
+    core.hasher,
+    throttle,
+    config.auth.cacheTtlSeconds,
+  );
+  const tokens = await TokenService.create(config, redis, core.keys);
+  const passport = createPassport(verifier, tokens, core.accounts);
+  return { ...core, verifier, tokens, passport };
+}

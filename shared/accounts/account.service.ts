@@ -1,0 +1,106 @@
+import type { EventMetadata } from '../event-store/envelope';
+import type { EventStore } from '../event-store/event-store';
+import type { CommandHandler } from '../event-store/handle-command';
+import { USER_COMMAND_ROLES, type UserType } from '../domain/user/user.commands';
+import { userDecider } from '../domain/user/user.decider';
+import type { UserEvent } from '../domain/user/user.events';
+import { USER_MESSAGES } from '../domain/user/user.messages';
+import { normalizeEmail, userIdForEmail } from '../domain/user/user-id';
+import type { PasswordHasher } from '../domain/user/password-hasher';
+import { hasAnyRole, lacksRolesMessage, type AssignableRole } from '../roles';
+import { CREDENTIAL_FIELD, type Account, type Actor } from './account';
+
+export interface NewUser {
+  readonly email: string;
+  readonly userName?: string | undefined;
+  readonly userType: UserType;
+  readonly roles: readonly AssignableRole[];
+  readonly firstName?: string | null | undefined;
+  readonly lastName?: string | null | undefined;
+  readonly password?: string | undefined;
+  readonly emailVerified?: boolean | undefined;
+}
+
+export type CreateUserResult =
+  | { readonly status: 'created'; readonly userId: string; readonly eventCount: number }
+  | { readonly status: 'exists'; readonly userId: string; readonly message: string }
+  | { readonly status: 'forbidden'; readonly userId: string; readonly message: string };
+
+/** Accounts: creating users (through the event store) and reading them back. */
+export class AccountService {
+  constructor(
+    private readonly store: EventStore,
+    private readonly commands: CommandHandler,
+    private readonly hasher: PasswordHasher,
+    private readonly clock: () => Date = () => new Date(),
+  ) {}
+
+  /** Runs CreateUser as `actor`: role check, then hash, then lock, decide and append. */
+  async createUser(
+    actor: Actor,
+    user: NewUser,
+    metadata: Omit<EventMetadata, 'actorUserId'>,
+  ): Promise<CreateUserResult> {
+    const email = normalizeEmail(user.email);
+    const userId = userIdForEmail(email);
+    const required = USER_COMMAND_ROLES.CreateUser;
+    if (!hasAnyRole(actor.roles, required)) {
+      return { status: 'forbidden', userId, message: lacksRolesMessage(actor, 'CreateUser', required) };
+    }
+    // Cheap early answer so a duplicate does not cost a hash; the decider stays the authority.
+    if ((await this.store.streamLength(userDecider.aggregateType, userId)) > 0) {
+      return { status: 'exists', userId, message: USER_MESSAGES.alreadyExists };
+    }
+    const credential = user.password === undefined ? undefined : await this.hasher.hash(user.password);
+
+    const outcome = await this.commands.handle(userDecider, {
+      aggregateId: userId,
+      command: {
+        type: 'CreateUser',
+        data: {
+          userId,
+          email,
+          userName: user.userName ?? email,
+          userType: user.userType,
+          roles: [...new Set(user.roles)],
+          firstName: user.firstName ?? null,
+          lastName: user.lastName ?? null,
+          emailVerified: user.emailVerified ?? false,
+        },
+      },
+      context: { now: this.clock(), actorUserId: actor.userId, actorRoles: actor.roles },
+      metadata: { ...metadata, actorUserId: actor.userId },
+      ...(credential ? { attachments: { [CREDENTIAL_FIELD]: credential } } : {}),
+    });
+    if (!outcome.accepted) return { status: 'exists', userId, message: outcome.message };
+    return { status: 'created', userId, eventCount: outcome.events.length };
+  }
+
+  async findById(userId: string): Promise<Account | null> {
+    const { version, state } = await this.store.loadRecord(
+      userDecider.aggregateType,
+      userId,
+      userDecider.initialState,
+    );
+    return state === null ? null : { ...state, version };
+  }
+
+  /** The account and its stored password hash (null when it has none): for sign-in only. */
+  async findWithCredential(email: string): Promise<{ account: Account | null; credential: string | null }> {
+    const record = await this.store.loadRecordWith(
+      userDecider.aggregateType,
+      userIdForEmail(email),
+      userDecider.initialState,
+      CREDENTIAL_FIELD,
+    );
+    if (record.state === null) return { account: null, credential: null };
+    return { account: { ...record.state, version: record.version }, credential: record.attachment };
+  }
+
+  /** Every event of a user's stream, for tests and audits. */
+  readEvents(userId: string): Promise<readonly { eventType: UserEvent['type'] }[]> {
+    return this.store.readStream(userDecider.aggregateType, userId) as Promise<
+      readonly { eventType: UserEvent['type'] }[]
+    >;
+  }
+}

@@ -1,0 +1,29 @@
+import type { Config } from '../config';
+import type { Logger } from '../logger';
+import { SYSTEM_ACTOR } from './account';
+import type { AccountService } from './account.service';
+
+/**
+ * Creates the ADMIN_EMAIL account with role Admin if it does not exist, through the same
+ * CreateUser path as everyone else. Replicas starting together race on one aggregate; the version
+ * fence lets one create it and the others see `exists`, so this is safe to run on every start.
+ */
+export async function bootstrapAdmin(
+  config: Config,
+  accounts: AccountService,
+  logger: Logger,
+): Promise<void> {
+  if (!config.adminEmail || !config.adminPassword) return;
+  const result = await accounts.createUser(
+    SYSTEM_ACTOR,
+    {
+      email: config.adminEmail,
+      userType: 'Human',
+      roles: ['Admin'],
+      password: config.adminPassword,
+      emailVerified: true,
+    },
+    { requestId: null, correlationId: 'bootstrap-admin' },
+  );
+  if (result.status === 'created') logger.info('bootstrap admin created', { userId: result.userId });
+}

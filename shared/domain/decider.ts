@@ -1,0 +1,43 @@
+/**
+ * The shape of every aggregate: pure functions, no I/O. Time, ids and the actor arrive in the
+ * context, so a decider is tested with plain values (given events, when command, then events).
+ */
+export interface DomainEvent<Type extends string = string, Data = unknown> {
+  readonly type: Type;
+  readonly data: Data;
+}
+
+/** Who acts, and when. `system` is the service itself (bootstrap), which holds no account. */
+export interface DecisionContext {
+  readonly now: Date;
+  readonly actorUserId: string;
+  readonly actorRoles: readonly string[];
+}
+
+export type Decision<Event extends DomainEvent> =
+  | { readonly accepted: true; readonly events: readonly Event[] }
+  | { readonly accepted: false; readonly message: string };
+
+export function accept<Event extends DomainEvent>(...events: Event[]): Decision<Event> {
+  return { accepted: true, events };
+}
+
+export function reject<Event extends DomainEvent>(message: string): Decision<Event> {
+  return { accepted: false, message };
+}
+
+export interface Decider<State, Command, Event extends DomainEvent> {
+  /** The stream family, part of every key and envelope: `user`, `fantasy-team`. */
+  readonly aggregateType: string;
+  readonly initialState: State;
+  decide(command: Command, state: State, context: DecisionContext): Decision<Event>;
+  evolve(state: State, event: Event): State;
+}
+
+/** Folds events into state: how an aggregate is rebuilt from its stream. */
+export function fold<State, Event extends DomainEvent>(
+  decider: Pick<Decider<State, unknown, Event>, 'initialState' | 'evolve'>,
+  events: readonly Event[],
+): State {
+  return events.reduce((state, event) => decider.evolve(state, event), decider.initialState);
+}

@@ -1,0 +1,95 @@
+import type { Redis } from 'ioredis';
+
+import type { Keys } from '../redis/keys';
+import { registerScripts } from '../redis/scripts';
+import { parseEnvelope, type EventEnvelope } from './envelope';
+import { ConcurrencyConflictError, SCRIPT_CODES } from './errors';
+import { partitionOf } from './partitions';
+
+/** An aggregate's version and folded state as last written, read in one round trip. */
+export interface AggregateRecord<State> {
+  readonly version: number;
+  readonly state: State;
+}
+
+export interface AppendRequest {
+  readonly aggregateType: string;
+  readonly aggregateId: string;
+  readonly expectedVersion: number;
+  readonly events: readonly EventEnvelope[];
+  /** The state after the events, stored in the record so loading never replays the stream. */
+  readonly state: unknown;
+  /** Private fields written to the record with the events (a credential): never in an event. */
+  readonly attachments?: Readonly<Record<string, string>>;
+}
+
+/** Redis streams as an event store: per-aggregate streams plus a partitioned global log. */
+export class EventStore {
+  constructor(
+    readonly redis: Redis,
+    readonly keys: Keys,
+  ) {
+    registerScripts(redis);
+  }
+
+  async loadRecord<State>(
+    aggregateType: string,
+    aggregateId: string,
+    initialState: State,
+  ): Promise<AggregateRecord<State>> {
+    const [version, state] = await this.redis.hmget(
+      this.keys.aggregateRecord(aggregateType, aggregateId),
+      'version',
+      'state',
+    );
+    if (!version || !state) return { version: 0, state: initialState };
+    return { version: Number(version), state: JSON.parse(state) as State };
+  }
+
+  /** Reads the record and named attachments together (one round trip). */
+  async loadRecordWith<State>(
+    aggregateType: string,
+    aggregateId: string,
+    initialState: State,
+    attachment: string,
+  ): Promise<AggregateRecord<State> & { attachment: string | null }> {
+    const [version, state, value] = await this.redis.hmget(
+      this.keys.aggregateRecord(aggregateType, aggregateId),
+      'version',
+      'state',
+      attachment,
+    );
+    if (!version || !state) return { version: 0, state: initialState, attachment: null };
+    return { version: Number(version), state: JSON.parse(state) as State, attachment: value ?? null };
+  }
+
+  /** Appends atomically if the stream is still at `expectedVersion`; returns the new version. */
+  async append(request: AppendRequest): Promise<number> {
+    const { aggregateType, aggregateId, expectedVersion, events } = request;
+    const attachmentArgs = Object.entries(request.attachments ?? {}).flat();
+    const result = await this.redis.appendEvents(
+      this.keys.aggregateStream(aggregateType, aggregateId),
+      this.keys.logPartition(partitionOf(aggregateId)),
+      this.keys.aggregateRecord(aggregateType, aggregateId),
+      expectedVersion,
+      events.length,
+      ...events.map((event) => JSON.stringify(event)),
+      JSON.stringify(request.state),
+      ...attachmentArgs,
+    );
+    if (result === SCRIPT_CODES.VERSION_MISMATCH) {
+      const actual = await this.redis.xlen(this.keys.aggregateStream(aggregateType, aggregateId));
+      throw new ConcurrencyConflictError(aggregateId, expectedVersion, actual);
+    }
+    return result;
+  }
+
+  async readStream(aggregateType: string, aggregateId: string): Promise<EventEnvelope[]> {
+    const entries = await this.redis.xrange(this.keys.aggregateStream(aggregateType, aggregateId), '-', '+');
+    return entries.map(([, fields]) => parseEnvelope(fields[1] ?? 'null'));
+  }
+
+  async streamLength(aggregateType: string, aggregateId: string): Promise<number> {
+    return this.redis.xlen(this.keys.aggregateStream(aggregateType, aggregateId));
+  }
+}

@@ -1,0 +1,92 @@
+import { randomUUID } from 'node:crypto';
+
+import type { Decider, DecisionContext, DomainEvent } from '../domain/decider';
+import type { EventEnvelope, EventMetadata } from './envelope';
+import { ConcurrencyConflictError } from './errors';
+import type { EventStore } from './event-store';
+import { withLock, type LockOptions } from './lock';
+
+export interface CommandInput<Command> {
+  readonly aggregateId: string;
+  readonly command: Command;
+  /** The caller's optimistic-concurrency check: 0 or absent means none. */
+  readonly expectedVersion?: number;
+  readonly context: DecisionContext;
+  readonly metadata: EventMetadata;
+  /** Private record fields written with the events if the command is accepted (a credential). */
+  readonly attachments?: Readonly<Record<string, string>>;
+}
+
+export type CommandOutcome<State, Event extends DomainEvent> =
+  | {
+      readonly accepted: true;
+      readonly events: readonly EventEnvelope<Event>[];
+      readonly version: number;
+      readonly state: State;
+    }
+  | { readonly accepted: false; readonly message: string; readonly version: number };
+
+/** Test seam: lets a test pause a holder between deciding and appending (to outlive its lock). */
+export interface CommandHandlerHooks {
+  beforeAppend?(aggregateId: string): Promise<void>;
+}
+
+/** Runs one command on one aggregate: the path every command, from HTTP or an import, takes. */
+export class CommandHandler {
+  constructor(
+    private readonly store: EventStore,
+    private readonly lockOptions: LockOptions,
+    private readonly hooks: CommandHandlerHooks = {},
+  ) {}
+
+  async handle<State, Command, Event extends DomainEvent>(
+    decider: Decider<State, Command, Event>,
+    input: CommandInput<Command>,
+  ): Promise<CommandOutcome<State, Event>> {
+    const { aggregateType } = decider;
+    const { aggregateId } = input;
+    const lockKey = this.store.keys.aggregateLock(aggregateType, aggregateId);
+
+    return withLock(this.store.redis, lockKey, aggregateId, this.lockOptions, async () => {
+      // 1. Load the aggregate: its version and folded state, from its record.
+      const { version, state } = await this.store.loadRecord(
+        aggregateType,
+        aggregateId,
+        decider.initialState,
+      );
+
+      // 2. The caller's optimistic-concurrency check.
+      if (input.expectedVersion && input.expectedVersion !== version) {
+        throw new ConcurrencyConflictError(aggregateId, input.expectedVersion, version);
+      }
+
+      // 3. Decide (pure).
+      const decision = decider.decide(input.command, state, input.context);
+      if (!decision.accepted) return { accepted: false, message: decision.message, version };
+
+      // 4. Append with the loaded version as the fence.
+      const occurredAt = input.context.now.toISOString();
+      const envelopes = decision.events.map((event, index): EventEnvelope<Event> => ({
+        eventId: randomUUID(),
+        eventType: event.type,
+        aggregateType,
+        aggregateId,
+        version: version + index + 1,
+        occurredAt,
+        data: event.data,
+        metadata: input.metadata,
+      }));
+      const nextState = decision.events.reduce((folded, event) => decider.evolve(folded, event), state);
+      await this.hooks.beforeAppend?.(aggregateId);
+      const newVersion = await this.store.append({
+        aggregateType,
+        aggregateId,
+        expectedVersion: version,
+        events: envelopes,
+        state: nextState,
+        ...(input.attachments ? { attachments: input.attachments } : {}),
+      });
+      return { accepted: true, events: envelopes, version: newVersion, state: nextState };
+    });
+  }
+}

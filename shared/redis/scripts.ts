@@ -1,0 +1,44 @@
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import type { Redis, Result } from 'ioredis';
+
+/**
+ * Lua scripts, each in its own file named `<name>-<key count>.lua`. Registered on a connection with
+ * defineCommand, so ioredis sends EVALSHA and falls back to EVAL after a Redis restart.
+ */
+const SCRIPT_FILES = {
+  appendEvents: path.join(__dirname, '..', 'event-store', 'lua', 'append-events-3.lua'),
+  releaseLock: path.join(__dirname, 'lua', 'release-lock-1.lua'),
+} as const;
+
+declare module 'ioredis' {
+  interface RedisCommander<Context> {
+    appendEvents(...keysThenArgs: (string | number)[]): Result<number, Context>;
+    releaseLock(lockKey: string, token: string): Result<number, Context>;
+  }
+}
+
+function keyCount(file: string): number {
+  const match = /-(\d+)\.lua$/.exec(file);
+  if (!match) throw new Error(`script file ${file} does not carry its key count`);
+  return Number(match[1]);
+}
+
+const sources = new Map<string, string>();
+function source(file: string): string {
+  let text = sources.get(file);
+  if (text === undefined) {
+    text = readFileSync(file, 'utf8');
+    sources.set(file, text);
+  }
+  return text;
+}
+
+/** Adds the service's scripts to a connection as commands; safe to call more than once. */
+export function registerScripts(redis: Redis): Redis {
+  for (const [name, file] of Object.entries(SCRIPT_FILES)) {
+    if (typeof (redis as unknown as Record<string, unknown>)[name] === 'function') continue;
+    redis.defineCommand(name, { numberOfKeys: keyCount(file), lua: source(file) });
+  }
+  return redis;
+}

@@ -1,0 +1,47 @@
+import type Joi from 'joi';
+
+import { validationError, type FieldErrors } from './errors';
+
+/** PascalCase of a property name: the spec names fields that way in `errors` (`Id`). */
+export function fieldLabel(name: string): string {
+  return name.charAt(0).toUpperCase() + name.slice(1);
+}
+
+/** Messages in the spec's style: "Id is required". Used by every request schema. */
+export const VALIDATION_MESSAGES: Joi.LanguageMessages = {
+  'any.required': '{{#label}} is required',
+  'any.invalid': '{{#label}} is invalid',
+  'any.only': '{{#label}} must be one of: {{#valids}}',
+  'string.base': '{{#label}} must be a string',
+  'string.empty': '{{#label}} is required',
+  'string.guid': '{{#label}} must be a GUID',
+  'number.base': '{{#label}} must be a number',
+  'number.integer': '{{#label}} must be an integer',
+  'number.min': '{{#label}} must be at least {{#limit}}',
+  'number.max': '{{#label}} must be at most {{#limit}}',
+  'object.base': '{{#label}} must be an object',
+  'object.unknown': '{{#label}} is not allowed',
+  'array.base': '{{#label}} must be an array',
+  'boolean.base': '{{#label}} must be true or false',
+};
+
+/**
+ * Validates with every error collected and the cleaned value returned; a failure becomes the
+ * 400 validation problem, keyed by the PascalCase name of the offending property.
+ */
+export function validate<T>(schema: Joi.Schema<T>, value: unknown): T {
+  const result = schema.validate(value, {
+    abortEarly: false,
+    convert: true,
+    errors: { wrap: { label: false } },
+    messages: VALIDATION_MESSAGES,
+  });
+  if (!result.error) return result.value;
+  const errors: FieldErrors = {};
+  for (const detail of result.error.details) {
+    const leaf = detail.path.filter((part) => typeof part === 'string').at(-1) ?? '$';
+    const key = leaf === '$' ? '$' : fieldLabel(String(leaf));
+    (errors[key] ??= []).push(detail.message.replace(/^"?[^"\s]+"? /, `${key} `));
+  }
+  throw validationError(errors);
+}

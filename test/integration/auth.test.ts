@@ -363,6 +363,21 @@ describe('Accounts and authentication', () => {
       expect(subject.logs.text).not.toMatch(secrets);
     });
 
+    it('When the account changes after a cached sign-in, then the cached verification is not reused', async () => {
+      const userId = await subject.createUser({
+        email: 'rotating@example.com',
+        password: 'old-password-123',
+      });
+      expect((await currentUser(basic('rotating@example.com', 'old-password-123'))).status).toBe(200);
+      // No password-change command exists yet: write what its append would (new credential, next version).
+      const record = subject.services.keys.aggregateRecord('user', userId);
+      const newHash = await subject.services.hasher.hash('new-password-456');
+      await subject.redis.hset(record, 'credential', newHash, 'version', '2');
+
+      expect((await currentUser(basic('rotating@example.com', 'old-password-123'))).status).toBe(401);
+      expect((await currentUser(basic('rotating@example.com', 'new-password-456'))).status).toBe(200);
+    });
+
     it('When a stored hash is read back, then it is argon2id at OWASP minimum parameters', async () => {
       const { credential } = await subject.services.accounts.findWithCredential('secretive@example.com');
       expect(credential).toMatch(/^\$argon2id\$v=19\$m=19456,t=2,p=1\$/);

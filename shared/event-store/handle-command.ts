@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 
-import type { Decider, DecisionContext, DomainEvent } from '../domain/decider';
+import type { Decider, DecisionContext, DomainEvent, RejectionKind } from '../domain/decider';
 import type { EventEnvelope, EventMetadata } from './envelope';
 import { ConcurrencyConflictError } from './errors';
 import type { EventStore } from './event-store';
@@ -24,7 +24,12 @@ export type CommandOutcome<State, Event extends DomainEvent> =
       readonly version: number;
       readonly state: State;
     }
-  | { readonly accepted: false; readonly message: string; readonly version: number };
+  | {
+      readonly accepted: false;
+      readonly kind: RejectionKind;
+      readonly message: string;
+      readonly version: number;
+    };
 
 /** Test seam: lets a test pause a holder between deciding and appending (to outlive its lock). */
 export interface CommandHandlerHooks {
@@ -44,7 +49,8 @@ export class CommandHandler {
     input: CommandInput<Command>,
   ): Promise<CommandOutcome<State, Event>> {
     const { aggregateType } = decider;
-    const { aggregateId } = input;
+    // Ids are GUIDs compared case-insensitively: keys and envelopes both carry the lower-case form.
+    const aggregateId = input.aggregateId.toLowerCase();
     const lockKey = this.store.keys.aggregateLock(aggregateType, aggregateId);
 
     return withLock(this.store.redis, lockKey, aggregateId, this.lockOptions, async () => {
@@ -62,7 +68,8 @@ export class CommandHandler {
 
       // 3. Decide (pure).
       const decision = decider.decide(input.command, state, input.context);
-      if (!decision.accepted) return { accepted: false, message: decision.message, version };
+      if (!decision.accepted)
+        return { accepted: false, kind: decision.kind, message: decision.message, version };
 
       // 4. Append with the loaded version as the fence.
       const occurredAt = input.context.now.toISOString();

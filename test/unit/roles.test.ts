@@ -1,0 +1,65 @@
+import { effectiveRoles, hasAnyRole, lacksRolesMessage } from '../../shared/roles';
+
+/** Order-insensitive: the hierarchy is a set of roles, whatever order it is listed in. */
+const sorted = (roles: readonly string[]) => [...roles].sort();
+
+describe('effectiveRoles', () => {
+  it.each([
+    [['Admin'], ['Admin', 'UserManager', 'Member', 'Public']],
+    [['UserManager'], ['UserManager', 'Member', 'Public']],
+    [['ServiceAccount'], ['ServiceAccount', 'Public']],
+    [['Member'], ['Member', 'Public']],
+    [[], ['Public']],
+  ])('When the account holds %j, then its effective roles are %j', (assigned, expected) => {
+    const effective = effectiveRoles(assigned);
+    expect(sorted(effective)).toEqual(sorted(expected));
+    expect(new Set(effective).size).toBe(effective.length);
+  });
+
+  it('When an assigned role is unknown, then it is ignored', () => {
+    expect(sorted(effectiveRoles(['Member', 'Overlord']))).toEqual(['Member', 'Public']);
+    expect(effectiveRoles(['Public'])).toEqual(['Public']);
+  });
+
+  it('When the same roles are assigned in another order, then the result is the same list', () => {
+    expect(effectiveRoles(['Member', 'Admin', 'ServiceAccount'])).toEqual(
+      effectiveRoles(['ServiceAccount', 'Admin', 'Member', 'Admin']),
+    );
+  });
+});
+
+describe('hasAnyRole', () => {
+  it('When an Admin needs UserManager, then the hierarchy satisfies it', () => {
+    expect(hasAnyRole(['Admin'], ['UserManager'])).toBe(true);
+  });
+
+  it('When a Member needs UserManager or Admin, then it is not satisfied', () => {
+    expect(hasAnyRole(['Member'], ['UserManager', 'Admin'])).toBe(false);
+  });
+
+  it('When a ServiceAccount needs Member, then it is not satisfied (it includes nothing)', () => {
+    expect(hasAnyRole(['ServiceAccount'], ['Member'])).toBe(false);
+  });
+
+  it('When nothing is required, then any account qualifies, even one with no roles', () => {
+    expect(hasAnyRole([], [])).toBe(true);
+    expect(hasAnyRole(['Member'], [])).toBe(true);
+  });
+
+  it('When Public is required, then every account qualifies', () => {
+    expect(hasAnyRole([], ['Public'])).toBe(true);
+  });
+});
+
+describe('lacksRolesMessage', () => {
+  it('When a Member tries CreateUser, then the refusal names the account, the command and both role lists', () => {
+    expect(
+      lacksRolesMessage({ email: 'a@b.c', userId: 'id', roles: ['Member'] }, 'CreateUser', [
+        'UserManager',
+        'Admin',
+      ]),
+    ).toBe(
+      "User 'a@b.c' (id) lacks required roles to execute CreateUserCommand. Required roles: [UserManager, Admin]. User roles: [Member].",
+    );
+  });
+});

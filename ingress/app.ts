@@ -4,6 +4,7 @@ import type { Redis } from 'ioredis';
 import type { Config } from '../shared/config';
 import type { Logger } from '../shared/logger';
 import { registerTokenRoutes } from './auth/token.routes';
+import { registerCommandRoutes } from './command/command.routes';
 import { registerHealthRoutes } from './health/health.routes';
 import { accessLog } from './http/access-log';
 import { errorHandler, notFound } from './http/error-handler';
@@ -43,7 +44,11 @@ export function buildApp(deps: AppDependencies, options: BuildAppOptions = {}): 
   const routes = new RouteTable(app);
   registerHealthRoutes(routes, deps.redis);
   registerTokenRoutes(routes, { ...deps.services, bodyLimitBytes: deps.config.bodyLimitBytes });
-  registerReadModelRoutes(routes, deps.services.passport, [...allQueries(), ...(options.extraQueries ?? [])]);
+  registerReadModelRoutes(routes, deps.services.passport, [
+    ...allQueries(deps.redis, deps.services.keys),
+    ...(options.extraQueries ?? []),
+  ]);
+  registerCommandRoutes(routes, deps.services);
   options.extraRoutes?.(routes);
 
   app.use(routes.methodNotAllowed());

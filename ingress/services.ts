@@ -7,11 +7,13 @@ import { CredentialVerifier } from './auth/credential-verifier';
 import { createPassport, type PassportAuthenticator } from './auth/passport';
 import { SignInThrottle } from './auth/sign-in-throttle';
 import { TokenService } from './auth/token-service';
+import { CommandIdempotency } from './command/idempotency';
 
 export interface IngressServices extends CoreServices {
   readonly verifier: CredentialVerifier;
   readonly tokens: TokenService;
   readonly passport: PassportAuthenticator;
+  readonly idempotency: CommandIdempotency;
 }
 
 /** Builds everything the HTTP app uses. Needs Redis up (it may read the shared JWT secret). */
@@ -30,5 +32,6 @@ export async function createIngressServices(
   );
   const tokens = await TokenService.create(config, redis, core.keys);
   const passport = createPassport(verifier, tokens, core.accounts);
-  return { ...core, verifier, tokens, passport };
+  const idempotency = new CommandIdempotency(redis, core.keys);
+  return { ...core, verifier, tokens, passport, idempotency };
 }

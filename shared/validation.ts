@@ -1,4 +1,4 @@
-import type Joi from 'joi';
+import Joi from 'joi';
 
 import { validationError, type FieldErrors } from './errors';
 
@@ -44,4 +44,29 @@ export function validate<T>(schema: Joi.Schema<T>, value: unknown): T {
     (errors[key] ??= []).push(detail.message.replace(/^"?[^"\s]+"? /, `${key} `));
   }
   throw validationError(errors);
+}
+
+/** The spec's text for a requestId (or any GUID field) that is not a GUID (section 7, rule 1). */
+export const GUID_FORMAT_MESSAGE = 'The JSON value is not in a supported Guid format.';
+
+const GUID_PATTERN = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/;
+
+/** A GUID of any version (8-4-4-4-12 hex), accepted in any case and answered in lower case. */
+export function guid(): Joi.StringSchema {
+  return Joi.string()
+    .pattern(GUID_PATTERN)
+    .lowercase()
+    .messages({ 'string.pattern.base': '{{#label}} must be a GUID' });
+}
+
+export function isGuid(value: unknown): value is string {
+  return typeof value === 'string' && GUID_PATTERN.test(value);
+}
+
+/** A JSON number that is a whole number within +/-2^53: a long beyond that is refused, never rounded. */
+export function long(): Joi.NumberSchema {
+  return Joi.number()
+    .strict()
+    .integer()
+    .messages({ 'number.unsafe': '{{#label}} is beyond the supported range' });
 }

@@ -14,16 +14,26 @@ export interface DecisionContext {
   readonly actorRoles: readonly string[];
 }
 
+/**
+ * `invalid`: the command breaks a rule (answered 400). `forbidden`: the actor may not act on this
+ * aggregate (answered 403, saying nothing more).
+ */
+export type RejectionKind = 'invalid' | 'forbidden';
+
 export type Decision<Event extends DomainEvent> =
   | { readonly accepted: true; readonly events: readonly Event[] }
-  | { readonly accepted: false; readonly message: string };
+  | { readonly accepted: false; readonly kind: RejectionKind; readonly message: string };
 
 export function accept<Event extends DomainEvent>(...events: Event[]): Decision<Event> {
   return { accepted: true, events };
 }
 
 export function reject<Event extends DomainEvent>(message: string): Decision<Event> {
-  return { accepted: false, message };
+  return { accepted: false, kind: 'invalid', message };
+}
+
+export function forbid<Event extends DomainEvent>(message: string): Decision<Event> {
+  return { accepted: false, kind: 'forbidden', message };
 }
 
 export interface Decider<State, Command, Event extends DomainEvent> {

@@ -21,8 +21,22 @@ export function createKeys(prefix: string) {
     aggregateLock: aggregate('lock'),
     /** One partition of the global event log that projectors consume. */
     logPartition: (partition: number) => `${prefix}${partitionTag(partition)}:log`,
+    /** A projection's document for one aggregate, in the aggregate's partition. */
+    projectionDocument: (projection: string, aggregateId: string) =>
+      `${prefix}${partitionTag(partitionOf(aggregateId))}:projection:${projection}:${aggregateId.toLowerCase()}`,
+    /** Pattern of every document of a projection in one partition (for rebuilds). */
+    projectionDocumentPattern: (projection: string, partition: number) =>
+      `${prefix}${partitionTag(partition)}:projection:${projection}:*`,
+    /** The last log entry id a projection applied from one partition. */
+    projectionCheckpoint: (projection: string, partition: number) =>
+      `${prefix}${partitionTag(partition)}:checkpoint:${projection}`,
+    /** Which projector replica works on a partition of a projection now. */
+    projectionLease: (projection: string, partition: number) =>
+      `${prefix}${partitionTag(partition)}:lease:${projection}`,
     /** The HS256 secret generated once when JWT_SECRET is unset, so every replica signs alike. */
     generatedJwtSecret: () => `${prefix}auth:jwt-secret`,
+    /** The first answer to a command request id, replayed for 24 h (single key, no hash tag needed). */
+    commandResponse: (requestId: string) => `${prefix}idempotency:command:${requestId.toLowerCase()}`,
     /** Failed sign-in counters (the throttle), by account and by client address. */
     authFailuresPrefix: () => `${prefix}auth:failures`,
   });

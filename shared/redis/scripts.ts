@@ -9,19 +9,25 @@ import type { Redis, Result } from 'ioredis';
 const SCRIPT_FILES = {
   appendEvents: path.join(__dirname, '..', 'event-store', 'lua', 'append-events-3.lua'),
   releaseLock: path.join(__dirname, 'lua', 'release-lock-1.lua'),
+  renewLock: path.join(__dirname, 'lua', 'renew-lock-1.lua'),
+  applyProjectionBatch: path.join(__dirname, '..', 'projections', 'lua', 'apply-projection-batch-n.lua'),
 } as const;
 
 declare module 'ioredis' {
   interface RedisCommander<Context> {
     appendEvents(...keysThenArgs: (string | number)[]): Result<number, Context>;
     releaseLock(lockKey: string, token: string): Result<number, Context>;
+    renewLock(lockKey: string, token: string, ttlMs: number): Result<number, Context>;
+    /** Variable key count: the first argument is the number of keys. */
+    applyProjectionBatch(numberOfKeys: number, ...keysThenArgs: string[]): Result<number, Context>;
   }
 }
 
-function keyCount(file: string): number {
-  const match = /-(\d+)\.lua$/.exec(file);
-  if (!match) throw new Error(`script file ${file} does not carry its key count`);
-  return Number(match[1]);
+/** `-3.lua`: three keys; `-n.lua`: as many as the caller passes first. */
+function keyCount(file: string): number | undefined {
+  const match = /-(\d+|n)\.lua$/.exec(file);
+  if (!match?.[1]) throw new Error(`script file ${file} does not carry its key count`);
+  return match[1] === 'n' ? undefined : Number(match[1]);
 }
 
 const sources = new Map<string, string>();
@@ -38,7 +44,11 @@ function source(file: string): string {
 export function registerScripts(redis: Redis): Redis {
   for (const [name, file] of Object.entries(SCRIPT_FILES)) {
     if (typeof (redis as unknown as Record<string, unknown>)[name] === 'function') continue;
-    redis.defineCommand(name, { numberOfKeys: keyCount(file), lua: source(file) });
+    const numberOfKeys = keyCount(file);
+    redis.defineCommand(
+      name,
+      numberOfKeys === undefined ? { lua: source(file) } : { numberOfKeys, lua: source(file) },
+    );
   }
   return redis;
 }

@@ -1,0 +1,102 @@
+import Joi from 'joi';
+
+import {
+  DEFAULT_SEASON,
+  MAX_ROSTER_SIZE,
+  SELECTION_STATUS,
+  type FantasyTeamCommand,
+  type RosterSlot,
+} from '../../shared/domain/fantasy-team/fantasy-team.commands';
+import { guid, long } from '../../shared/validation';
+
+/**
+ * One entry per command type: the schema of its `command` object and how a validated object
+ * becomes the domain command. All of them act on the fantasy team aggregate named by
+ * `aggregateRootId`.
+ */
+export interface CommandDefinition {
+  readonly commandType: FantasyTeamCommand['type'];
+  readonly description: string;
+  readonly schema: Joi.ObjectSchema;
+  toDomain(command: Record<string, unknown>): FantasyTeamCommand;
+}
+
+const aggregateRootId = guid().required();
+// A roster member exceeding the caps is a rule failure with the decider's message, not a schema one.
+const ROSTER_LIMIT_FOR_SCHEMA = MAX_ROSTER_SIZE * 10;
+
+export const COMMAND_DEFINITIONS: readonly CommandDefinition[] = [
+  {
+    commandType: 'CreateFantasyTeam',
+    description: 'Creates a team owned by the caller.',
+    schema: Joi.object({
+      aggregateRootId,
+      name: Joi.string().trim().min(1).max(100).required(),
+      season: Joi.string()
+        .pattern(/^\d{4}$/)
+        .default(DEFAULT_SEASON)
+        .messages({ 'string.pattern.base': '{{#label}} must be a 4-digit year' }),
+    }),
+    toDomain: (c) => ({
+      type: 'CreateFantasyTeam',
+      data: { name: String(c.name), season: String(c.season) },
+    }),
+  },
+  {
+    commandType: 'LinkFantasyTeam',
+    description: 'Links a fantasy-game team identity to the team (spec 4.5).',
+    schema: Joi.object({
+      aggregateRootId,
+      fantasyTeamExternalId: long().required(),
+      fantasyUserId: long().required(),
+    }),
+    toDomain: (c) => ({
+      type: 'LinkFantasyTeam',
+      data: {
+        fantasyTeamExternalId: Number(c.fantasyTeamExternalId),
+        fantasyUserId: Number(c.fantasyUserId),
+      },
+    }),
+  },
+  {
+    commandType: 'UnlinkFantasyTeam',
+    description: 'Removes the fantasy-game identity from the team (spec 4.5).',
+    schema: Joi.object({
+      aggregateRootId,
+      unlinkReason: Joi.string().max(1000).allow(null, '').default(null),
+    }),
+    toDomain: (c) => ({
+      type: 'UnlinkFantasyTeam',
+      data: { unlinkReason: (c.unlinkReason as string | null) ?? null },
+    }),
+  },
+  {
+    commandType: 'SetFantasyTeamRoster',
+    description: 'Replaces the roster: at most 30 players, one Captain, one ViceCaptain.',
+    schema: Joi.object({
+      aggregateRootId,
+      players: Joi.array()
+        .items(
+          Joi.object({
+            participantId: guid().required(),
+            selectionStatus: Joi.number()
+              .strict()
+              .valid(...Object.values(SELECTION_STATUS))
+              .required(),
+          }),
+        )
+        .max(ROSTER_LIMIT_FOR_SCHEMA)
+        .required(),
+    }),
+    toDomain: (c) => ({
+      type: 'SetFantasyTeamRoster',
+      data: { players: c.players as RosterSlot[] },
+    }),
+  },
+  {
+    commandType: 'ArchiveFantasyTeam',
+    description: 'Archives the team; an archived team rejects every command.',
+    schema: Joi.object({ aggregateRootId, reason: Joi.string().max(1000).allow(null, '').default(null) }),
+    toDomain: (c) => ({ type: 'ArchiveFantasyTeam', data: { reason: (c.reason as string | null) ?? null } }),
+  },
+];

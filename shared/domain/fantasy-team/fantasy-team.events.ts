@@ -1,0 +1,35 @@
+import type { DomainEvent } from '../decider';
+import type { RosterSlot } from './fantasy-team.commands';
+
+/** Timestamps are ISO 8601 UTC with offset (`...Z`), as spec section 6 asks. */
+export type FantasyTeamCreatedEvent = DomainEvent<
+  'FantasyTeamCreatedEvent',
+  { readonly ownerUserId: string; readonly name: string; readonly season: string; readonly createdAt: string }
+>;
+
+export type FantasyTeamLinkedEvent = DomainEvent<
+  'FantasyTeamLinkedEvent',
+  { readonly fantasyTeamExternalId: number; readonly fantasyUserId: number; readonly linkedAt: string }
+>;
+
+export type FantasyTeamUnlinkedEvent = DomainEvent<
+  'FantasyTeamUnlinkedEvent',
+  { readonly unlinkedAt: string; readonly unlinkReason: string | null }
+>;
+
+export type FantasyTeamRosterSetEvent = DomainEvent<
+  'FantasyTeamRosterSetEvent',
+  { readonly players: readonly RosterSlot[]; readonly setAt: string }
+>;
+
+export type FantasyTeamArchivedEvent = DomainEvent<
+  'FantasyTeamArchivedEvent',
+  { readonly reason: string | null; readonly archivedAt: string }
+>;
+
+export type FantasyTeamEvent =
+  | FantasyTeamCreatedEvent
+  | FantasyTeamLinkedEvent
+  | FantasyTeamUnlinkedEvent
+  | FantasyTeamRosterSetEvent
+  | FantasyTeamArchivedEvent;

@@ -1,0 +1,219 @@
+import { randomUUID } from 'node:crypto';
+import type { Redis } from 'ioredis';
+
+import { parseEnvelope, type EventEnvelope } from '../event-store/envelope';
+import { LOG_PARTITIONS } from '../event-store/partitions';
+import type { Logger } from '../logger';
+import type { Keys } from '../redis/keys';
+import { registerScripts } from '../redis/scripts';
+import type { Projection } from './projection';
+
+const NO_CHECKPOINT = '0-0';
+
+export interface ProjectorOptions {
+  /** Log entries applied per script call. */
+  readonly batchSize: number;
+  /** Pause between polls when every owned partition is caught up. */
+  readonly idleMs: number;
+  /** How long a partition stays with a replica that stops renewing it. */
+  readonly leaseMs: number;
+}
+
+export const DEFAULT_PROJECTOR_OPTIONS: ProjectorOptions = { batchSize: 200, idleMs: 5, leaseMs: 5_000 };
+
+type AnyProjection = Projection<unknown>;
+
+/** The outcome of applying one batch: how many entries, or the fence saying someone else did. */
+export type BatchResult = { readonly entries: number; readonly checkpoint: string } | 'fenced';
+
+/**
+ * Applies the next batch of `projection` from one log partition after `checkpoint`: reads the
+ * entries and the documents they touch, evolves the documents, and writes them with the new
+ * checkpoint in one fenced script.
+ */
+export async function applyNextBatch(
+  redis: Redis,
+  keys: Keys,
+  projection: AnyProjection,
+  partition: number,
+  checkpoint: string,
+  batchSize: number,
+): Promise<BatchResult> {
+  const start = checkpoint === NO_CHECKPOINT ? '-' : `(${checkpoint}`;
+  const entries = await redis.xrange(keys.logPartition(partition), start, '+', 'COUNT', batchSize);
+  const last = entries.at(-1);
+  if (!last) return { entries: 0, checkpoint };
+  return applyEntries(redis, keys, projection, partition, checkpoint, entries);
+}
+
+async function applyEntries(
+  redis: Redis,
+  keys: Keys,
+  projection: AnyProjection,
+  partition: number,
+  checkpoint: string,
+  entries: [id: string, fields: string[]][],
+): Promise<BatchResult> {
+  const events: EventEnvelope[] = entries
+    .map(([, fields]) => parseEnvelope(fields[1] ?? 'null'))
+    .filter((event) => event.aggregateType === projection.aggregateType);
+  const docKeys = [
+    ...new Set(events.map((event) => keys.projectionDocument(projection.name, event.aggregateId))),
+  ];
+  const stored = docKeys.length ? await redis.mget(...docKeys) : [];
+  const docs = new Map<string, unknown>(
+    docKeys.map((key, i) => [key, stored[i] ? (JSON.parse(stored[i]) as unknown) : null]),
+  );
+  for (const event of events) {
+    const key = keys.projectionDocument(projection.name, event.aggregateId);
+    docs.set(key, projection.evolve(docs.get(key) ?? null, event));
+  }
+  const lastId = entries.at(-1)?.[0] ?? checkpoint;
+  const values = docKeys.map((key) => {
+    const doc = docs.get(key);
+    return doc === null || doc === undefined ? '' : JSON.stringify(doc);
+  });
+  const written = await redis.applyProjectionBatch(
+    docKeys.length + 1,
+    keys.projectionCheckpoint(projection.name, partition),
+    ...docKeys,
+    checkpoint,
+    lastId,
+    ...values,
+  );
+  return written < 0 ? 'fenced' : { entries: entries.length, checkpoint: lastId };
+}
+
+interface OwnedPartition {
+  readonly projection: AnyProjection;
+  readonly partition: number;
+  checkpoint: string;
+}
+
+/**
+ * Keeps projections up to date from the global log. Replicas split the partitions between them
+ * with leases (renewed while working, balanced by the number of live replicas); the checkpoint
+ * fence makes a batch that two replicas race on land once.
+ */
+export class Projector {
+  private readonly replicaId = randomUUID();
+  private readonly owned = new Map<string, OwnedPartition>();
+  private running = false;
+  private loopDone: Promise<void> | undefined;
+
+  constructor(
+    private readonly redis: Redis,
+    private readonly keys: Keys,
+    private readonly projections: readonly AnyProjection[],
+    private readonly logger: Logger,
+    private readonly options: ProjectorOptions = DEFAULT_PROJECTOR_OPTIONS,
+  ) {
+    registerScripts(redis);
+  }
+
+  start(): void {
+    if (this.running) return;
+    this.running = true;
+    this.loopDone = this.loop();
+  }
+
+  /** Finishes the batch in hand, gives the partitions back, and resolves. */
+  async stop(): Promise<void> {
+    this.running = false;
+    await this.loopDone;
+    await Promise.all(
+      [...this.owned.values()].map(({ projection, partition }) =>
+        this.redis
+          .releaseLock(this.keys.projectionLease(projection.name, partition), this.replicaId)
+          .catch(() => 0),
+      ),
+    );
+    this.owned.clear();
+  }
+
+  private async loop(): Promise<void> {
+    let leasesCheckedAt = 0;
+    while (this.running) {
+      try {
+        if (Date.now() - leasesCheckedAt > this.options.leaseMs / 3) {
+          await this.balanceLeases();
+          leasesCheckedAt = Date.now();
+        }
+        const applied = await this.pollOnce();
+        if (applied === 0) await sleep(this.options.idleMs);
+      } catch (error) {
+        // Redis away or a bad entry: keep the process, retry after a pause.
+        this.logger.warn('projector pass failed', {
+          error: error instanceof Error ? error.message : String(error),
+        });
+        await sleep(500);
+      }
+    }
+  }
+
+  /** One pass over every owned partition; returns how many log entries were applied. */
+  private async pollOnce(): Promise<number> {
+    let applied = 0;
+    for (const owned of this.owned.values()) {
+      if (!this.running) break;
+      const result = await applyNextBatch(
+        this.redis,
+        this.keys,
+        owned.projection,
+        owned.partition,
+        owned.checkpoint,
+        this.options.batchSize,
+      );
+      if (result === 'fenced') {
+        owned.checkpoint =
+          (await this.redis.get(this.keys.projectionCheckpoint(owned.projection.name, owned.partition))) ??
+          NO_CHECKPOINT;
+        continue;
+      }
+      owned.checkpoint = result.checkpoint;
+      applied += result.entries;
+    }
+    return applied;
+  }
+
+  /** Renews what it holds, gives back what is over its fair share, and takes free partitions. */
+  private async balanceLeases(): Promise<void> {
+    const { leaseMs } = this.options;
+    const members = this.keys.prefix + 'projectors:members';
+    const now = Date.now();
+    await this.redis.zadd(members, now, this.replicaId);
+    await this.redis.zremrangebyscore(members, '-inf', now - 3 * leaseMs);
+    const replicas = Math.max(1, await this.redis.zcard(members));
+    const fairShare = Math.ceil((LOG_PARTITIONS * this.projections.length) / replicas);
+
+    for (const [id, owned] of this.owned) {
+      const lease = this.keys.projectionLease(owned.projection.name, owned.partition);
+      const kept =
+        this.owned.size <= fairShare && (await this.redis.renewLock(lease, this.replicaId, leaseMs)) === 1;
+      if (!kept) {
+        if (this.owned.size > fairShare) await this.redis.releaseLock(lease, this.replicaId);
+        this.owned.delete(id);
+      }
+    }
+    for (const projection of this.projections) {
+      for (let partition = 0; partition < LOG_PARTITIONS && this.owned.size < fairShare; partition++) {
+        const id = `${projection.name}:${partition}`;
+        if (this.owned.has(id)) continue;
+        const lease = this.keys.projectionLease(projection.name, partition);
+        if ((await this.redis.set(lease, this.replicaId, 'PX', leaseMs, 'NX')) !== 'OK') continue;
+        const checkpoint =
+          (await this.redis.get(this.keys.projectionCheckpoint(projection.name, partition))) ?? NO_CHECKPOINT;
+        this.owned.set(id, { projection, partition, checkpoint });
+      }
+    }
+  }
+
+  /** For tests and metrics: how many partitions this replica works on now. */
+  get ownedPartitions(): number {
+    return this.owned.size;
+  }
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}

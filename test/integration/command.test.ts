@@ -29,9 +29,9 @@ describe('POST /api/command', () => {
       roles: ['ServiceAccount'],
       userType: 'ServiceAccount',
     });
-    [ownerToken, strangerToken, adminToken] = await Promise.all(
-      ['owner@example.com', 'stranger@example.com', 'admin@example.com'].map(tokenFor),
-    );
+    ownerToken = await tokenFor('owner@example.com');
+    strangerToken = await tokenFor('stranger@example.com');
+    adminToken = await tokenFor('admin@example.com');
   });
   afterAll(() => subject.close());
 

@@ -121,6 +121,8 @@ export class Projector {
   async stop(): Promise<void> {
     this.running = false;
     await this.loopDone;
+    // Leave the member list at once, so the others take our share now rather than after expiry.
+    await this.redis.zrem(this.keys.projectorMembers(), this.replicaId).catch(() => 0);
     await Promise.all(
       [...this.owned.values()].map(({ projection, partition }) =>
         this.redis
@@ -179,10 +181,11 @@ export class Projector {
   /** Renews what it holds, gives back what is over its fair share, and takes free partitions. */
   private async balanceLeases(): Promise<void> {
     const { leaseMs } = this.options;
-    const members = this.keys.prefix + 'projectors:members';
+    const members = this.keys.projectorMembers();
     const now = Date.now();
     await this.redis.zadd(members, now, this.replicaId);
-    await this.redis.zremrangebyscore(members, '-inf', now - 3 * leaseMs);
+    // Live replicas beat every leaseMs/3: one missed lease period means gone, like its leases.
+    await this.redis.zremrangebyscore(members, '-inf', now - leaseMs);
     const replicas = Math.max(1, await this.redis.zcard(members));
     const fairShare = Math.ceil((LOG_PARTITIONS * this.projections.length) / replicas);
 

@@ -30,9 +30,20 @@ export function createKeys(prefix: string) {
     /** The last log entry id a projection applied from one partition. */
     projectionCheckpoint: (projection: string, partition: number) =>
       `${prefix}${partitionTag(partition)}:checkpoint:${projection}`,
+    /** Live projector replicas (sorted set: replica id -> last heartbeat), for balancing leases. */
+    projectorMembers: () => `${prefix}projectors:members`,
     /** Which projector replica works on a partition of a projection now. */
     projectionLease: (projection: string, partition: number) =>
       `${prefix}${partitionTag(partition)}:lease:${projection}`,
+    /**
+     * BullMQ's prefix for the import queue. The hash tag puts every key of the queue (and the
+     * inline claim below) in one cluster slot, as BullMQ's scripts require.
+     */
+    importQueuePrefix: () => `${prefix}{imports}`,
+    /** Held while a High import runs inline in an ingress, so two never do at once. */
+    importInlineClaim: () => `${prefix}{imports}:inline-claim`,
+    /** One import's status and result, queryable after BullMQ has dropped the job. */
+    importResult: (importJobId: string) => `${prefix}import:result:${importJobId.toLowerCase()}`,
     /** The HS256 secret generated once when JWT_SECRET is unset, so every replica signs alike. */
     generatedJwtSecret: () => `${prefix}auth:jwt-secret`,
     /** The first answer to a command request id, replayed for 24 h (single key, no hash tag needed). */

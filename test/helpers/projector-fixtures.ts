@@ -1,0 +1,184 @@
+/**
+ * Builders and probes for projector tests: team ids that cover every log partition, commands run
+ * straight through the command handler, snapshots of a projection's documents, and whether every
+ * partition's checkpoint has reached the end of its log partition.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Redis } from 'ioredis';
+
+import type { DecisionContext } from '../../shared/domain/decider';
+import {
+  SELECTION_STATUS,
+  type FantasyTeamCommand,
+  type RosterSlot,
+} from '../../shared/domain/fantasy-team/fantasy-team.commands';
+import { fantasyTeamDecider } from '../../shared/domain/fantasy-team/fantasy-team.decider';
+import type { EventStore } from '../../shared/event-store/event-store';
+import type { CommandHandler } from '../../shared/event-store/handle-command';
+import { LOG_PARTITIONS, partitionOf } from '../../shared/event-store/partitions';
+import type { Projection } from '../../shared/projections/projection';
+import {
+  fantasyTeamProjection,
+  type FantasyTeamView,
+} from '../../shared/projections/fantasy-team/fantasy-team.projection';
+import type { Keys } from '../../shared/redis/keys';
+
+const TEAM = fantasyTeamDecider.aggregateType;
+
+/** `count` fresh team ids (at least LOG_PARTITIONS) such that every log partition holds one. */
+export function teamIdsOverEveryPartition(count: number): string[] {
+  const ids: string[] = [];
+  const covered = new Set<number>();
+  while (covered.size < LOG_PARTITIONS) {
+    const id = randomUUID();
+    if (covered.has(partitionOf(id))) continue;
+    covered.add(partitionOf(id));
+    ids.push(id);
+  }
+  while (ids.length < count) ids.push(randomUUID());
+  return ids;
+}
+
+/** A roster of `size` players whose ids depend on `seed`, with a Captain and a ViceCaptain. */
+export function rosterOf(size: number, seed: number): RosterSlot[] {
+  return Array.from({ length: size }, (_, i) => ({
+    participantId: `00000000-0000-4000-8000-${String(seed * 100 + i).padStart(12, '0')}`,
+    selectionStatus:
+      i === 0 ? SELECTION_STATUS.Captain : i === 1 ? SELECTION_STATUS.ViceCaptain : SELECTION_STATUS.Selected,
+  }));
+}
+
+/**
+ * The n-th command of a team's scripted life after its creation: link, roster, unlink, link...
+ * Most are accepted; a few (an unlink of an unlinked team) are rejected on purpose.
+ */
+export function scriptedCommand(step: number, seed: number): FantasyTeamCommand {
+  switch (step % 5) {
+    case 0:
+      return {
+        type: 'LinkFantasyTeam',
+        data: { fantasyTeamExternalId: seed * 1000 + step + 1, fantasyUserId: seed + 1 },
+      };
+    case 1:
+      return { type: 'SetFantasyTeamRoster', data: { players: rosterOf((step % 30) + 1, seed + step) } };
+    case 2:
+      return { type: 'UnlinkFantasyTeam', data: { unlinkReason: step % 2 ? `reason ${step}` : null } };
+    case 3:
+      return { type: 'UnlinkFantasyTeam', data: { unlinkReason: null } };
+    default:
+      return { type: 'SetFantasyTeamRoster', data: { players: rosterOf(step % 7, seed) } };
+  }
+}
+
+export function actorContext(actorUserId: string, roles: string[] = ['Member']): DecisionContext {
+  return { now: new Date(), actorUserId, actorRoles: roles };
+}
+
+/** Runs one team command through the real command handler (lock, decide, fenced append). */
+export async function runTeamCommand(
+  commands: CommandHandler,
+  aggregateId: string,
+  command: FantasyTeamCommand,
+  actorUserId: string,
+): Promise<boolean> {
+  const outcome = await commands.handle(fantasyTeamDecider, {
+    aggregateId,
+    command,
+    context: actorContext(actorUserId),
+    metadata: { actorUserId, requestId: null, correlationId: 'projector-test' },
+  });
+  return outcome.accepted;
+}
+
+/** Runs `jobs` with at most `parallel` in flight; returns how many resolved true. */
+export async function runWithConcurrency(
+  jobs: (() => Promise<boolean>)[],
+  parallel: number,
+): Promise<number> {
+  let next = 0;
+  let accepted = 0;
+  const lanes = Array.from({ length: parallel }, async () => {
+    while (next < jobs.length) {
+      const job = jobs[next++];
+      if (job && (await job())) accepted++;
+    }
+  });
+  await Promise.all(lanes);
+  return accepted;
+}
+
+/** Every document of a projection, by key, as the exact JSON text stored (found by SCAN). */
+export async function snapshotDocuments(
+  redis: Redis,
+  keys: Keys,
+  projection: Projection<unknown> = fantasyTeamProjection,
+): Promise<Record<string, string>> {
+  const found: string[] = [];
+  for (let partition = 0; partition < LOG_PARTITIONS; partition++) {
+    let cursor = '0';
+    do {
+      const [next, batch] = await redis.scan(
+        cursor,
+        'MATCH',
+        keys.projectionDocumentPattern(projection.name, partition),
+        'COUNT',
+        1000,
+      );
+      found.push(...batch);
+      cursor = next;
+    } while (cursor !== '0');
+  }
+  const unique = [...new Set(found)].sort();
+  const values = unique.length ? await redis.mget(...unique) : [];
+  return Object.fromEntries(unique.map((key, i) => [key, values[i] ?? '<missing>']));
+}
+
+export interface PartitionProgress {
+  readonly partition: number;
+  /** The id of the partition's last log entry, or null when it is empty. */
+  readonly tail: string | null;
+  readonly checkpoint: string | null;
+}
+
+export async function partitionProgress(
+  redis: Redis,
+  keys: Keys,
+  projection: Projection<unknown> = fantasyTeamProjection,
+): Promise<PartitionProgress[]> {
+  return Promise.all(
+    Array.from({ length: LOG_PARTITIONS }, async (_, partition) => {
+      const [last] = await redis.xrevrange(keys.logPartition(partition), '+', '-', 'COUNT', 1);
+      const checkpoint = await redis.get(keys.projectionCheckpoint(projection.name, partition));
+      return { partition, tail: last?.[0] ?? null, checkpoint };
+    }),
+  );
+}
+
+/** True when every partition's checkpoint is its log's last entry id (empty partitions count). */
+export async function caughtUp(redis: Redis, keys: Keys): Promise<boolean> {
+  const progress = await partitionProgress(redis, keys);
+  return progress.every(({ tail, checkpoint }) => tail === null || checkpoint === tail);
+}
+
+/**
+ * The document the write side implies for a team: its record's folded state with its id and
+ * version. Independent of the projector, so a projector that skipped or doubled an event differs.
+ */
+export async function viewFromRecord(store: EventStore, teamId: string): Promise<FantasyTeamView | null> {
+  const { version, state } = await store.loadRecord(TEAM, teamId, fantasyTeamDecider.initialState);
+  if (state === null) return null;
+  return { id: teamId.toLowerCase(), ...state, version };
+}
+
+/** The documents of `teamIds` as stored (parsed), or null where there is none. */
+export async function storedViews(redis: Redis, keys: Keys, teamIds: readonly string[]) {
+  const values = await redis.mget(
+    ...teamIds.map((id) => keys.projectionDocument(fantasyTeamProjection.name, id)),
+  );
+  return values.map((value) => (value === null ? null : (JSON.parse(value) as FantasyTeamView)));
+}
+
+/** A team's stream length (its version as the event store counts it). */
+export function streamLength(redis: Redis, keys: Keys, teamId: string): Promise<number> {
+  return redis.xlen(keys.aggregateStream(TEAM, teamId));
+}

@@ -5,6 +5,7 @@ import type { Config } from '../shared/config';
 import type { Logger } from '../shared/logger';
 import { registerTokenRoutes } from './auth/token.routes';
 import { registerCommandRoutes } from './command/command.routes';
+import { registerImportRoutes } from './import/import.routes';
 import { registerHealthRoutes } from './health/health.routes';
 import { accessLog } from './http/access-log';
 import { errorHandler, notFound } from './http/error-handler';
@@ -45,10 +46,15 @@ export function buildApp(deps: AppDependencies, options: BuildAppOptions = {}): 
   registerHealthRoutes(routes, deps.redis);
   registerTokenRoutes(routes, { ...deps.services, bodyLimitBytes: deps.config.bodyLimitBytes });
   registerReadModelRoutes(routes, deps.services.passport, [
-    ...allQueries(deps.redis, deps.services.keys),
+    ...allQueries({
+      redis: deps.redis,
+      keys: deps.services.keys,
+      importResults: deps.services.importResults,
+    }),
     ...(options.extraQueries ?? []),
   ]);
   registerCommandRoutes(routes, deps.services);
+  registerImportRoutes(routes, { ...deps.services, services: deps.services, config: deps.config });
   options.extraRoutes?.(routes);
 
   app.use(routes.methodNotAllowed());

@@ -7,6 +7,8 @@ import { CredentialVerifier } from './auth/credential-verifier';
 import { createPassport, type PassportAuthenticator } from './auth/passport';
 import { SignInThrottle } from './auth/sign-in-throttle';
 import { TokenService } from './auth/token-service';
+import { ImportQueue } from '../shared/importers/import-queue';
+import { ImportResults } from '../shared/importers/import-results';
 import { CommandIdempotency } from './command/idempotency';
 
 export interface IngressServices extends CoreServices {
@@ -14,6 +16,8 @@ export interface IngressServices extends CoreServices {
   readonly tokens: TokenService;
   readonly passport: PassportAuthenticator;
   readonly idempotency: CommandIdempotency;
+  readonly importQueue: ImportQueue;
+  readonly importResults: ImportResults;
 }
 
 /** Builds everything the HTTP app uses. Needs Redis up (it may read the shared JWT secret). */
@@ -33,5 +37,8 @@ export async function createIngressServices(
   const tokens = await TokenService.create(config, redis, core.keys);
   const passport = createPassport(verifier, tokens, core.accounts);
   const idempotency = new CommandIdempotency(redis, core.keys);
-  return { ...core, verifier, tokens, passport, idempotency };
+  // The queue shares the request connection: adding a job must fail fast while Redis is away.
+  const importQueue = new ImportQueue(redis, redis, core.keys, config);
+  const importResults = new ImportResults(redis, core.keys, config.imports.resultTtlSeconds);
+  return { ...core, verifier, tokens, passport, idempotency, importQueue, importResults };
 }

@@ -42,6 +42,18 @@ export interface Config {
     readonly ttlMs: number;
     readonly waitMs: number;
   };
+  readonly imports: {
+    /** Rows one import may carry. */
+    readonly maxRows: number;
+    /** Commands one import runs at once (hashing runs on the thread pool, so >1 uses the cores). */
+    readonly commandConcurrency: number;
+    /** How long a worker's job lock lives without renewal: a dead worker's job is retried after it. */
+    readonly jobLockMs: number;
+    /** Finished jobs BullMQ keeps (results stay queryable in their own records either way). */
+    readonly keepCompletedJobs: number;
+    readonly keepFailedJobs: number;
+    readonly resultTtlSeconds: number;
+  };
 }
 
 const MODULE_NAME = `(${KNOWN_MODULES.join('|')})`;
@@ -89,6 +101,16 @@ const envSchema = Joi.object({
   AUTH_FAILURE_WINDOW_SECONDS: Joi.number().integer().min(1).max(86_400).default(900),
   LOCK_TTL_MS: Joi.number().integer().min(100).max(60_000).default(5_000),
   LOCK_WAIT_MS: Joi.number().integer().min(0).max(60_000).default(2_000),
+  IMPORT_MAX_ROWS: Joi.number().integer().min(1).max(1_000_000).default(10_000),
+  IMPORT_COMMAND_CONCURRENCY: Joi.number().integer().min(1).max(64).default(4),
+  IMPORT_JOB_LOCK_MS: Joi.number().integer().min(1_000).max(600_000).default(30_000),
+  IMPORT_KEEP_COMPLETED_JOBS: Joi.number().integer().min(0).max(1_000_000).default(1_000),
+  IMPORT_KEEP_FAILED_JOBS: Joi.number().integer().min(0).max(1_000_000).default(5_000),
+  IMPORT_RESULT_TTL_SECONDS: Joi.number()
+    .integer()
+    .min(60)
+    .max(365 * 86_400)
+    .default(30 * 86_400),
 })
   .and('ADMIN_EMAIL', 'ADMIN_PASSWORD')
   .unknown(true);
@@ -155,5 +177,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       failureWindowSeconds: Number(v.AUTH_FAILURE_WINDOW_SECONDS),
     }),
     lock: Object.freeze({ ttlMs: Number(v.LOCK_TTL_MS), waitMs: Number(v.LOCK_WAIT_MS) }),
+    imports: Object.freeze({
+      maxRows: Number(v.IMPORT_MAX_ROWS),
+      commandConcurrency: Number(v.IMPORT_COMMAND_CONCURRENCY),
+      jobLockMs: Number(v.IMPORT_JOB_LOCK_MS),
+      keepCompletedJobs: Number(v.IMPORT_KEEP_COMPLETED_JOBS),
+      keepFailedJobs: Number(v.IMPORT_KEEP_FAILED_JOBS),
+      resultTtlSeconds: Number(v.IMPORT_RESULT_TTL_SECONDS),
+    }),
   });
 }

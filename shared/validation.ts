@@ -7,6 +7,19 @@ export function fieldLabel(name: string): string {
   return name.charAt(0).toUpperCase() + name.slice(1);
 }
 
+/** Envelope members whose own name the spec leaves out of error keys (`query.id` is `Id`). */
+const CONTAINERS = new Set(['query', 'command', 'importData']);
+
+/** `['importData', 'users', 3, 'email']` -> `Users[3].Email`; `['query', 'id']` -> `Id`. */
+export function fieldKey(path: readonly (string | number)[]): string {
+  const parts = path.length > 1 && CONTAINERS.has(String(path[0])) ? path.slice(1) : path;
+  if (parts.length === 0) return '$';
+  return parts
+    .map((part) => (typeof part === 'number' ? `[${part}]` : `.${fieldLabel(part)}`))
+    .join('')
+    .replace(/^\./, '');
+}
+
 /** Messages in the spec's style: "Id is required". Used by every request schema. */
 export const VALIDATION_MESSAGES: Joi.LanguageMessages = {
   'any.required': '{{#label}} is required',
@@ -39,8 +52,7 @@ export function validate<T>(schema: Joi.Schema<T>, value: unknown): T {
   if (!result.error) return result.value;
   const errors: FieldErrors = {};
   for (const detail of result.error.details) {
-    const leaf = detail.path.filter((part) => typeof part === 'string').at(-1) ?? '$';
-    const key = leaf === '$' ? '$' : fieldLabel(String(leaf));
+    const key = fieldKey(detail.path);
     (errors[key] ??= []).push(detail.message.replace(/^"?[^"\s]+"? /, `${key} `));
   }
   throw validationError(errors);

@@ -1,11 +1,25 @@
 import type { Redis } from 'ioredis';
 
+import type { ImportResults } from '../../shared/importers/import-results';
 import type { Keys } from '../../shared/redis/keys';
+import { availableImportersQuery } from './available-importers/available-importers.query';
 import { currentUserQuery } from './current-user/current-user.query';
 import { getFantasyTeamQuery } from './get-fantasy-team/get-fantasy-team.query';
+import { getImportJobResultQuery } from './get-import-job-result/get-import-job-result.query';
 import type { RegisteredQuery } from './query-definition';
 
+export interface QueryDependencies {
+  readonly redis: Redis;
+  readonly keys: Keys;
+  readonly importResults: ImportResults;
+}
+
 /** Every read-model query the service answers. Adding one is a folder plus a line here. */
-export function allQueries(redis: Redis, keys: Keys): readonly RegisteredQuery[] {
-  return [currentUserQuery, getFantasyTeamQuery(redis, keys)];
+export function allQueries(deps: QueryDependencies): readonly RegisteredQuery[] {
+  return [
+    currentUserQuery,
+    getFantasyTeamQuery(deps.redis, deps.keys),
+    availableImportersQuery,
+    getImportJobResultQuery(deps.importResults),
+  ];
 }

@@ -22,7 +22,13 @@ export interface NewUser {
 }
 
 export type CreateUserResult =
-  | { readonly status: 'created'; readonly userId: string; readonly eventCount: number }
+  /** `replayed`: an earlier attempt of the same import (same correlation id) created it. */
+  | {
+      readonly status: 'created';
+      readonly userId: string;
+      readonly eventCount: number;
+      readonly replayed?: boolean;
+    }
   | { readonly status: 'exists'; readonly userId: string; readonly message: string }
   | { readonly status: 'forbidden'; readonly userId: string; readonly message: string };
 
@@ -48,9 +54,8 @@ export class AccountService {
       return { status: 'forbidden', userId, message: lacksRolesMessage(actor, 'CreateUser', required) };
     }
     // Cheap early answer so a duplicate does not cost a hash; the decider stays the authority.
-    if ((await this.store.streamLength(userDecider.aggregateType, userId)) > 0) {
-      return { status: 'exists', userId, message: USER_MESSAGES.alreadyExists };
-    }
+    const existing = await this.existing(userId, metadata.correlationId);
+    if (existing) return existing;
     const credential = user.password === undefined ? undefined : await this.hasher.hash(user.password);
 
     const outcome = await this.commands.handle(userDecider, {
@@ -72,8 +77,28 @@ export class AccountService {
       metadata: { ...metadata, actorUserId: actor.userId },
       ...(credential ? { attachments: { [CREDENTIAL_FIELD]: credential } } : {}),
     });
-    if (!outcome.accepted) return { status: 'exists', userId, message: outcome.message };
+    if (!outcome.accepted)
+      return (
+        (await this.existing(userId, metadata.correlationId)) ?? {
+          status: 'exists',
+          userId,
+          message: outcome.message,
+        }
+      );
     return { status: 'created', userId, eventCount: outcome.events.length };
+  }
+
+  /**
+   * How an existing account answers a create: `exists`, or, when the same correlation id (an import
+   * job) created it, `created` again, so a retried import counts its own work once and fails on none.
+   */
+  async existing(userId: string, correlationId: string | null): Promise<CreateUserResult | null> {
+    const first = await this.store.readFirst(userDecider.aggregateType, userId);
+    if (!first) return null;
+    if (correlationId !== null && first.metadata.correlationId === correlationId) {
+      return { status: 'created', userId, eventCount: 1, replayed: true };
+    }
+    return { status: 'exists', userId, message: USER_MESSAGES.alreadyExists };
   }
 
   async findById(userId: string): Promise<Account | null> {

@@ -89,6 +89,18 @@ export class EventStore {
     return entries.map(([, fields]) => parseEnvelope(fields[1] ?? 'null'));
   }
 
+  /** The aggregate's first event (its creation), or null for an empty stream. */
+  async readFirst(aggregateType: string, aggregateId: string): Promise<EventEnvelope | null> {
+    const [first] = await this.redis.xrange(
+      this.keys.aggregateStream(aggregateType, aggregateId),
+      '-',
+      '+',
+      'COUNT',
+      1,
+    );
+    return first ? parseEnvelope(first[1][1] ?? 'null') : null;
+  }
+
   async streamLength(aggregateType: string, aggregateId: string): Promise<number> {
     return this.redis.xlen(this.keys.aggregateStream(aggregateType, aggregateId));
   }

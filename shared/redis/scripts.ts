@@ -11,6 +11,7 @@ const SCRIPT_FILES = {
   releaseLock: path.join(__dirname, 'lua', 'release-lock-1.lua'),
   renewLock: path.join(__dirname, 'lua', 'renew-lock-1.lua'),
   applyProjectionBatch: path.join(__dirname, '..', 'projections', 'lua', 'apply-projection-batch-n.lua'),
+  claimInlineImport: path.join(__dirname, '..', 'importers', 'lua', 'claim-inline-import-6.lua'),
 } as const;
 
 declare module 'ioredis' {
@@ -18,6 +19,7 @@ declare module 'ioredis' {
     appendEvents(...keysThenArgs: (string | number)[]): Result<number, Context>;
     releaseLock(lockKey: string, token: string): Result<number, Context>;
     renewLock(lockKey: string, token: string, ttlMs: number): Result<number, Context>;
+    claimInlineImport(...keysThenArgs: (string | number)[]): Result<number, Context>;
     /** Variable key count: the first argument is the number of keys. */
     applyProjectionBatch(numberOfKeys: number, ...keysThenArgs: string[]): Result<number, Context>;
   }

@@ -1,0 +1,154 @@
+import type { RequestHandler } from 'express';
+import Joi from 'joi';
+
+import type { CoreServices } from '../../shared/composition';
+import type { Config } from '../../shared/config';
+import { validationError } from '../../shared/errors';
+import { IMPORT_PRIORITIES, type ImportPriority } from '../../shared/importers/importer';
+import { processImport } from '../../shared/importers/import-processor';
+import { importJobIdFor, type ImportJobData, type ImportQueue } from '../../shared/importers/import-queue';
+import type { ImportResults } from '../../shared/importers/import-results';
+import { IMPORTERS } from '../../shared/importers/registry';
+import { GUID_FORMAT_MESSAGE, isGuid, validate } from '../../shared/validation';
+import { authenticate } from '../auth/authenticate';
+import type { PassportAuthenticator } from '../auth/passport';
+import type { RouteTable } from '../http/route-table';
+import { EMPTY_GUID, responseFromRecord } from './import-response';
+
+/** Long enough for any inline import; released as soon as it ends. */
+const INLINE_CLAIM_TTL_MS = 10 * 60 * 1000;
+
+const envelopeSchema = Joi.object({
+  requestId: Joi.any(),
+  importerType: Joi.string().max(100).required(),
+  priority: Joi.string()
+    .valid(...IMPORT_PRIORITIES)
+    .default('Normal'),
+  importData: Joi.object().required(),
+  dryRun: Joi.boolean().default(false),
+});
+
+interface Envelope {
+  readonly importerType: string;
+  readonly priority: ImportPriority;
+  readonly importData: Record<string, unknown>;
+  readonly dryRun: boolean;
+}
+
+export interface ImportRouteDeps {
+  readonly passport: PassportAuthenticator;
+  readonly services: CoreServices;
+  readonly importQueue: ImportQueue;
+  readonly importResults: ImportResults;
+  readonly config: Config;
+}
+
+/**
+ * POST /api/import: authenticate (401 with an empty body), validate, then run inline (High on an
+ * idle queue), or enqueue. The same requestId always answers the same job.
+ */
+export function registerImportRoutes(routes: RouteTable, deps: ImportRouteDeps): void {
+  const { services, importQueue, importResults, config } = deps;
+
+  const handle: RequestHandler = async (req, res) => {
+    const principal = req.user;
+    if (!principal) throw new Error('import reached without an authenticated principal');
+    const body = (typeof req.body === 'object' && req.body !== null ? req.body : {}) as Record<
+      string,
+      unknown
+    >;
+
+    // 1. Validate: requestId, the envelope, the importer, its data.
+    if (!isGuid(body.requestId)) throw validationError({ RequestId: [GUID_FORMAT_MESSAGE] });
+    const requestId = body.requestId.toLowerCase();
+    const envelope = validate(envelopeSchema, body) as Envelope;
+    const importer = IMPORTERS.get(envelope.importerType);
+    if (!importer) {
+      const message = `Unknown importer type: ${envelope.importerType}`;
+      res.status(400).json({
+        requestId,
+        importJobId: EMPTY_GUID,
+        status: 'Failed',
+        priority: envelope.priority,
+        importerType: envelope.importerType,
+        message,
+        processedSynchronously: false,
+        errorMessage: message,
+        errorCode: 'UNKNOWN_IMPORTER_TYPE',
+      });
+      return;
+    }
+    const importData = validate(
+      importer.schema(config.imports.maxRows),
+      { importData: envelope.importData }.importData,
+    );
+    const importJobId = importJobIdFor(requestId);
+
+    // 2. A dry run checks everything and changes nothing.
+    if (envelope.dryRun) {
+      const actor = { userId: principal.userId, email: principal.email, roles: principal.roles };
+      const outcome = await importer.run(
+        importData,
+        { actor, importJobId, requestId, dryRun: true, concurrency: 1, onProgress: () => undefined },
+        services,
+      );
+      res.json({
+        requestId,
+        importJobId,
+        priority: envelope.priority,
+        importerType: importer.importerType,
+        processedSynchronously: true,
+        ...outcome,
+      });
+      return;
+    }
+
+    // 3. One record per requestId: a resent request answers the job it already made.
+    const job: ImportJobData = {
+      importJobId,
+      requestId,
+      importerType: importer.importerType,
+      priority: envelope.priority,
+      submitterUserId: principal.userId,
+      importData,
+    };
+    const release = envelope.priority === 'High' ? await importQueue.claimInline(INLINE_CLAIM_TTL_MS) : null;
+    try {
+      const message = release
+        ? 'Import is being processed synchronously'
+        : `Import job queued with ${envelope.priority} priority${envelope.priority === 'High' ? ' (the import queue is busy)' : ''}`;
+      const { record, created } = await importResults.createPending(
+        { ...job, message, processedSynchronously: release !== null, total: importer.rowCount(importData) },
+        new Date(),
+      );
+      if (!created) {
+        // An inline run whose ingress died left its record Pending: the workers finish it (idempotently).
+        if (
+          record.status === 'Pending' &&
+          record.processedSynchronously &&
+          !(await importQueue.inlineRunning())
+        ) {
+          await importQueue.enqueue(job);
+        }
+        res.json(responseFromRecord(record));
+        return;
+      }
+      // 4. Inline on an idle queue; otherwise the workers take it.
+      if (release) {
+        res.json(responseFromRecord(await processImport(job, services, importResults, config)));
+        return;
+      }
+      try {
+        await importQueue.enqueue(job);
+      } catch (error) {
+        await importResults.discard(importJobId).catch(() => undefined); // so a resend can try again
+        throw error;
+      }
+      res.json(responseFromRecord(record));
+    } finally {
+      await release?.();
+    }
+  };
+
+  routes.add('post', '/api/import', authenticate(deps.passport, 'empty'), handle);
+}

@@ -1,0 +1,76 @@
+import { randomUUID } from 'node:crypto';
+
+import type { Actor } from '../accounts/account';
+import type { CoreServices } from '../composition';
+import type { Config } from '../config';
+import { formatTimeSpan, type ImportOutcome } from './importer';
+import type { ImportJobData } from './import-queue';
+import type { ImportRecord, ImportResults } from './import-results';
+import { IMPORTERS } from './registry';
+
+/**
+ * Runs one import to its end, wherever it runs (inline in the ingress, or in a worker), and
+ * records the result. A finished record is final: running the same job again answers it unchanged.
+ */
+export async function processImport(
+  job: ImportJobData,
+  services: CoreServices,
+  results: ImportResults,
+  config: Config,
+  onProgress: (done: number, total: number) => Promise<void> = () => Promise.resolve(),
+): Promise<ImportRecord> {
+  const existing = await results.get(job.importJobId);
+  if (existing && existing.status !== 'Pending') return existing;
+
+  const started = Date.now();
+  const importer = IMPORTERS.get(job.importerType);
+  const submitter = await services.accounts.findById(job.submitterUserId);
+  let outcome: ImportOutcome;
+  if (!importer) {
+    outcome = failedBeforeRunning(`Unknown importer type: ${job.importerType}`);
+  } else if (!submitter) {
+    outcome = failedBeforeRunning('The account that submitted this import no longer exists');
+  } else {
+    const actor: Actor = { userId: submitter.userId, email: submitter.email, roles: submitter.roles };
+    const data = importer.schema(config.imports.maxRows).validate(job.importData).value as unknown;
+    outcome = await importer.run(
+      data,
+      {
+        actor,
+        importJobId: job.importJobId,
+        requestId: job.requestId,
+        dryRun: false,
+        concurrency: config.imports.commandConcurrency,
+        onProgress: async (done, total) => {
+          await onProgress(done, total);
+          // Progress records are a courtesy: a failed write must not fail the import.
+          if (done === total || done % 25 === 0)
+            await results.progress(job.importJobId, done, total).catch(() => undefined);
+        },
+      },
+      services,
+    );
+  }
+  return results.complete(
+    job.importJobId,
+    outcome,
+    formatTimeSpan(Date.now() - started),
+    randomUUID(),
+    new Date(),
+  );
+}
+
+function failedBeforeRunning(message: string): ImportOutcome {
+  return {
+    status: 'Failed',
+    success: false,
+    message,
+    commandsExecuted: 0,
+    eventsGenerated: 0,
+    aggregatesProcessed: 0,
+    skipped: 0,
+    rowErrors: [],
+    errorMessage: message,
+    errorCode: 'AGGREGATE_PROCESSING_FAILED',
+  };
+}

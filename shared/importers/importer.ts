@@ -1,0 +1,88 @@
+import type Joi from 'joi';
+
+import type { Actor } from '../accounts/account';
+import type { CoreServices } from '../composition';
+import type { Role } from '../roles';
+
+export const IMPORT_PRIORITIES = ['Normal', 'High'] as const;
+export type ImportPriority = (typeof IMPORT_PRIORITIES)[number];
+export type ImportStatus = 'Pending' | 'Completed' | 'Failed';
+
+/** Error codes of an import: the spec's two, plus one for a batch refused before any command ran. */
+export type ImportErrorCode =
+  'UNKNOWN_IMPORTER_TYPE' | 'AGGREGATE_PROCESSING_FAILED' | 'IMPORT_VALIDATION_FAILED';
+
+/** One row an operator should look at: it failed, was skipped, or would be. */
+export interface RowError {
+  readonly index: number;
+  readonly email?: string;
+  readonly code: string;
+  readonly message: string;
+}
+
+/** What running (or dry-running) an import produced. */
+export interface ImportOutcome {
+  readonly status: Exclude<ImportStatus, 'Pending'>;
+  readonly success: boolean;
+  readonly message: string;
+  readonly commandsExecuted: number;
+  readonly eventsGenerated: number;
+  readonly aggregatesProcessed: number;
+  readonly skipped: number;
+  readonly rowErrors: readonly RowError[];
+  readonly errorMessage?: string;
+  readonly errorCode?: ImportErrorCode;
+  /** Only for a dry run: what a real run would do. */
+  readonly dryRun?: { readonly wouldCreate: number; readonly wouldSkip: number };
+}
+
+export interface ImportContext {
+  /** The account that submitted the import; its roles are checked now, not at the endpoint. */
+  readonly actor: Actor;
+  readonly importJobId: string;
+  readonly requestId: string;
+  readonly dryRun: boolean;
+  /** How many commands run at once. */
+  readonly concurrency: number;
+  onProgress(done: number, total: number): void | Promise<void>;
+}
+
+/**
+ * An importer turns `importData` into commands and runs them through the same aggregate pipeline
+ * as POST /api/command, as the submitting account.
+ */
+export interface Importer<Data = unknown> {
+  readonly importerType: string;
+  readonly description: string;
+  /** The roles its commands need (shown by AvailableImporters; checked while processing). */
+  readonly requiredRoles: readonly Role[];
+  /** Validates `importData`; `maxRows` is the configured batch limit. */
+  schema(maxRows: number): Joi.ObjectSchema<Data>;
+  rowCount(data: Data): number;
+  run(data: Data, context: ImportContext, services: CoreServices): Promise<ImportOutcome>;
+}
+
+/** `hh:mm:ss.ff`, the spec's time-span text for executionDuration. */
+export function formatTimeSpan(milliseconds: number): string {
+  const hundredths = Math.floor(Math.max(0, milliseconds) / 10);
+  const pad = (value: number) => String(value).padStart(2, '0');
+  const seconds = Math.floor(hundredths / 100);
+  return `${pad(Math.floor(seconds / 3600))}:${pad(Math.floor(seconds / 60) % 60)}:${pad(seconds % 60)}.${pad(hundredths % 100)}`;
+}
+
+/** Runs `work` over `items` with at most `limit` in flight; stops starting new ones once `stop()`. */
+export async function forEachLimited<T>(
+  items: readonly T[],
+  limit: number,
+  work: (item: T) => Promise<void>,
+  stop: () => boolean,
+): Promise<void> {
+  let next = 0;
+  const lane = async () => {
+    while (next < items.length && !stop()) {
+      const item = items[next++] as T;
+      await work(item);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, lane));
+}

@@ -1,0 +1,7 @@
+import type { Importer } from './importer';
+import { userSeedingImporter } from './user-seeding/user-seeding.importer';
+
+/** Every importer, by importerType. Adding one is a folder plus a line here. */
+export const IMPORTERS: ReadonlyMap<string, Importer> = new Map(
+  [userSeedingImporter as Importer].map((importer) => [importer.importerType, importer]),
+);

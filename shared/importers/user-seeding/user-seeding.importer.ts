@@ -1,0 +1,224 @@
+import Joi from 'joi';
+
+import type { NewUser } from '../../accounts/account.service';
+import { USER_COMMAND_ROLES, USER_TYPES } from '../../domain/user/user.commands';
+import { USER_MESSAGES } from '../../domain/user/user.messages';
+import { normalizeEmail, userIdForEmail } from '../../domain/user/user-id';
+import { ASSIGNABLE_ROLES, hasAnyRole, lacksRolesMessage } from '../../roles';
+import { forEachLimited, type ImportOutcome, type Importer, type RowError } from '../importer';
+
+export interface SeedUser {
+  readonly email: string;
+  readonly userName?: string;
+  readonly userType: NewUser['userType'];
+  readonly roles: NewUser['roles'];
+  readonly firstName?: string | null;
+  readonly lastName?: string | null;
+  readonly password?: string;
+  readonly emailVerified: boolean;
+}
+
+export interface UserSeedingData {
+  readonly enabled: boolean;
+  readonly skipIfUsersExist: boolean;
+  readonly users: readonly SeedUser[];
+}
+
+/** The spec's message prefix for a command that failed while processing (4.6 rule 3). */
+export function failedAtAggregate(aggregateId: string, reason: string): string {
+  return `Import failed at aggregate ${aggregateId}: ${reason}`;
+}
+
+const seedUserSchema = Joi.object({
+  email: Joi.string().trim().email({ tlds: false }).max(254).required(),
+  userName: Joi.string().trim().min(1).max(256),
+  userType: Joi.string()
+    .valid(...USER_TYPES)
+    .required(),
+  roles: Joi.array()
+    .items(Joi.string().valid(...ASSIGNABLE_ROLES))
+    .min(1)
+    .required(),
+  firstName: Joi.string().max(256).allow(null, ''),
+  lastName: Joi.string().max(256).allow(null, ''),
+  // A service account signs in by Basic, so it needs one; a Human may get one later.
+  password: Joi.string().min(8).max(1024).when('userType', { is: 'ServiceAccount', then: Joi.required() }),
+  emailVerified: Joi.boolean().default(false),
+});
+
+interface PlannedRow {
+  readonly index: number;
+  readonly user: SeedUser;
+  readonly userId: string;
+}
+
+function outcome(fields: Partial<ImportOutcome> & Pick<ImportOutcome, 'status' | 'message'>): ImportOutcome {
+  return {
+    success: fields.status === 'Completed',
+    commandsExecuted: 0,
+    eventsGenerated: 0,
+    aggregatesProcessed: 0,
+    skipped: 0,
+    rowErrors: [],
+    ...fields,
+  };
+}
+
+/** `UserSeeding` (spec 4.6): one CreateUser per user, checked as a whole batch before any runs. */
+export const userSeedingImporter: Importer<UserSeedingData> = {
+  importerType: 'UserSeeding',
+  description: 'Creates user accounts (one CreateUser command per user).',
+  requiredRoles: USER_COMMAND_ROLES.CreateUser,
+
+  schema: (maxRows) =>
+    Joi.object<UserSeedingData>({
+      enabled: Joi.boolean().default(true),
+      skipIfUsersExist: Joi.boolean().default(false),
+      users: Joi.array()
+        .items(seedUserSchema)
+        .max(maxRows)
+        .required()
+        .messages({ 'array.max': `{{#label}} holds at most ${maxRows} rows per import` }),
+    }),
+
+  rowCount: (data) => data.users.length,
+
+  async run(data, context, { accounts }) {
+    if (!data.enabled) return outcome({ status: 'Completed', message: 'Importer is disabled' });
+    const rows: PlannedRow[] = data.users.map((user, index) => ({
+      index,
+      user,
+      userId: userIdForEmail(user.email),
+    }));
+    const required = USER_COMMAND_ROLES.CreateUser;
+
+    // 1. The whole batch first: duplicates inside it and the submitter's roles.
+    const firstIndexByEmail = new Map<string, number>();
+    const duplicates: RowError[] = [];
+    for (const { index, user } of rows) {
+      const email = normalizeEmail(user.email);
+      const first = firstIndexByEmail.get(email);
+      if (first === undefined) firstIndexByEmail.set(email, index);
+      else
+        duplicates.push({
+          index,
+          email,
+          code: 'DUPLICATE_IN_BATCH',
+          message: `E-mail already used by row ${first}`,
+        });
+    }
+    if (duplicates.length) {
+      const message = `The batch repeats ${duplicates.length} e-mail(s); nothing was imported`;
+      return outcome({
+        status: 'Failed',
+        message,
+        errorMessage: message,
+        errorCode: 'IMPORT_VALIDATION_FAILED',
+        rowErrors: duplicates,
+      });
+    }
+    if (rows.length && !hasAnyRole(context.actor.roles, required)) {
+      const message = failedAtAggregate(
+        rows[0]?.userId ?? '',
+        lacksRolesMessage(context.actor, 'CreateUser', required),
+      );
+      return outcome({
+        status: 'Failed',
+        message,
+        errorMessage: message,
+        errorCode: 'AGGREGATE_PROCESSING_FAILED',
+      });
+    }
+
+    // 2. Accounts that exist already (not by this import): skipped, or the batch fails untouched.
+    const existing = await Promise.all(rows.map((row) => accounts.existing(row.userId, context.importJobId)));
+    const toCreate: PlannedRow[] = [];
+    const rowErrors: RowError[] = [];
+    rows.forEach((row, i) => {
+      if (existing[i]?.status !== 'exists') toCreate.push(row);
+      else
+        rowErrors.push({
+          index: row.index,
+          email: normalizeEmail(row.user.email),
+          code: 'USER_EXISTS',
+          message: USER_MESSAGES.alreadyExists,
+        });
+    });
+    const skipped = data.skipIfUsersExist ? rowErrors.length : 0;
+    if (context.dryRun) {
+      return outcome({
+        status: rowErrors.length && !data.skipIfUsersExist ? 'Failed' : 'Completed',
+        message: `Dry run: ${toCreate.length} user(s) would be created, ${skipped} skipped`,
+        skipped,
+        rowErrors,
+        dryRun: { wouldCreate: toCreate.length, wouldSkip: skipped },
+      });
+    }
+    const firstExisting = rows.find((_, i) => existing[i]?.status === 'exists');
+    if (firstExisting && !data.skipIfUsersExist) {
+      const message = failedAtAggregate(firstExisting.userId, USER_MESSAGES.alreadyExists);
+      return outcome({
+        status: 'Failed',
+        message,
+        errorMessage: message,
+        errorCode: 'AGGREGATE_PROCESSING_FAILED',
+        rowErrors,
+      });
+    }
+
+    // 3. Run the commands, a few at once, as the submitter.
+    let created = 0;
+    let events = 0;
+    let failure: { userId: string; reason: string } | undefined;
+    await forEachLimited(
+      toCreate,
+      context.concurrency,
+      async (row) => {
+        const result = await accounts.createUser(context.actor, row.user, {
+          requestId: context.requestId,
+          correlationId: context.importJobId,
+        });
+        if (result.status === 'created') {
+          created += 1;
+          events += result.eventCount;
+        } else if (result.status === 'exists' && data.skipIfUsersExist) {
+          rowErrors.push({
+            index: row.index,
+            email: normalizeEmail(row.user.email),
+            code: 'USER_EXISTS',
+            message: result.message,
+          });
+        } else {
+          failure ??= { userId: result.userId, reason: result.message };
+          rowErrors.push({
+            index: row.index,
+            email: normalizeEmail(row.user.email),
+            code: 'COMMAND_FAILED',
+            message: result.message,
+          });
+        }
+        await context.onProgress(created + rowErrors.length, rows.length);
+      },
+      () => failure !== undefined,
+    );
+
+    const counts = {
+      commandsExecuted: created,
+      eventsGenerated: events,
+      aggregatesProcessed: created,
+      skipped: rowErrors.length - (failure ? 1 : 0),
+      rowErrors,
+    };
+    if (failure) {
+      const message = `${failedAtAggregate(failure.userId, failure.reason)} (${created} user(s) were created before it)`;
+      return outcome({
+        status: 'Failed',
+        message,
+        errorMessage: message,
+        errorCode: 'AGGREGATE_PROCESSING_FAILED',
+        ...counts,
+      });
+    }
+    return outcome({ status: 'Completed', message: 'Import completed successfully', ...counts });
+  },
+};

@@ -6,6 +6,11 @@ import { currentContext } from '../../shared/request-context';
 /** One access line per finished request: method, path (no query string), status, duration, ids. */
 export function accessLog(logger: Logger): RequestHandler {
   return (req, res, next) => {
+    // Formatting a line that the level then drops costs as much as writing it.
+    if (!logger.isInfoEnabled()) {
+      next();
+      return;
+    }
     const started = process.hrtime.bigint();
     const context = currentContext();
     res.on('finish', () => {

@@ -26,7 +26,7 @@ export function startImportWorker(
     IMPORT_QUEUE_NAME,
     (job: Job<ImportJobData>) =>
       runWithContext({ requestId: job.data.requestId, userId: job.data.submitterUserId }, async () => {
-        logger.info('import started', { importJobId: job.data.importJobId, attempt: job.attemptsMade + 1 });
+        logger.info('import started', { importJobId: job.data.importJobId, attempt: job.attemptsStarted });
         const record = await processImport(job.data, services, results, config, (done, total) =>
           job.updateProgress({ done, total }),
         );

@@ -47,9 +47,16 @@ export class ImportResults {
     private readonly ttlSeconds: number,
   ) {}
 
+  /** The record; while Pending, with the latest progress the running attempt reported. */
   async get(importJobId: string): Promise<ImportRecord | null> {
-    const stored = await this.redis.get(this.keys.importResult(importJobId));
-    return stored === null ? null : (JSON.parse(stored) as ImportRecord);
+    const [stored, progress] = await this.redis.mget(
+      this.keys.importResult(importJobId),
+      this.keys.importProgress(importJobId),
+    );
+    if (!stored) return null;
+    const record = JSON.parse(stored) as ImportRecord;
+    if (record.status !== 'Pending' || !progress) return record;
+    return { ...record, progress: JSON.parse(progress) as ImportRecord['progress'] };
   }
 
   /** Writes a Pending record unless one exists; returns the record that is kept. */
@@ -86,10 +93,14 @@ export class ImportResults {
     return { record: (await this.get(fields.importJobId)) ?? record, created: false };
   }
 
+  /** Progress has its own key: the record is written only when the import starts and ends. */
   async progress(importJobId: string, done: number, total: number): Promise<void> {
-    const record = await this.get(importJobId);
-    if (!record || record.status !== 'Pending') return;
-    await this.save({ ...record, progress: { done, total } });
+    await this.redis.set(
+      this.keys.importProgress(importJobId),
+      JSON.stringify({ done, total }),
+      'EX',
+      this.ttlSeconds,
+    );
   }
 
   async complete(
@@ -123,7 +134,7 @@ export class ImportResults {
   }
 
   async discard(importJobId: string): Promise<void> {
-    await this.redis.del(this.keys.importResult(importJobId));
+    await this.redis.del(this.keys.importResult(importJobId), this.keys.importProgress(importJobId));
   }
 
   private async save(record: ImportRecord): Promise<void> {

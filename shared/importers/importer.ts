@@ -70,7 +70,11 @@ export function formatTimeSpan(milliseconds: number): string {
   return `${pad(Math.floor(seconds / 3600))}:${pad(Math.floor(seconds / 60) % 60)}:${pad(seconds % 60)}.${pad(hundredths % 100)}`;
 }
 
-/** Runs `work` over `items` with at most `limit` in flight; stops starting new ones once `stop()`. */
+/**
+ * Runs `work` over `items` with at most `limit` in flight; stops starting new ones once `stop()`
+ * says so or one throws. A throw is rethrown only after every lane has settled, so no work of a
+ * failed attempt is still running when BullMQ starts the retry.
+ */
 export async function forEachLimited<T>(
   items: readonly T[],
   limit: number,
@@ -78,11 +82,17 @@ export async function forEachLimited<T>(
   stop: () => boolean,
 ): Promise<void> {
   let next = 0;
+  let failure: { error: unknown } | undefined;
   const lane = async () => {
-    while (next < items.length && !stop()) {
+    while (next < items.length && !stop() && !failure) {
       const item = items[next++] as T;
-      await work(item);
+      try {
+        await work(item);
+      } catch (error) {
+        failure ??= { error };
+      }
     }
   };
   await Promise.all(Array.from({ length: Math.min(limit, items.length) }, lane));
+  if (failure) throw failure.error;
 }

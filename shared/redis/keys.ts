@@ -43,7 +43,9 @@ export function createKeys(prefix: string) {
     /** Held while a High import runs inline in an ingress, so two never do at once. */
     importInlineClaim: () => `${prefix}{imports}:inline-claim`,
     /** One import's status and result, queryable after BullMQ has dropped the job. */
-    importResult: (importJobId: string) => `${prefix}import:result:${importJobId.toLowerCase()}`,
+    importResult: (importJobId: string) => `${prefix}import:{${importJobId.toLowerCase()}}:result`,
+    /** Its progress while it runs, apart from the record so a late write cannot undo a final one. */
+    importProgress: (importJobId: string) => `${prefix}import:{${importJobId.toLowerCase()}}:progress`,
     /** The HS256 secret generated once when JWT_SECRET is unset, so every replica signs alike. */
     generatedJwtSecret: () => `${prefix}auth:jwt-secret`,
     /** The first answer to a command request id, replayed for 24 h (single key, no hash tag needed). */

@@ -1,0 +1,183 @@
+import { randomUUID } from 'node:crypto';
+import request from 'supertest';
+
+import { userIdForEmail } from '../../shared/domain/user/user-id';
+import { createTestApp, testRedisUrl, uniquePrefix, type TestApp } from './app-fixture';
+import { eventually, startServiceProcess, type ServiceProcess } from './processes';
+
+const MANAGER_PASSWORD = 'import-workers-password';
+/** At least 8 characters, so every created user costs one argon2 hash (what makes an import slow). */
+const SEED_PASSWORD = 'seeded-user-password';
+
+/** What GetImportJobResult answers for one job (the fields these tests read). */
+export interface ImportJobView {
+  readonly importJobId: string;
+  readonly status: 'Pending' | 'Completed' | 'Failed';
+  readonly success: boolean | null;
+  readonly message: string;
+  readonly commandsExecuted: number;
+  readonly eventsGenerated: number;
+  readonly progress: { readonly done: number; readonly total: number };
+  readonly errorMessage: string | null;
+}
+
+export interface SeedUser {
+  readonly email: string;
+  readonly userName: string;
+  readonly userType: 'Human';
+  readonly roles: readonly ['Member'];
+  readonly password: string;
+}
+
+/** `count` new users, each with a password, under a tag no other test uses. */
+export function seedUsersWithPasswords(count: number, tag = randomUUID().slice(0, 8)): SeedUser[] {
+  return Array.from({ length: count }, (_, i) => ({
+    email: `worker-seed-${tag}-${i}@example.com`,
+    userName: `worker-seed-${tag}-${i}`,
+    userType: 'Human',
+    roles: ['Member'],
+    password: SEED_PASSWORD,
+  }));
+}
+
+/** One JSON log line of a worker process. */
+export type LogLine = Record<string, unknown>;
+
+/** The JSON lines of a process's stdout whose message is `message`. */
+export function logLines(output: string, message: string): LogLine[] {
+  return output
+    .split('\n')
+    .filter((line) => line.startsWith('{'))
+    .map((line) => JSON.parse(line) as LogLine)
+    .filter((line) => line.message === message);
+}
+
+/**
+ * An in-process HTTP app and any number of real worker processes sharing one fresh key prefix, with
+ * a UserManager to submit imports as. `close()` kills whatever worker is still running.
+ */
+export interface ImportWorkersHarness {
+  readonly subject: TestApp;
+  readonly prefix: string;
+  /** Starts `workers/main.ts` with the harness's Redis and prefix, and waits for "worker ready". */
+  startWorker(env?: Record<string, string>): Promise<ServiceProcess>;
+  /** Submits a Normal UserSeeding import of `users`; returns its import job id. */
+  submitSeeding(users: readonly SeedUser[]): Promise<string>;
+  /** The job as GetImportJobResult shows it to its submitter. */
+  jobResult(importJobId: string): Promise<ImportJobView>;
+  /** Polls until the job is Completed or Failed; returns it. */
+  waitUntilFinished(importJobId: string, timeoutMs: number): Promise<ImportJobView>;
+  /** How many of `users` have a stream, and how many of those hold anything but exactly one event. */
+  userStreams(users: readonly SeedUser[]): Promise<{ existing: number; notExactlyOneEvent: string[] }>;
+  /** Every user stream under the prefix (the seeded users plus the manager). */
+  countAllUserStreams(): Promise<number>;
+  close(): Promise<void>;
+}
+
+export async function createImportWorkersHarness(
+  workerEnv: Record<string, string> = {},
+): Promise<ImportWorkersHarness> {
+  const prefix = uniquePrefix();
+  const subject = await createTestApp({ REDIS_KEY_PREFIX: prefix });
+  const managerEmail = `manager-${randomUUID().slice(0, 8)}@example.com`;
+  await subject.createUser({ email: managerEmail, password: MANAGER_PASSWORD, roles: ['UserManager'] });
+  const authorization = `Basic ${Buffer.from(`${managerEmail}:${MANAGER_PASSWORD}`).toString('base64')}`;
+  const processes: ServiceProcess[] = [];
+
+  const jobResult = async (importJobId: string): Promise<ImportJobView> => {
+    const res = await request(subject.app)
+      .post('/api/readmodel')
+      .set('Authorization', authorization)
+      .send({ query: { queryType: 'GetImportJobResult', importJobId } });
+    if (res.status !== 200) throw new Error(`GetImportJobResult answered ${res.status}: ${res.text}`);
+    return (res.body as { results: ImportJobView[] }).results[0] as ImportJobView;
+  };
+
+  return {
+    subject,
+    prefix,
+    async startWorker(env = {}) {
+      const worker = startServiceProcess('workers/main.ts', {
+        REDIS_URL: testRedisUrl(),
+        REDIS_KEY_PREFIX: prefix,
+        ...workerEnv,
+        ...env,
+      });
+      processes.push(worker);
+      await worker.waitForOutput('worker ready', 30_000);
+      return worker;
+    },
+    async submitSeeding(users) {
+      const res = await request(subject.app)
+        .post('/api/import')
+        .set('Authorization', authorization)
+        .send({
+          requestId: randomUUID(),
+          importerType: 'UserSeeding',
+          priority: 'Normal',
+          importData: { enabled: true, skipIfUsersExist: false, users },
+        });
+      if (res.status !== 200 || res.body.status !== 'Pending') {
+        throw new Error(`import not queued: ${res.status} ${res.text}`);
+      }
+      return res.body.importJobId as string;
+    },
+    jobResult,
+    async waitUntilFinished(importJobId, timeoutMs) {
+      let last: ImportJobView | undefined;
+      try {
+        await eventually(
+          async () => {
+            last = await jobResult(importJobId);
+            return last.status !== 'Pending';
+          },
+          timeoutMs,
+          250,
+        );
+      } catch (error) {
+        throw new Error(`import ${importJobId} still Pending: ${JSON.stringify(last)}`, { cause: error });
+      }
+      return last as ImportJobView;
+    },
+    async userStreams(users) {
+      const lengths = await Promise.all(
+        users.map((user) => subject.services.store.streamLength('user', userIdForEmail(user.email))),
+      );
+      return {
+        existing: lengths.filter((length) => length > 0).length,
+        notExactlyOneEvent: users
+          .map((user, i) => ({ email: user.email, length: lengths[i] }))
+          .filter(({ length }) => length !== 1)
+          .map(({ email, length }) => `${email}: ${length}`),
+      };
+    },
+    async countAllUserStreams() {
+      let cursor = '0';
+      let count = 0;
+      do {
+        const [next, keys] = await subject.redis.scan(
+          cursor,
+          'MATCH',
+          `${prefix}*:stream:user:*`,
+          'COUNT',
+          1000,
+        );
+        cursor = next;
+        count += keys.length;
+      } while (cursor !== '0');
+      return count;
+    },
+    async close() {
+      await Promise.all(
+        processes.map(async (worker) => {
+          if (worker.child.exitCode === null && worker.child.signalCode === null) {
+            worker.child.kill('SIGKILL');
+          }
+          await worker.exited;
+        }),
+      );
+      await subject.services.importQueue.close();
+      await subject.close();
+    },
+  };
+}

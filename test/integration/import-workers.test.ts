@@ -1,0 +1,142 @@
+import { eventually } from '../helpers/processes';
+import {
+  createImportWorkersHarness,
+  logLines,
+  seedUsersWithPasswords,
+  type ImportWorkersHarness,
+} from '../helpers/import-workers';
+
+/** Short, so a dead worker's job is handed over within seconds (BullMQ checks stalls every half of it). */
+const SHORT_JOB_LOCK = { IMPORT_JOB_LOCK_MS: '3000' };
+
+/** Resolves with `promise`, or rejects once `ms` have passed. */
+async function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what} took longer than ${ms} ms`)), ms);
+  });
+  try {
+    return await Promise.race([promise, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** Waits until the job's record shows more than `done` rows done, failing if it finishes first. */
+async function waitUntilMidway(harness: ImportWorkersHarness, importJobId: string, done: number) {
+  await eventually(
+    async () => {
+      const job = await harness.jobResult(importJobId);
+      if (job.status !== 'Pending')
+        throw new Error(`finished before it could be interrupted: ${job.message}`);
+      return job.progress.done > done;
+    },
+    40_000,
+    50,
+  );
+}
+
+describe('Import worker processes', () => {
+  let harness: ImportWorkersHarness | undefined;
+
+  afterEach(async () => {
+    await harness?.close();
+    harness = undefined;
+  });
+
+  it('When the worker running a 500-user import is killed with SIGKILL and a second worker starts, then the second finishes it with exactly 500 users created', async () => {
+    harness = await createImportWorkersHarness(SHORT_JOB_LOCK);
+    const doomed = await harness.startWorker();
+    const users = seedUsersWithPasswords(500);
+    const importJobId = await harness.submitSeeding(users);
+
+    await waitUntilMidway(harness, importJobId, 50);
+    doomed.child.kill('SIGKILL');
+    expect(await doomed.exited).toBeNull();
+    const atKill = await harness.jobResult(importJobId);
+    const createdBeforeKill = (await harness.userStreams(users)).existing;
+    expect(atKill.status).toBe('Pending');
+    expect(createdBeforeKill).toBeGreaterThan(50);
+    expect(createdBeforeKill).toBeLessThan(500);
+
+    const successor = await harness.startWorker();
+    const finished = await harness.waitUntilFinished(importJobId, 60_000);
+
+    expect(finished).toMatchObject({
+      status: 'Completed',
+      success: true,
+      commandsExecuted: 500,
+      eventsGenerated: 500,
+      progress: { done: 500, total: 500 },
+      errorMessage: null,
+    });
+    expect(await harness.userStreams(users)).toEqual({ existing: 500, notExactlyOneEvent: [] });
+    // The 500 seeded users and the manager who submitted the import: nothing else was created.
+    expect(await harness.countAllUserStreams()).toBe(501);
+    expect(logLines(doomed.stdout(), 'import finished')).toEqual([]);
+    expect(logLines(successor.stdout(), 'import finished')).toEqual([
+      expect.objectContaining({ importJobId, status: 'Completed', commandsExecuted: 500 }),
+    ]);
+  }, 90_000);
+
+  it('When two worker processes share one queue and six imports arrive at once, then both take jobs, each job runs once and every user exists once', async () => {
+    // Two jobs at a time per worker: one worker cannot hold all six, so the other must take some.
+    harness = await createImportWorkersHarness({ WORKER_CONCURRENCY: '2' });
+    const workers = await Promise.all([harness.startWorker(), harness.startWorker()]);
+    const batches = Array.from({ length: 6 }, () => seedUsersWithPasswords(20));
+    const active = harness;
+    const importJobIds = await Promise.all(batches.map((users) => active.submitSeeding(users)));
+
+    const finished = await Promise.all(importJobIds.map((id) => active.waitUntilFinished(id, 60_000)));
+
+    for (const job of finished) {
+      expect(job).toMatchObject({ status: 'Completed', success: true, commandsExecuted: 20 });
+    }
+    const startedBy = workers.map((worker) =>
+      logLines(worker.stdout(), 'import started').map((line) => line.importJobId as string),
+    );
+    expect(startedBy.map((ids) => ids.length > 0)).toEqual([true, true]);
+    const finishedIds = workers.flatMap((worker) =>
+      logLines(worker.stdout(), 'import finished').map((line) => line.importJobId as string),
+    );
+    expect([...finishedIds].sort()).toEqual([...importJobIds].sort());
+    expect(await harness.userStreams(batches.flat())).toEqual({ existing: 120, notExactlyOneEvent: [] });
+    expect(await harness.countAllUserStreams()).toBe(121);
+  }, 90_000);
+
+  it('When a worker gets SIGTERM in the middle of a 100-user import, then it exits 0 and the import ends Completed with every user created once', async () => {
+    // One command at a time makes the import last a few seconds, so the signal lands mid-job.
+    harness = await createImportWorkersHarness({ ...SHORT_JOB_LOCK, IMPORT_COMMAND_CONCURRENCY: '1' });
+    const stopping = await harness.startWorker();
+    const users = seedUsersWithPasswords(100);
+    const importJobId = await harness.submitSeeding(users);
+
+    await waitUntilMidway(harness, importJobId, 10);
+    stopping.child.kill('SIGTERM');
+    expect(await within(stopping.exited, 20_000, 'the worker exiting after SIGTERM')).toBe(0);
+
+    // close() lets the job in progress finish; should it not have, another worker must finish it.
+    const output = stopping.stdout();
+    const finishedByStopping = logLines(output, 'import finished').length > 0;
+    if (finishedByStopping) {
+      // The signal came while the job ran: shutting down waited for it.
+      expect(output.indexOf('"message":"shutting down"')).toBeLessThan(
+        output.indexOf('"message":"import finished"'),
+      );
+    } else {
+      await harness.startWorker();
+    }
+    const finished = await harness.waitUntilFinished(importJobId, 45_000);
+
+    expect(finished).toMatchObject({
+      status: 'Completed',
+      success: true,
+      commandsExecuted: 100,
+      eventsGenerated: 100,
+      progress: { done: 100, total: 100 },
+    });
+    expect(await harness.userStreams(users)).toEqual({ existing: 100, notExactlyOneEvent: [] });
+    expect(await harness.countAllUserStreams()).toBe(101);
+    expect(stopping.stdout()).toContain('"message":"stopped"');
+  }, 90_000);
+});

@@ -1,0 +1,221 @@
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import prettier from 'prettier';
+
+import type { LoadSettings, Measured } from './load';
+import { REPO_ROOT } from './processes';
+
+/** One line of a comparison: a workload's medians, and how it stands against the baseline. */
+export interface ComparisonRow extends Measured {
+  /** Its median rate over the baseline's; null on the baseline's own row. */
+  readonly ratio: number | null;
+  /** The least ratio the issue asks for; null when none is set. */
+  readonly target: number | null;
+}
+
+/** What one `*.bench.ts` hands back to run-all: its table, its notes, and whether the run counts. */
+export interface BenchReport {
+  /** File name without `.bench.ts`; also the name of its section in RESULTS.md. */
+  readonly name: string;
+  readonly title: string;
+  readonly settings: LoadSettings & { rounds: number };
+  /** From `machineInfo()`, taken before the first server starts. */
+  readonly machine: Record<string, string>;
+  readonly rows: readonly ComparisonRow[];
+  /** How to read the table: what was set up, and how. */
+  readonly notes: readonly string[];
+  /** Anything that makes the numbers meaningless (non-2xx answers, errors). Empty for a valid run. */
+  readonly problems: readonly string[];
+}
+
+/** A bench module, as run-all loads it. */
+export interface BenchModule {
+  run(): Promise<BenchReport>;
+}
+
+/** Rows against `baseline`: the ratio of medians, and the target for each non-baseline row. */
+export function compareWith(
+  baseline: Measured,
+  others: readonly Measured[],
+  target: number | null,
+): ComparisonRow[] {
+  return [
+    { ...baseline, ratio: null, target: null },
+    ...others.map((row) => ({ ...row, ratio: row.requestsPerSecond / baseline.requestsPerSecond, target })),
+  ];
+}
+
+/** Every reason the rows cannot be trusted: a failed request means the server measured was not doing the work. */
+export function problemsOf(rows: readonly Measured[]): string[] {
+  return rows.flatMap((row) => {
+    const found: string[] = [];
+    if (row.non2xx > 0) found.push(`${row.workload}: ${row.non2xx} non-2xx responses`);
+    if (row.errors > 0) found.push(`${row.workload}: ${row.errors} connection errors or timeouts`);
+    if (row.warmupFailures > 0) found.push(`${row.workload}: ${row.warmupFailures} failures during warm-up`);
+    return found;
+  });
+}
+
+function fixed(value: number, digits: number): string {
+  return Number.isFinite(value) ? value.toFixed(digits) : '-';
+}
+
+function metCell(row: ComparisonRow): string {
+  if (problemsOf([row]).length > 0) return 'INVALID';
+  if (row.ratio === null || row.target === null) return '';
+  return row.ratio >= row.target ? 'yes' : 'NO';
+}
+
+/** A Markdown table, padded so it also reads well in a terminal. */
+export function table(rows: readonly ComparisonRow[]): string {
+  const header = [
+    'Workload',
+    'req/s (median)',
+    'p50 ms',
+    'p99 ms',
+    'vs baseline',
+    'target',
+    'met?',
+    'req/s per round',
+  ];
+  const body = rows.map((row) => [
+    row.workload,
+    fixed(row.requestsPerSecond, 0),
+    fixed(row.p50Ms, 1),
+    fixed(row.p99Ms, 1),
+    row.ratio === null ? '(baseline)' : fixed(row.ratio, 2),
+    row.target === null ? '' : `>= ${fixed(row.target, 2)}`,
+    metCell(row),
+    row.runs.map((run) => fixed(run.requestsPerSecond, 0)).join(' / '),
+  ]);
+  const widths = header.map((cell, column) =>
+    Math.max(cell.length, ...body.map((line) => (line[column] ?? '').length)),
+  );
+  const numeric = new Set(['req/s (median)', 'p50 ms', 'p99 ms', 'vs baseline']);
+  const render = (cells: readonly string[]) =>
+    `| ${cells
+      .map((cell, column) => {
+        const width = widths[column] ?? 0;
+        return numeric.has(header[column] ?? '') ? cell.padStart(width) : cell.padEnd(width);
+      })
+      .join(' | ')} |`;
+  const rule = `| ${widths
+    .map((width, column) =>
+      numeric.has(header[column] ?? '') ? `${'-'.repeat(width - 1)}:` : '-'.repeat(width),
+    )
+    .join(' | ')} |`;
+  return [render(header), rule, ...body.map(render)].join('\n');
+}
+
+function git(...args: string[]): string {
+  const result = spawnSync('git', args, { cwd: REPO_ROOT, encoding: 'utf8' });
+  return result.status === 0 ? result.stdout.trim() : '';
+}
+
+/** Where the numbers were taken: they mean little without the machine and the code they came from. */
+export function machineInfo(): Record<string, string> {
+  const cpus = os.cpus();
+  const dirty = git('status', '--porcelain').length > 0;
+  return {
+    date: new Date().toISOString(),
+    os: `${os.type()} ${os.release()} (${os.arch()})`,
+    cpus: `${cpus.length} x ${cpus[0]?.model.trim() ?? 'unknown'}`,
+    memory: `${(os.totalmem() / 1024 ** 3).toFixed(1)} GiB`,
+    node: process.version,
+    'load average before the run (1/5/15 min)': os
+      .loadavg()
+      .map((load) => load.toFixed(2))
+      .join(' / '),
+    commit: `${git('rev-parse', '--short', 'HEAD') || 'unknown'}${dirty ? ' (with uncommitted changes)' : ''}`,
+  };
+}
+
+function settingsLine(settings: BenchReport['settings']): string {
+  return (
+    `autocannon in the bench process, servers in their own processes; ${settings.connections} connections, ` +
+    `pipelining 1, ${settings.warmupSeconds} s warm-up then ${settings.durationSeconds} s measured per run, ` +
+    `${settings.rounds} round(s) with the workloads interleaved, medians reported`
+  );
+}
+
+/** The report as a Markdown section (machine, settings, table, notes). */
+export function markdownSection(report: BenchReport): string {
+  return [
+    `## ${report.title}`,
+    '',
+    `Measured by \`npm run bench\` (or \`npm run bench:${report.name}\`) on:`,
+    '',
+    ...Object.entries(report.machine).map(([key, value]) => `- ${key}: ${value}`),
+    `- load: ${settingsLine(report.settings)}`,
+    '',
+    table(report.rows),
+    '',
+    ...report.notes.map((note) => `- ${note}`),
+    ...(report.problems.length > 0
+      ? ['', `**INVALID RUN:** ${report.problems.join('; ')}`]
+      : ['- Every response of every run, warm-ups included, was 2xx.']),
+  ].join('\n');
+}
+
+/** The report for the terminal. */
+export function consoleReport(report: BenchReport): string {
+  return [
+    '',
+    `== ${report.title}`,
+    `   ${settingsLine(report.settings)}`,
+    '',
+    table(report.rows),
+    '',
+    ...report.notes.map((note) => `  - ${note}`),
+    ...(report.problems.length > 0
+      ? [
+          '',
+          '!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!',
+          `!!! INVALID RUN: ${report.problems.join('; ')}`,
+          '!!! The numbers above do not measure the intended work. Fix the cause and run again.',
+          '!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!',
+        ]
+      : []),
+    '',
+  ].join('\n');
+}
+
+const RESULTS_FILE = path.join(REPO_ROOT, 'bench', 'RESULTS.md');
+const RESULTS_DIR = path.join(REPO_ROOT, 'bench', 'results');
+
+const RESULTS_PREAMBLE = `# Benchmark results
+
+Written by \`npm run bench\`: one section per bench, each replaced by that bench's latest run. Every
+number is relative to a baseline measured in the same run with the same load generator; compare the
+ratios, not the absolute rates, across machines. Raw runs are in \`bench/results/*.json\` (not committed).
+`;
+
+/**
+ * Replaces the report's section of bench/RESULTS.md (between its begin/end markers, appended when
+ * absent), formatted as `npm run lint` expects, and writes the raw runs to
+ * bench/results/<name>-<time>.json (git-ignored). Returns the JSON's path.
+ */
+export async function saveReport(report: BenchReport): Promise<string> {
+  const begin = `<!-- bench:${report.name}:begin -->`;
+  const end = `<!-- bench:${report.name}:end -->`;
+  const section = `${begin}\n${markdownSection(report)}\n${end}`;
+  const current = existsSync(RESULTS_FILE) ? readFileSync(RESULTS_FILE, 'utf8') : RESULTS_PREAMBLE;
+  const from = current.indexOf(begin);
+  const to = current.indexOf(end);
+  const next =
+    from >= 0 && to > from
+      ? current.slice(0, from) + section + current.slice(to + end.length)
+      : `${current.trimEnd()}\n\n${section}\n`;
+  const options = (await prettier.resolveConfig(RESULTS_FILE)) ?? {};
+  writeFileSync(RESULTS_FILE, await prettier.format(next, { ...options, filepath: RESULTS_FILE }));
+
+  mkdirSync(RESULTS_DIR, { recursive: true });
+  const file = path.join(
+    RESULTS_DIR,
+    `${report.name}-${new Date().toISOString().replace(/[:.]/g, '-')}.json`,
+  );
+  writeFileSync(file, `${JSON.stringify(report, null, 2)}\n`);
+  return file;
+}

@@ -1,0 +1,51 @@
+import path from 'node:path';
+
+import { removeScratchDir, REPO_ROOT, stopAllOnInterrupt } from './processes';
+import { consoleReport, saveReport, table, type BenchModule, type BenchReport } from './report';
+
+/** A bench to run: its name (the file name without `.bench.ts`) and how to load it. */
+export interface BenchEntry {
+  readonly name: string;
+  load(): Promise<BenchModule>;
+}
+
+/**
+ * Runs benches one after the other (never two at once: they would share the machine), prints and
+ * saves each as it finishes, then prints one combined table. Sets the exit code to 1 if any bench
+ * failed or produced an invalid run (a non-2xx answer or an error under load).
+ */
+export async function runBenches(entries: readonly BenchEntry[]): Promise<void> {
+  stopAllOnInterrupt();
+  const reports: BenchReport[] = [];
+  const failures: string[] = [];
+  for (const entry of entries) {
+    process.stderr.write(`[bench] ${entry.name}\n`);
+    try {
+      const report = await (await entry.load()).run();
+      reports.push(report);
+      process.stdout.write(consoleReport(report));
+      process.stdout.write(
+        `saved: bench/RESULTS.md, ${path.relative(REPO_ROOT, await saveReport(report))}\n`,
+      );
+    } catch (error) {
+      failures.push(entry.name);
+      process.stderr.write(
+        `[bench] ${entry.name} failed: ${error instanceof Error ? error.stack : String(error)}\n`,
+      );
+    }
+  }
+
+  if (reports.length > 1) {
+    const rows = reports.flatMap((report) =>
+      report.rows.map((row) => ({ ...row, workload: `${report.name}: ${row.workload}` })),
+    );
+    process.stdout.write(`\n== All benches\n\n${table(rows)}\n`);
+  }
+  const invalid = reports.filter((report) => report.problems.length > 0).map((report) => report.name);
+  if (invalid.length > 0) process.stdout.write(`\n!!! INVALID RUNS: ${invalid.join(', ')}\n`);
+  if (failures.length > 0) process.stdout.write(`\n!!! FAILED: ${failures.join(', ')}\n`);
+  const failed = invalid.length > 0 || failures.length > 0;
+  const kept = removeScratchDir(failed);
+  if (kept) process.stdout.write(`kept the server logs (and CPU profiles, if asked for): ${kept}\n`);
+  process.exitCode = failed ? 1 : 0;
+}

@@ -3,6 +3,7 @@ import type { Redis } from 'ioredis';
 
 import type { Config } from '../shared/config';
 import type { Logger } from '../shared/logger';
+import { registerBullBoard } from './admin/bull-board';
 import { registerTokenRoutes } from './auth/token.routes';
 import { registerCommandRoutes } from './command/command.routes';
 import { registerImportRoutes } from './import/import.routes';
@@ -55,6 +56,7 @@ export function buildApp(deps: AppDependencies, options: BuildAppOptions = {}): 
   ]);
   registerCommandRoutes(routes, deps.services);
   registerImportRoutes(routes, { ...deps.services, services: deps.services, config: deps.config });
+  registerBullBoard(app, deps.services);
   options.extraRoutes?.(routes);
 
   app.use(routes.methodNotAllowed());

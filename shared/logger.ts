@@ -1,29 +1,14 @@
 import winston from 'winston';
 
 import type { LogLevel } from './config';
+import { isSecretKey, redactSecrets } from './redaction';
 import { currentContext } from './request-context';
 
 export type Logger = winston.Logger;
 
-/** Keys whose values never reach a log line, at any depth. */
-const SECRET_KEYS =
-  /^(authorization|cookie|set-cookie|password|passwordhash|hash|token|access_token|secret|jwt_secret|admin_password)$/i;
-
-function redact(value: unknown, depth = 0): unknown {
-  if (depth > 6 || value === null || typeof value !== 'object') return value;
-  if (value instanceof Error) return { name: value.name, message: value.message, stack: value.stack };
-  if (Array.isArray(value)) return value.map((item) => redact(item, depth + 1));
-  return Object.fromEntries(
-    Object.entries(value as Record<string, unknown>).map(([key, inner]) => [
-      key,
-      SECRET_KEYS.test(key) ? '[redacted]' : redact(inner, depth + 1),
-    ]),
-  );
-}
-
-const redactSecrets = winston.format((info) => {
+const redactLine = winston.format((info) => {
   for (const key of Object.keys(info)) {
-    info[key] = SECRET_KEYS.test(key) ? '[redacted]' : redact(info[key]);
+    info[key] = isSecretKey(key) ? '[redacted]' : redactSecrets(info[key]);
   }
   return info;
 });
@@ -55,7 +40,7 @@ export function createLogger(options: {
     defaultMeta: { service: 'fantasy-team-service', process: options.processRole, pid: process.pid },
     format: winston.format.combine(
       withRequestContext(),
-      redactSecrets(),
+      redactLine(),
       winston.format.timestamp(),
       winston.format.errors({ stack: true }),
       winston.format.json(),

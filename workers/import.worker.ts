@@ -7,6 +7,7 @@ import { IMPORT_QUEUE_NAME, importQueueOptions, type ImportJobData } from '../sh
 import type { ImportResults } from '../shared/importers/import-results';
 import { processImport } from '../shared/importers/import-processor';
 import type { Logger } from '../shared/logger';
+import { redactSecrets } from '../shared/redaction';
 import { runWithContext } from '../shared/request-context';
 
 /**
@@ -30,6 +31,8 @@ export function startImportWorker(
         const record = await processImport(job.data, services, results, config, (done, total) =>
           job.updateProgress({ done, total }),
         );
+        // The job's data may carry seeded passwords; BullMQ keeps finished jobs, so keep none of them.
+        await job.updateData({ ...job.data, importData: redactSecrets(job.data.importData) });
         logger.info('import finished', {
           importJobId: record.importJobId,
           status: record.status,
@@ -49,6 +52,15 @@ export function startImportWorker(
   );
   worker.on('failed', (job, error) => {
     logger.warn('import attempt failed', { importJobId: job?.data.importJobId, error: error.message });
+    if (!job || job.attemptsMade < (job.opts.attempts ?? 1)) return;
+    // Out of retries: the record must not stay Pending forever, nor the job keep its secrets.
+    void Promise.all([
+      results.failIfPending(
+        job.data.importJobId,
+        `Import failed after ${job.attemptsMade} attempts: ${error.message}`,
+      ),
+      job.updateData({ ...job.data, importData: redactSecrets(job.data.importData) }),
+    ]).catch((cause: unknown) => logger.warn('could not record the failed import', { error: String(cause) }));
   });
   worker.on('error', (error) => logger.warn('import worker error', { error: error.message }));
   return worker;

@@ -133,6 +133,21 @@ export class ImportResults {
     return done;
   }
 
+  /** Marks a job that can no longer run (out of retries) as Failed, unless it finished meanwhile. */
+  async failIfPending(importJobId: string, message: string): Promise<void> {
+    const record = await this.get(importJobId);
+    if (!record || record.status !== 'Pending') return;
+    await this.save({
+      ...record,
+      status: 'Failed',
+      success: false,
+      message,
+      errorMessage: message,
+      errorCode: 'AGGREGATE_PROCESSING_FAILED',
+      completedAt: new Date().toISOString(),
+    });
+  }
+
   async discard(importJobId: string): Promise<void> {
     await this.redis.del(this.keys.importResult(importJobId), this.keys.importProgress(importJobId));
   }

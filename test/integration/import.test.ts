@@ -342,6 +342,24 @@ describe('POST /api/import', () => {
       expect((await jobResult(res.body.importJobId, 'admin@example.com')).status).toBe(200);
     });
 
+    it('When a queued import with passwords finishes, then its BullMQ job keeps no password', async () => {
+      await idleQueue();
+      const users = seedUsers(2).map((user) => ({ ...user, password: 'queued-secret-123' }));
+      const res = await submit(seeding(users));
+      await eventually(
+        async () => (await jobResult(res.body.importJobId)).body.results?.[0]?.status === 'Completed',
+        15_000,
+      );
+      await eventually(async () => {
+        const job = await subject.services.importQueue.queue.getJob(res.body.importJobId);
+        return job !== undefined && !JSON.stringify(job.data).includes('queued-secret-123');
+      }, 5_000);
+      const job = await subject.services.importQueue.queue.getJob(res.body.importJobId);
+      expect((job?.data.importData as { users: { password: string }[] }).users[0]?.password).toBe(
+        '[redacted]',
+      );
+    });
+
     it('When AvailableImporters is asked, then UserSeeding is listed with its roles', async () => {
       const res = await request(subject.app)
         .post('/api/readmodel')

@@ -4,7 +4,7 @@ import { createLogger } from '../shared/logger';
 import { closeConnections, createRedisConnection, waitForRedis } from '../shared/redis/connections';
 import { buildApp } from './app';
 import { listen, type RunningServer } from './server';
-import { createIngressServices } from './services';
+import { createIngressServices, type IngressServices } from './services';
 
 /** The HTTP ingress process: config -> logger -> redis -> services -> app -> listen. */
 async function main(): Promise<void> {
@@ -12,15 +12,17 @@ async function main(): Promise<void> {
   const logger = createLogger({ level: config.logLevel, processRole: 'ingress' });
   const redis = createRedisConnection(config.redisUrl, 'request', logger);
   let running: RunningServer | undefined;
+  let services: IngressServices | undefined;
 
   // Hooks first: a process still waiting for Redis must stop cleanly on SIGTERM too.
   installShutdownHooks(logger, config.shutdownTimeoutMs, async () => {
     await running?.close(config.shutdownTimeoutMs);
+    await services?.close();
     await closeConnections(redis);
   });
 
   await waitForRedis(redis, logger);
-  const services = await createIngressServices(config, redis);
+  services = await createIngressServices(config, redis, logger);
   await bootstrapAdmin(config, services.accounts, logger);
 
   running = await listen(buildApp({ config, logger, redis, services }), config.port, config.host);

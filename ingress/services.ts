@@ -1,6 +1,8 @@
 import type { Redis } from 'ioredis';
 
+import { AccountCache } from '../shared/accounts/account-cache';
 import { createCoreServices, type CoreServices } from '../shared/composition';
+import type { Logger } from '../shared/logger';
 import type { Config } from '../shared/config';
 import type { CommandHandlerHooks } from '../shared/event-store/handle-command';
 import { CredentialVerifier } from './auth/credential-verifier';
@@ -18,27 +20,52 @@ export interface IngressServices extends CoreServices {
   readonly idempotency: CommandIdempotency;
   readonly importQueue: ImportQueue;
   readonly importResults: ImportResults;
+  readonly accountCache: AccountCache;
+  /** Closes what the services opened themselves (the cache's subscriber, the queue). */
+  close(): Promise<void>;
 }
 
 /** Builds everything the HTTP app uses. Needs Redis up (it may read the shared JWT secret). */
 export async function createIngressServices(
   config: Config,
   redis: Redis,
+  logger: Logger,
   hooks: CommandHandlerHooks = {},
 ): Promise<IngressServices> {
   const core = createCoreServices(config, redis, hooks);
   const throttle = new SignInThrottle(redis, core.keys, config.auth);
+  const accountCache = await AccountCache.start(
+    core.accounts,
+    // Its own connection: a subscribed connection can run nothing else.
+    redis.duplicate({ enableOfflineQueue: true }),
+    core.keys,
+    config.auth.cacheTtlSeconds,
+    logger,
+  );
   const verifier = await CredentialVerifier.create(
     core.accounts,
+    accountCache,
     core.hasher,
     throttle,
     config.auth.cacheTtlSeconds,
   );
   const tokens = await TokenService.create(config, redis, core.keys);
-  const passport = createPassport(verifier, tokens, core.accounts);
+  const passport = createPassport(verifier, tokens, accountCache);
   const idempotency = new CommandIdempotency(redis, core.keys);
   // The queue shares the request connection: adding a job must fail fast while Redis is away.
   const importQueue = new ImportQueue(redis, redis, core.keys, config);
   const importResults = new ImportResults(redis, core.keys, config.imports.resultTtlSeconds);
-  return { ...core, verifier, tokens, passport, idempotency, importQueue, importResults };
+  return {
+    ...core,
+    verifier,
+    tokens,
+    passport,
+    idempotency,
+    importQueue,
+    importResults,
+    accountCache,
+    async close() {
+      await Promise.all([accountCache.close(), importQueue.close()]);
+    },
+  };
 }

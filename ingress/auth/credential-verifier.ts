@@ -2,6 +2,7 @@ import { createHmac, randomBytes } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 
 import type { Account } from '../../shared/accounts/account';
+import type { AccountCache } from '../../shared/accounts/account-cache';
 import type { AccountService } from '../../shared/accounts/account.service';
 import { userIdForEmail } from '../../shared/domain/user/user-id';
 import type { PasswordHasher } from '../../shared/domain/user/password-hasher';
@@ -28,6 +29,7 @@ export class CredentialVerifier {
 
   private constructor(
     private readonly accounts: AccountService,
+    private readonly accountCache: AccountCache,
     private readonly hasher: PasswordHasher,
     private readonly throttle: SignInThrottle,
     /** Verified against for unknown e-mails, so they cost what a wrong password costs. */
@@ -42,12 +44,13 @@ export class CredentialVerifier {
 
   static async create(
     accounts: AccountService,
+    accountCache: AccountCache,
     hasher: PasswordHasher,
     throttle: SignInThrottle,
     cacheTtlSeconds: number,
   ): Promise<CredentialVerifier> {
     const decoyHash = await hasher.hash(randomBytes(24).toString('base64url'));
-    return new CredentialVerifier(accounts, hasher, throttle, decoyHash, cacheTtlSeconds);
+    return new CredentialVerifier(accounts, accountCache, hasher, throttle, decoyHash, cacheTtlSeconds);
   }
 
   /** The account when the credentials are right, else null; throws the 429 while throttled. */
@@ -59,7 +62,7 @@ export class CredentialVerifier {
       .digest('base64url');
     const cached = this.cache?.get(cacheKey);
     if (cached) {
-      const account = await this.accounts.findById(cached.userId);
+      const account = await this.accountCache.findById(cached.userId);
       if (account && account.version === cached.version) return account;
       this.cache?.delete(cacheKey);
     }

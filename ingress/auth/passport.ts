@@ -3,7 +3,7 @@ import passport, { type StrategyCreatedStatic } from 'passport';
 import { BasicStrategy } from 'passport-http';
 import { Strategy as BearerStrategy } from 'passport-http-bearer';
 
-import type { AccountService } from '../../shared/accounts/account.service';
+import type { AccountCache } from '../../shared/accounts/account-cache';
 import { parseBasicCredentials } from './basic-header';
 import type { CredentialVerifier } from './credential-verifier';
 import { principalOf } from './principal';
@@ -45,7 +45,7 @@ type BasicVerifyWithRequest = (
 export function createPassport(
   verifier: CredentialVerifier,
   tokens: TokenService,
-  accounts: AccountService,
+  accounts: AccountCache,
 ): PassportAuthenticator {
   const authenticator = new passport.Authenticator();
 
@@ -69,7 +69,8 @@ export function createPassport(
           done(null, false);
           return;
         }
-        // The account is read on every request: roles are current and a removed account is refused.
+        // The account is looked up on every request (from a cache every change evicts): roles are
+        // current and a removed account is refused.
         accounts.findById(claims.sub).then(
           (account) => done(null, account ? principalOf(account, 'Bearer') : false),
           (error: unknown) => done(error),

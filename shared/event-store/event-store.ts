@@ -73,6 +73,7 @@ export class EventStore {
       this.keys.aggregateRecord(aggregateType, aggregateId),
       expectedVersion,
       events.length,
+      this.keys.aggregateChanges(aggregateType),
       ...events.map((event) => JSON.stringify(event)),
       JSON.stringify(request.state),
       ...attachmentArgs,

@@ -17,6 +17,8 @@ export function createKeys(prefix: string) {
     aggregateStream: aggregate('stream'),
     /** The aggregate's version, folded state and private attachments, written with each append. */
     aggregateRecord: aggregate('record'),
+    /** Pub/sub channel where every append announces the changed aggregate's id. */
+    aggregateChanges: (aggregateType: string) => `${prefix}changes:${aggregateType}`,
     /** Serialises command handling on one aggregate across every process. */
     aggregateLock: aggregate('lock'),
     /** One partition of the global event log that projectors consume. */

@@ -73,7 +73,7 @@ export async function createTestApp(
   const logger = createLogger({ level: config.logLevel, processRole: 'test', stream: logs.stream });
   const redis = createRedisConnection(config.redisUrl, 'request', logger);
   await waitForRedis(redis, logger);
-  const services = await createIngressServices(config, redis);
+  const services = await createIngressServices(config, redis, logger);
   const app = buildApp({ config, logger, redis, services }, options);
   return {
     app,
@@ -92,6 +92,7 @@ export async function createTestApp(
       return result.userId;
     },
     async close() {
+      await services.close();
       await closeConnections(redis);
       logger.close();
     },

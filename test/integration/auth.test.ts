@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import jwt from 'jsonwebtoken';
 import request from 'supertest';
 
@@ -5,6 +6,7 @@ import { defineQuery, querySchema } from '../../ingress/readmodel/query-definiti
 import { bootstrapAdmin } from '../../shared/accounts/bootstrap-admin';
 import { SYSTEM_ACTOR } from '../../shared/accounts/account';
 import { createTestApp, type TestApp } from '../helpers/app-fixture';
+import { eventually } from '../helpers/processes';
 
 const ADMIN = { email: 'Admin@Example.com', password: 'correct horse battery staple' };
 const JWT_SECRET = 'a-test-secret-that-is-at-least-32-characters-long';
@@ -368,11 +370,34 @@ describe('Accounts and authentication', () => {
         email: 'rotating@example.com',
         password: 'old-password-123',
       });
+      // Twice: the first verifies and caches the verification, the second caches the account too.
       expect((await currentUser(basic('rotating@example.com', 'old-password-123'))).status).toBe(200);
-      // No password-change command exists yet: write what its append would (new credential, next version).
-      const record = subject.services.keys.aggregateRecord('user', userId);
+      expect((await currentUser(basic('rotating@example.com', 'old-password-123'))).status).toBe(200);
+      // No password-change command exists yet: append what one would, through the real append path
+      // (which also announces the change to every replica's account cache).
+      const { account } = await subject.services.accounts.findWithCredential('rotating@example.com');
       const newHash = await subject.services.hasher.hash('new-password-456');
-      await subject.redis.hset(record, 'credential', newHash, 'version', '2');
+      await subject.services.store.append({
+        aggregateType: 'user',
+        aggregateId: userId,
+        expectedVersion: 1,
+        events: [
+          {
+            eventId: randomUUID(),
+            eventType: 'UserPasswordChangedEvent',
+            aggregateType: 'user',
+            aggregateId: userId,
+            version: 2,
+            occurredAt: new Date().toISOString(),
+            data: {},
+            metadata: { actorUserId: userId, requestId: null, correlationId: 'test' },
+          },
+        ],
+        state: account && { ...account, version: undefined },
+        attachments: { credential: newHash },
+      });
+      // The eviction travels by pub/sub: wait for it rather than race it.
+      await eventually(() => Promise.resolve(!subject.services.accountCache.holds(userId)), 2_000, 5);
 
       expect((await currentUser(basic('rotating@example.com', 'old-password-123'))).status).toBe(401);
       expect((await currentUser(basic('rotating@example.com', 'new-password-456'))).status).toBe(200);

@@ -7,9 +7,10 @@
     KEYS[3] aggregate record (hash: version, state, attachments)
     ARGV[1] expected version (the stream length the caller folded)
     ARGV[2] number of events N
-    ARGV[3 .. 2+N] event envelopes as JSON, versions expected+1 .. expected+N
-    ARGV[3+N] the folded state after the events, as JSON
-    ARGV[4+N ..] attachment field/value pairs written to the record (e.g. a credential)
+    ARGV[3] channel announcing that the aggregate changed (its id is published there)
+    ARGV[4 .. 3+N] event envelopes as JSON, versions expected+1 .. expected+N
+    ARGV[4+N] the folded state after the events, as JSON
+    ARGV[5+N ..] attachment field/value pairs written to the record (e.g. a credential)
 
   Output:
     the new version, or
@@ -26,14 +27,16 @@ if current ~= expected then
 end
 
 for i = 1, count do
-  local envelope = ARGV[2 + i]
+  local envelope = ARGV[3 + i]
   redis.call('XADD', KEYS[1], '0-' .. (expected + i), 'event', envelope)
   redis.call('XADD', KEYS[2], '*', 'event', envelope)
 end
 
 local version = expected + count
-redis.call('HSET', KEYS[3], 'version', version, 'state', ARGV[3 + count])
-for i = 4 + count, #ARGV, 2 do
+redis.call('HSET', KEYS[3], 'version', version, 'state', ARGV[4 + count])
+for i = 5 + count, #ARGV, 2 do
   redis.call('HSET', KEYS[3], ARGV[i], ARGV[i + 1])
 end
+-- In-process caches of the record (sign-in) drop it at once on every replica.
+redis.call('PUBLISH', ARGV[3], string.match(KEYS[3], '[^:]+$'))
 return version

@@ -37,6 +37,14 @@ export function hasAnyRole(assigned: readonly string[], required: readonly Role[
   return required.some((role) => effective.includes(role));
 }
 
+/** The rule for owned things (teams, imports): the owner, or anyone with Admin. */
+export function isOwnerOrAdmin(
+  actor: { readonly userId: string; readonly roles: readonly string[] },
+  ownerUserId: string,
+): boolean {
+  return actor.userId === ownerUserId || hasAnyRole(actor.roles, ['Admin']);
+}
+
 /**
  * The refusal text when an account lacks the roles for a command (spec 4.6 rule 3), e.g.
  * `User 'a@b.c' (<id>) lacks required roles to execute CreateUserCommand. Required roles: [UserManager, Admin]. User roles: [Member].`

@@ -1,5 +1,6 @@
 import type { ImportResponseBody } from '../../ingress/import/import-response';
-import type { ImportPriority, ImportStatus, RowError } from '../../shared/importers/importer';
+import type { ImportPriority } from '../../shared/importers/importer';
+import type { ImportJobResultItem } from '../../shared/importers/import-results';
 
 /** `POST /api/import`'s answer (the spec's 2.7), plus what a dry run adds. */
 export type ImportResponse = ImportResponseBody & {
@@ -7,21 +8,8 @@ export type ImportResponse = ImportResponseBody & {
 };
 
 /** The fields of a GetImportJobResult item the CLI reads. */
-export interface ImportJobView {
-  readonly importJobId: string;
-  readonly status: ImportStatus;
-  readonly message: string;
-  readonly success: boolean | null;
-  readonly commandsExecuted: number;
-  readonly eventsGenerated: number;
-  readonly aggregatesProcessed: number;
-  readonly skipped: number;
-  readonly progress: { readonly done: number; readonly total: number };
-  readonly executionDuration: string | null;
-  readonly errorMessage: string | null;
-  readonly errorCode: string | null;
-  readonly rowErrors: readonly RowError[];
-}
+/** A job as GetImportJobResult answers it. */
+export type ImportJobView = ImportJobResultItem;
 
 /** The request body the CLI sends to `POST /api/import`. */
 export interface ImportRequestBody {

@@ -28,6 +28,22 @@ export interface ImportRecord {
   readonly completedAt: string | null;
 }
 
+/** What GetImportJobResult answers for a job (the record without its internal fields). */
+export type ImportJobResultItem = Omit<
+  ImportRecord,
+  'submitterUserId' | 'processedSynchronously' | 'importResultId'
+>;
+
+export function toJobResultItem(record: ImportRecord): ImportJobResultItem {
+  const {
+    submitterUserId: _submitter,
+    processedSynchronously: _inline,
+    importResultId: _resultId,
+    ...item
+  } = record;
+  return item;
+}
+
 export type NewImportRecord = Pick<
   ImportRecord,
   | 'importJobId'

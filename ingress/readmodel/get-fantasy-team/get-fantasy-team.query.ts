@@ -5,7 +5,7 @@ import {
   type FantasyTeamView,
 } from '../../../shared/projections/fantasy-team/fantasy-team.projection';
 import type { Keys } from '../../../shared/redis/keys';
-import { hasAnyRole } from '../../../shared/roles';
+import { isOwnerOrAdmin } from '../../../shared/roles';
 import { guid } from '../../../shared/validation';
 import { notFoundListing } from '../listing';
 import { defineQuery, querySchema, type RegisteredQuery } from '../query-definition';
@@ -28,7 +28,7 @@ export function getFantasyTeamQuery(redis: Redis, keys: Keys): RegisteredQuery {
     async handle({ principal, body }) {
       const stored = await redis.get(keys.projectionDocument(fantasyTeamProjection.name, body.query.id));
       const team = stored === null ? null : (JSON.parse(stored) as FantasyTeamView);
-      if (!team || (team.ownerUserId !== principal.userId && !hasAnyRole(principal.roles, ['Admin']))) {
+      if (!team || !isOwnerOrAdmin(principal, team.ownerUserId)) {
         return notFoundListing();
       }
       return { body: { results: [team], totalCount: 1 } };

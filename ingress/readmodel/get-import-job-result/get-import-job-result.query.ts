@@ -1,5 +1,5 @@
-import type { ImportResults } from '../../../shared/importers/import-results';
-import { hasAnyRole } from '../../../shared/roles';
+import { toJobResultItem, type ImportResults } from '../../../shared/importers/import-results';
+import { isOwnerOrAdmin } from '../../../shared/roles';
 import { guid } from '../../../shared/validation';
 import { notFoundListing } from '../listing';
 import { defineQuery, querySchema, type RegisteredQuery } from '../query-definition';
@@ -18,33 +18,10 @@ export function getImportJobResultQuery(results: ImportResults): RegisteredQuery
     schema: querySchema<Body>('GetImportJobResult', { importJobId: guid().required() }),
     async handle({ principal, body }) {
       const record = await results.get(body.query.importJobId);
-      if (
-        !record ||
-        (record.submitterUserId !== principal.userId && !hasAnyRole(principal.roles, ['Admin']))
-      ) {
+      if (!record || !isOwnerOrAdmin(principal, record.submitterUserId)) {
         return notFoundListing();
       }
-      const item = {
-        importJobId: record.importJobId,
-        requestId: record.requestId,
-        importerType: record.importerType,
-        priority: record.priority,
-        status: record.status,
-        message: record.message,
-        success: record.success,
-        commandsExecuted: record.commandsExecuted,
-        eventsGenerated: record.eventsGenerated,
-        aggregatesProcessed: record.aggregatesProcessed,
-        skipped: record.skipped,
-        progress: record.progress,
-        executionDuration: record.executionDuration,
-        errorMessage: record.errorMessage,
-        errorCode: record.errorCode,
-        rowErrors: record.rowErrors,
-        createdAt: record.createdAt,
-        completedAt: record.completedAt,
-      };
-      return { body: { results: [item], totalCount: 1 } };
+      return { body: { results: [toJobResultItem(record)], totalCount: 1 } };
     },
   });
 }

@@ -1,4 +1,4 @@
-import { hasAnyRole } from '../../roles';
+import { isOwnerOrAdmin } from '../../roles';
 import { accept, forbid, reject, type Decider, type Decision, type DecisionContext } from '../decider';
 import {
   MAX_ROSTER_SIZE,
@@ -46,7 +46,7 @@ function guardExisting(
   const verb = VERBS[command.type];
   if (state === null) return reject(TEAM_MESSAGES.nonExistent(verb));
   // Only the owner or an Admin: anyone else learns nothing more about the team.
-  if (state.ownerUserId !== context.actorUserId && !hasAnyRole(context.actorRoles, ['Admin'])) {
+  if (!isOwnerOrAdmin({ userId: context.actorUserId, roles: context.actorRoles }, state.ownerUserId)) {
     return forbid(TEAM_MESSAGES.forbidden);
   }
   if (state.archived) return reject(TEAM_MESSAGES.archived(verb));

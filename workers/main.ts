@@ -20,7 +20,14 @@ async function main(): Promise<void> {
   const queueConnection = createRedisConnection(config.redisUrl, 'queue', logger);
   const services = createCoreServices(config, redis);
   const results = new ImportResults(redis, services.keys, config.imports.resultTtlSeconds);
-  const projector = new Projector(queueConnection, services.keys, ALL_PROJECTIONS, logger);
+  const projector = new Projector(
+    queueConnection,
+    services.keys,
+    ALL_PROJECTIONS,
+    logger,
+    {},
+    queueConnection.duplicate(),
+  );
   let importWorker: ReturnType<typeof startImportWorker> | undefined;
 
   installShutdownHooks(logger, config.shutdownTimeoutMs, async () => {

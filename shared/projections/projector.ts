@@ -13,13 +13,23 @@ const NO_CHECKPOINT = '0-0';
 export interface ProjectorOptions {
   /** Log entries applied per script call. */
   readonly batchSize: number;
-  /** Pause between polls when every owned partition is caught up. */
+  /** Pause between polls when every owned partition is caught up and no change is announced. */
   readonly idleMs: number;
+  /**
+   * With a subscriber: the longest idle pause. Appends announce themselves (append-events-3.lua
+   * publishes), so an idle projector sleeps until one concerns it; this only bounds a missed message.
+   */
+  readonly idleFallbackMs: number;
   /** How long a partition stays with a replica that stops renewing it. */
   readonly leaseMs: number;
 }
 
-export const DEFAULT_PROJECTOR_OPTIONS: ProjectorOptions = { batchSize: 200, idleMs: 5, leaseMs: 5_000 };
+export const DEFAULT_PROJECTOR_OPTIONS: ProjectorOptions = {
+  batchSize: 200,
+  idleMs: 5,
+  idleFallbackMs: 250,
+  leaseMs: 5_000,
+};
 
 type AnyProjection = Projection<unknown>;
 
@@ -100,27 +110,64 @@ export class Projector {
   private readonly owned = new Map<string, OwnedPartition>();
   private running = false;
   private loopDone: Promise<void> | undefined;
+  /** Set by an announced change since the last pass began; a pass that saw nothing then runs again. */
+  private changed = false;
+  private wakeUp: (() => void) | undefined;
+  private readonly options: ProjectorOptions;
 
   constructor(
     private readonly redis: Redis,
     private readonly keys: Keys,
     private readonly projections: readonly AnyProjection[],
     private readonly logger: Logger,
-    private readonly options: ProjectorOptions = DEFAULT_PROJECTOR_OPTIONS,
+    options: Partial<ProjectorOptions> = {},
+    /** A connection of its own for change announcements; without one the projector polls. */
+    private readonly subscriber?: Redis,
   ) {
+    this.options = { ...DEFAULT_PROJECTOR_OPTIONS, ...options };
     registerScripts(redis);
   }
 
   start(): void {
     if (this.running) return;
     this.running = true;
+    if (this.subscriber) {
+      const channels = [...new Set(this.projections.map((p) => this.keys.aggregateChanges(p.aggregateType)))];
+      this.subscriber.on('message', () => this.wake());
+      // Until subscribed (and whenever the subscription drops), the fallback pause still polls.
+      this.subscriber.subscribe(...channels).catch((error: unknown) => {
+        this.logger.warn('projector not subscribed to changes; polling', { error: String(error) });
+      });
+    }
     this.loopDone = this.loop();
+  }
+
+  private wake(): void {
+    this.changed = true;
+    this.wakeUp?.();
+  }
+
+  /** Sleeps until a change is announced or the pause runs out. */
+  private async idle(): Promise<void> {
+    // Checked synchronously with installing wakeUp below, so stop() can never miss a sleeper.
+    if (this.changed || !this.running) return;
+    const pauseMs = this.subscriber ? this.options.idleFallbackMs : this.options.idleMs;
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, pauseMs);
+      this.wakeUp = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+    });
+    this.wakeUp = undefined;
   }
 
   /** Finishes the batch in hand, gives the partitions back, and resolves. */
   async stop(): Promise<void> {
     this.running = false;
+    this.wakeUp?.();
     await this.loopDone;
+    await this.subscriber?.quit().catch(() => this.subscriber?.disconnect());
     // Leave the member list at once, so the others take our share now rather than after expiry.
     await this.redis.zrem(this.keys.projectorMembers(), this.replicaId).catch(() => 0);
     await Promise.all(
@@ -141,8 +188,9 @@ export class Projector {
           await this.balanceLeases();
           leasesCheckedAt = Date.now();
         }
+        this.changed = false;
         const applied = await this.pollOnce();
-        if (applied === 0) await sleep(this.options.idleMs);
+        if (applied === 0) await this.idle();
       } catch (error) {
         // Redis away or a bad entry: keep the process, retry after a pause.
         this.logger.warn('projector pass failed', {

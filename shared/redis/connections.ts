@@ -21,7 +21,15 @@ function optionsFor(purpose: ConnectionPurpose): RedisOptions {
     lazyConnect: false,
   };
   if (purpose === 'queue') return { ...common, maxRetriesPerRequest: null, enableReadyCheck: false };
-  return { ...common, enableOfflineQueue: false, maxRetriesPerRequest: 1, commandTimeout: 2_000 };
+  // Auto-pipelining sends the commands of concurrent requests in one socket write: under load the
+  // write syscalls, not Redis, were the client's largest cost.
+  return {
+    ...common,
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 1,
+    commandTimeout: 2_000,
+    enableAutoPipelining: true,
+  };
 }
 
 /** Opens a connection whose state changes are logged once each (not once per retry). */

@@ -31,7 +31,7 @@ import {
 
 const JWT_SECRET = 'projector-test-secret-of-at-least-32-characters';
 const PASSWORD = 'projector test password';
-const OPTIONS: ProjectorOptions = { batchSize: 50, idleMs: 5, leaseMs: 1000 };
+const OPTIONS = { batchSize: 50, idleMs: 5, leaseMs: 1000 } satisfies Partial<ProjectorOptions>;
 const NOT_FOUND_LISTING = { results: [], totalCount: 0 };
 const TEAM = fantasyTeamDecider.aggregateType;
 

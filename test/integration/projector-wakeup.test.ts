@@ -1,0 +1,46 @@
+import { randomUUID } from 'node:crypto';
+
+import { fantasyTeamDecider } from '../../shared/domain/fantasy-team/fantasy-team.decider';
+import { ALL_PROJECTIONS } from '../../shared/projections/all-projections';
+import { Projector } from '../../shared/projections/projector';
+import { createTestApp, type TestApp } from '../helpers/app-fixture';
+import { eventually } from '../helpers/processes';
+
+describe('Projector woken by change announcements', () => {
+  let subject: TestApp;
+  let projector: Projector;
+
+  beforeAll(async () => {
+    subject = await createTestApp();
+    // A fallback pause far longer than the test allows: only the announcement can explain a quick update.
+    projector = new Projector(
+      subject.redis,
+      subject.services.keys,
+      ALL_PROJECTIONS,
+      subject.logger,
+      { idleFallbackMs: 60_000, leaseMs: 1_000 },
+      subject.redis.duplicate({ enableOfflineQueue: true }),
+    );
+    projector.start();
+    await eventually(() => Promise.resolve(projector.ownedPartitions === 16), 5_000, 20);
+  });
+  afterAll(async () => {
+    await projector.stop();
+    await subject.close();
+  });
+
+  it('When a team changes while the projector sleeps, then the announcement wakes it and the view updates at once', async () => {
+    await new Promise((resolve) => setTimeout(resolve, 200)); // let it fall idle
+    const id = randomUUID();
+    const started = Date.now();
+    await subject.services.commands.handle(fantasyTeamDecider, {
+      aggregateId: id,
+      command: { type: 'CreateFantasyTeam', data: { name: 'Sleepers', season: '2026' } },
+      context: { now: new Date(), actorUserId: randomUUID(), actorRoles: ['Member'] },
+      metadata: { actorUserId: 'test', requestId: null, correlationId: null },
+    });
+    const document = subject.services.keys.projectionDocument('fantasy-team', id);
+    await eventually(async () => (await subject.redis.exists(document)) === 1, 2_000, 2);
+    expect(Date.now() - started).toBeLessThan(1_000);
+  });
+});

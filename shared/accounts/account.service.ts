@@ -41,11 +41,16 @@ export class AccountService {
     private readonly clock: () => Date = () => new Date(),
   ) {}
 
-  /** Runs CreateUser as `actor`: role check, then hash, then lock, decide and append. */
+  /**
+   * Runs CreateUser as `actor`: role check, then hash, then lock, decide and append. `knownAbsent`
+   * skips the early existence check when the caller has just made it (an import's batch check);
+   * the decider still refuses a duplicate.
+   */
   async createUser(
     actor: Actor,
     user: NewUser,
     metadata: Omit<EventMetadata, 'actorUserId'>,
+    options: { readonly knownAbsent?: boolean } = {},
   ): Promise<CreateUserResult> {
     const email = normalizeEmail(user.email);
     const userId = userIdForEmail(email);
@@ -54,7 +59,7 @@ export class AccountService {
       return { status: 'forbidden', userId, message: lacksRolesMessage(actor, 'CreateUser', required) };
     }
     // Cheap early answer so a duplicate does not cost a hash; the decider stays the authority.
-    const existing = await this.existing(userId, metadata.correlationId);
+    const existing = options.knownAbsent ? null : await this.existing(userId, metadata.correlationId);
     if (existing) return existing;
     const credential = user.password === undefined ? undefined : await this.hasher.hash(user.password);
 

@@ -45,12 +45,12 @@ export async function processImport(
         dryRun: false,
         concurrency: config.imports.commandConcurrency,
         onProgress: async (done, total) => {
-          await onProgress(done, total);
-          // A few writes a second are plenty for a progress bar, and a failed one must not fail the import.
-          if (done === total || Date.now() - progressWrittenAt >= PROGRESS_INTERVAL_MS) {
-            progressWrittenAt = Date.now();
-            await results.progress(job.importJobId, done, total).catch(() => undefined);
-          }
+          // A few writes a second are plenty for a progress bar; a failed one must not fail the import.
+          if (done !== total && Date.now() - progressWrittenAt < PROGRESS_INTERVAL_MS) return;
+          progressWrittenAt = Date.now();
+          await Promise.all([onProgress(done, total), results.progress(job.importJobId, done, total)]).catch(
+            () => undefined,
+          );
         },
       },
       services,

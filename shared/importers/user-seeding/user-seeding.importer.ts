@@ -134,8 +134,12 @@ export const userSeedingImporter: Importer<UserSeedingData> = {
     const existing = await Promise.all(rows.map((row) => accounts.existing(row.userId, context.importJobId)));
     const toCreate: PlannedRow[] = [];
     const rowErrors: RowError[] = [];
+    // Created by an earlier attempt of this same job (it died mid-way): already done, counted as ours.
+    const alreadyCreated = existing.filter((found) => found?.status === 'created').length;
     rows.forEach((row, i) => {
-      if (existing[i]?.status !== 'exists') toCreate.push(row);
+      const found = existing[i];
+      if (found?.status === 'created') return;
+      if (!found) toCreate.push(row);
       else
         rowErrors.push({
           index: row.index,
@@ -148,10 +152,10 @@ export const userSeedingImporter: Importer<UserSeedingData> = {
     if (context.dryRun) {
       return outcome({
         status: rowErrors.length && !data.skipIfUsersExist ? 'Failed' : 'Completed',
-        message: `Dry run: ${toCreate.length} user(s) would be created, ${skipped} skipped`,
+        message: `Dry run: ${toCreate.length + alreadyCreated} user(s) would be created, ${skipped} skipped`,
         skipped,
         rowErrors,
-        dryRun: { wouldCreate: toCreate.length, wouldSkip: skipped },
+        dryRun: { wouldCreate: toCreate.length + alreadyCreated, wouldSkip: skipped },
       });
     }
     const firstExisting = rows.find((_, i) => existing[i]?.status === 'exists');
@@ -167,17 +171,19 @@ export const userSeedingImporter: Importer<UserSeedingData> = {
     }
 
     // 3. Run the commands, a few at once, as the submitter.
-    let created = 0;
-    let events = 0;
+    let created = alreadyCreated;
+    let events = alreadyCreated;
     let failure: { userId: string; reason: string } | undefined;
     await forEachLimited(
       toCreate,
       context.concurrency,
       async (row) => {
-        const result = await accounts.createUser(context.actor, row.user, {
-          requestId: context.requestId,
-          correlationId: context.importJobId,
-        });
+        const result = await accounts.createUser(
+          context.actor,
+          row.user,
+          { requestId: context.requestId, correlationId: context.importJobId },
+          { knownAbsent: true },
+        );
         if (result.status === 'created') {
           created += 1;
           events += result.eventCount;

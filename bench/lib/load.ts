@@ -7,6 +7,18 @@ export interface Workload {
   readonly method: 'GET' | 'POST';
   readonly headers?: Readonly<Record<string, string>>;
   readonly body?: string;
+  /**
+   * Requests built per send (autocannon's `requests`, e.g. with `setupRequest` and `onResponse`), made
+   * afresh for each run; each connection cycles through them. `body` is their default body.
+   */
+  readonly requests?: () => autocannon.Request[];
+  /** Before each run, warm-up and measured alike: e.g. brings the data the requests act on to a known state. */
+  readonly beforeRun?: () => Promise<void>;
+  /**
+   * Started with each measured run (not the warm-up) and awaited with it: e.g. a probe sampling what the
+   * service does under that load. It gets the run's duration in seconds.
+   */
+  readonly alongside?: (durationSeconds: number) => Promise<void>;
 }
 
 /** Identical for every workload of a comparison; only then are their rates comparable. */
@@ -56,6 +68,7 @@ async function fire(workload: Workload, connections: number, durationSeconds: nu
     method: workload.method,
     headers: { ...workload.headers },
     ...(workload.body === undefined ? {} : { body: workload.body }),
+    ...(workload.requests ? { requests: workload.requests() } : {}),
     connections,
     duration: durationSeconds,
     pipelining: 1,
@@ -66,9 +79,14 @@ async function fire(workload: Workload, connections: number, durationSeconds: nu
 
 /** A warm-up run (discarded, but its failures counted), then one measured run. */
 export async function measure(workload: Workload, settings: LoadSettings): Promise<LoadResult> {
+  await workload.beforeRun?.();
   const warmup =
     settings.warmupSeconds > 0 ? await fire(workload, settings.connections, settings.warmupSeconds) : null;
-  const result = await fire(workload, settings.connections, settings.durationSeconds);
+  if (warmup) await workload.beforeRun?.();
+  const [result] = await Promise.all([
+    fire(workload, settings.connections, settings.durationSeconds),
+    workload.alongside?.(settings.durationSeconds),
+  ]);
   const responses = result['1xx'] + result['2xx'] + result['3xx'] + result['4xx'] + result['5xx'];
   return {
     requestsPerSecond: responses / result.duration,
@@ -90,6 +108,17 @@ export function median(values: readonly number[]): number {
     : ((sorted[middle - 1] ?? Number.NaN) + (sorted[middle] ?? Number.NaN)) / 2;
 }
 
+/**
+ * The `p`-th percentile (0-100) of samples, nearest rank, as autocannon reports its latencies: p99 of
+ * 200 samples is the 198th smallest. NaN without samples.
+ */
+export function percentile(values: readonly number[], p: number): number {
+  if (values.length === 0) return Number.NaN;
+  const sorted = [...values].sort((a, b) => a - b);
+  const rank = Math.min(sorted.length, Math.max(1, Math.ceil((p / 100) * sorted.length)));
+  return sorted[rank - 1] ?? Number.NaN;
+}
+
 /** A workload's runs over every round, and their medians. */
 export interface Measured {
   readonly workload: string;
@@ -102,7 +131,8 @@ export interface Measured {
   readonly warmupFailures: number;
 }
 
-function summarise(workload: string, runs: readonly LoadResult[]): Measured {
+/** A workload's runs as one row: medians of rate and latencies, sums of failures. */
+export function summarise(workload: string, runs: readonly LoadResult[]): Measured {
   return {
     workload,
     runs,

@@ -30,7 +30,12 @@ export interface StartServerOptions {
    * A GET path polled until the server answers it at all (any status: the baseline has no route
    * for it and answers 404). Both servers listen only once fully started, so an answer means ready.
    */
-  readonly readyPath: string;
+  readonly readyPath?: string;
+  /**
+   * Instead of `readyPath`, for a process that serves no HTTP (a worker): polled every 100 ms
+   * until it resolves true, e.g. `logMentions('"worker ready"')`.
+   */
+  readonly ready?: (started: { readonly logFile: string; readonly baseUrl: string }) => Promise<boolean>;
   readonly startTimeoutMs?: number;
 }
 
@@ -117,6 +122,17 @@ async function answers(url: string): Promise<boolean> {
   }
 }
 
+/** A readiness check for `startServer`: the process's output contains `text` (a start-up log line). */
+export function logMentions(text: string): (started: { readonly logFile: string }) => Promise<boolean> {
+  return ({ logFile }) => {
+    try {
+      return Promise.resolve(readFileSync(logFile, 'utf8').includes(text));
+    } catch {
+      return Promise.resolve(false);
+    }
+  };
+}
+
 function tail(file: string, lines = 20): string {
   try {
     return readFileSync(file, 'utf8').trimEnd().split('\n').slice(-lines).join('\n');
@@ -127,10 +143,12 @@ function tail(file: string, lines = 20): string {
 
 /**
  * Starts `node <args>` on a free loopback port (PORT and HOST are set for it) and resolves once
- * it answers HTTP on `readyPath`. The child gets its own process group, so a terminal Ctrl-C reaches only
- * the bench, which then sends each child one SIGTERM.
+ * it answers HTTP on `readyPath` (or once `ready` says so). The child gets its own process group, so a
+ * terminal Ctrl-C reaches only the bench, which then sends each child one SIGTERM.
  */
 export async function startServer(options: StartServerOptions): Promise<ServerProcess> {
+  const { readyPath, ready } = options;
+  if (readyPath === undefined && ready === undefined) throw new Error(`${options.name}: readyPath or ready`);
   const port = await freePort();
   const logFile = path.join(scratchDir(), `${options.name.replace(/[^A-Za-z0-9_-]+/g, '-')}-${port}.log`);
   const out = openSync(logFile, 'a');
@@ -168,11 +186,12 @@ export async function startServer(options: StartServerOptions): Promise<ServerPr
   track(server);
 
   const deadline = Date.now() + (options.startTimeoutMs ?? 20_000);
-  while (!(await answers(baseUrl + options.readyPath))) {
+  const isReady = () => (ready ? ready({ logFile, baseUrl }) : answers(baseUrl + (readyPath ?? '/')));
+  while (!(await isReady())) {
     if (child.exitCode !== null || Date.now() > deadline) {
       await server.stop();
       throw new Error(
-        `${options.name} did not become ready at ${baseUrl}${options.readyPath} ` +
+        `${options.name} did not become ready${ready ? '' : ` at ${baseUrl}${readyPath}`} ` +
           `(exit code ${String(child.exitCode)}); last output from ${logFile}:\n${tail(logFile)}`,
       );
     }

@@ -9,10 +9,15 @@ import { REPO_ROOT } from './processes';
 
 /** One line of a comparison: a workload's medians, and how it stands against the baseline. */
 export interface ComparisonRow extends Measured {
-  /** Its median rate over the baseline's; null on the baseline's own row. */
+  /** Its median rate over the baseline's; null on the baseline's own row (and on a `standalone` one). */
   readonly ratio: number | null;
+  /** A row compared with no baseline (a latency probe, a rate that is not a throughput): no ratio. */
+  readonly standalone?: boolean;
   /** The least ratio the issue asks for; null when none is set. */
   readonly target: number | null;
+  /** Latency ceilings the issue asks for, judged on the median p50 and p99; absent when none. */
+  readonly p50BelowMs?: number;
+  readonly p99BelowMs?: number;
 }
 
 /** What one `*.bench.ts` hands back to run-all: its table, its notes, and whether the run counts. */
@@ -21,6 +26,10 @@ export interface BenchReport {
   readonly name: string;
   readonly title: string;
   readonly settings: LoadSettings & { rounds: number };
+  /** What the rate column counts, per second: `req/s` unless said (`users/s`, `hashes/s`). */
+  readonly rateUnit?: string;
+  /** How the load was made, when not the autocannon runs `settings` describe. */
+  readonly loadDescription?: string;
   /** From `machineInfo()`, taken before the first server starts. */
   readonly machine: Record<string, string>;
   readonly rows: readonly ComparisonRow[];
@@ -62,38 +71,61 @@ function fixed(value: number, digits: number): string {
   return Number.isFinite(value) ? value.toFixed(digits) : '-';
 }
 
+/** Each target of the row and whether its median meets it. Empty when the row has none. */
+function targetsOf(row: ComparisonRow): { text: string; met: boolean }[] {
+  const targets: { text: string; met: boolean }[] = [];
+  if (row.ratio !== null && row.target !== null)
+    targets.push({ text: `>= ${fixed(row.target, 2)}`, met: row.ratio >= row.target });
+  if (row.p50BelowMs !== undefined)
+    targets.push({ text: `p50 < ${row.p50BelowMs} ms`, met: row.p50Ms < row.p50BelowMs });
+  if (row.p99BelowMs !== undefined)
+    targets.push({ text: `p99 < ${row.p99BelowMs} ms`, met: row.p99Ms < row.p99BelowMs });
+  return targets;
+}
+
 function metCell(row: ComparisonRow): string {
   if (problemsOf([row]).length > 0) return 'INVALID';
-  if (row.ratio === null || row.target === null) return '';
-  return row.ratio >= row.target ? 'yes' : 'NO';
+  const targets = targetsOf(row);
+  if (targets.length === 0) return '';
+  return targets.every((target) => target.met) ? 'yes' : 'NO';
+}
+
+/** Rates per round; for a row without a rate (a latency probe), its p99 per round. */
+function perRoundCell(row: ComparisonRow): string {
+  if (row.runs.length > 0 && row.runs.every((run) => !Number.isFinite(run.requestsPerSecond)))
+    return `p99 ${row.runs.map((run) => fixed(run.p99Ms, 1)).join(' / ')}`;
+  return row.runs.map((run) => fixed(run.requestsPerSecond, 0)).join(' / ');
 }
 
 /** A Markdown table, padded so it also reads well in a terminal. */
-export function table(rows: readonly ComparisonRow[]): string {
+export function table(rows: readonly ComparisonRow[], rateUnit = 'req/s'): string {
+  const rateHeader = `${rateUnit} (median)`;
   const header = [
     'Workload',
-    'req/s (median)',
+    rateHeader,
     'p50 ms',
     'p99 ms',
     'vs baseline',
     'target',
     'met?',
-    'req/s per round',
+    `${rateUnit} per round`,
   ];
   const body = rows.map((row) => [
     row.workload,
     fixed(row.requestsPerSecond, 0),
     fixed(row.p50Ms, 1),
     fixed(row.p99Ms, 1),
-    row.ratio === null ? '(baseline)' : fixed(row.ratio, 2),
-    row.target === null ? '' : `>= ${fixed(row.target, 2)}`,
+    row.standalone ? '' : row.ratio === null ? '(baseline)' : fixed(row.ratio, 2),
+    targetsOf(row)
+      .map((target) => target.text)
+      .join(', '),
     metCell(row),
-    row.runs.map((run) => fixed(run.requestsPerSecond, 0)).join(' / '),
+    perRoundCell(row),
   ]);
   const widths = header.map((cell, column) =>
     Math.max(cell.length, ...body.map((line) => (line[column] ?? '').length)),
   );
-  const numeric = new Set(['req/s (median)', 'p50 ms', 'p99 ms', 'vs baseline']);
+  const numeric = new Set([rateHeader, 'p50 ms', 'p99 ms', 'vs baseline']);
   const render = (cells: readonly string[]) =>
     `| ${cells
       .map((cell, column) => {
@@ -132,7 +164,8 @@ export function machineInfo(): Record<string, string> {
   };
 }
 
-function settingsLine(settings: BenchReport['settings']): string {
+function settingsLine(settings: BenchReport['settings'], loadDescription?: string): string {
+  if (loadDescription !== undefined) return loadDescription;
   return (
     `autocannon in the bench process, servers in their own processes; ${settings.connections} connections, ` +
     `pipelining 1, ${settings.warmupSeconds} s warm-up then ${settings.durationSeconds} s measured per run, ` +
@@ -148,9 +181,9 @@ export function markdownSection(report: BenchReport): string {
     `Measured by \`npm run bench\` (or \`npm run bench:${report.name}\`) on:`,
     '',
     ...Object.entries(report.machine).map(([key, value]) => `- ${key}: ${value}`),
-    `- load: ${settingsLine(report.settings)}`,
+    `- load: ${settingsLine(report.settings, report.loadDescription)}`,
     '',
-    table(report.rows),
+    table(report.rows, report.rateUnit),
     '',
     ...report.notes.map((note) => `- ${note}`),
     ...(report.problems.length > 0
@@ -164,9 +197,9 @@ export function consoleReport(report: BenchReport): string {
   return [
     '',
     `== ${report.title}`,
-    `   ${settingsLine(report.settings)}`,
+    `   ${settingsLine(report.settings, report.loadDescription)}`,
     '',
-    table(report.rows),
+    table(report.rows, report.rateUnit),
     '',
     ...report.notes.map((note) => `  - ${note}`),
     ...(report.problems.length > 0

@@ -36,10 +36,16 @@ export async function runBenches(entries: readonly BenchEntry[]): Promise<void> 
   }
 
   if (reports.length > 1) {
+    // Benches may count different things per second (requests, users, hashes): then each row says which.
+    const units = new Set(reports.map((report) => report.rateUnit ?? 'req/s'));
+    const mixed = units.size > 1;
     const rows = reports.flatMap((report) =>
-      report.rows.map((row) => ({ ...row, workload: `${report.name}: ${row.workload}` })),
+      report.rows.map((row) => ({
+        ...row,
+        workload: `${report.name}: ${row.workload}${mixed ? ` [${report.rateUnit ?? 'req/s'}]` : ''}`,
+      })),
     );
-    process.stdout.write(`\n== All benches\n\n${table(rows)}\n`);
+    process.stdout.write(`\n== All benches\n\n${table(rows, mixed ? 'rate/s' : [...units][0])}\n`);
   }
   const invalid = reports.filter((report) => report.problems.length > 0).map((report) => report.name);
   if (invalid.length > 0) process.stdout.write(`\n!!! INVALID RUNS: ${invalid.join(', ')}\n`);

@@ -1,0 +1,453 @@
+import { randomUUID } from 'node:crypto';
+import { performance } from 'node:perf_hooks';
+import type autocannon from 'autocannon';
+import Redis from 'ioredis';
+
+import { startLocalRedis } from '../scripts/lib/redis-server';
+import { fantasyTeamDecider } from '../shared/domain/fantasy-team/fantasy-team.decider';
+import { fantasyTeamProjection } from '../shared/projections/fantasy-team/fantasy-team.projection';
+import { createKeys, type Keys } from '../shared/redis/keys';
+import {
+  measureInterleaved,
+  percentile,
+  settingsFromEnv,
+  summarise,
+  type LoadResult,
+  type Workload,
+} from './lib/load';
+import { runOpenLoop } from './lib/open-loop';
+import { ensureBuilt, startServer, stopAll, track } from './lib/processes';
+import { compareWith, machineInfo, problemsOf, type BenchReport, type ComparisonRow } from './lib/report';
+import { runBenches } from './lib/runner';
+import {
+  forEachConcurrently,
+  freshCredentials,
+  issueToken,
+  JSON_HEADERS,
+  postJson,
+  serviceEnv,
+  sleep,
+  startIngress,
+  startWorker,
+} from './lib/service';
+
+/**
+ * LinkFantasyTeam / UnlinkFantasyTeam through POST /api/command, spread over 1,000 teams, against a
+ * bare Express 5 app measured in the same run; and the projection lag (command answered -> its
+ * fantasy-team projection document updated) under that load.
+ *
+ * Settings: BENCH_CONNECTIONS, BENCH_WARMUP, BENCH_DURATION (seconds), BENCH_ROUNDS;
+ * BENCH_LAG_SAMPLES (projection-lag samples per measured run, default 200);
+ * BENCH_PACED_RATE (req/s) forces the open-loop run at that rate, even above the closed-loop rate;
+ * BENCH_CPU_PROF=1 writes a .cpuprofile of the ingress and the worker (when they stop).
+ */
+
+const NAME = 'commands';
+const TEAM_COUNT = 1_000;
+const TEAMS = TEAM_COUNT.toLocaleString('en-US');
+/** The lag probe's own teams, so its commands never race the load's on one team. */
+const PROBE_TEAM_COUNT = 20;
+/** The issue's targets: the rate as a share of the baseline's, the p99 at that rate, the lag's p99. */
+const RATE_TARGET = 0.5;
+const P99_TARGET_MS = 20;
+const LAG_P99_TARGET_MS = 50;
+/** A projection not updated within this long counts as a failed sample, not as a huge lag. */
+const LAG_GIVE_UP_MS = 5_000;
+const PROBE_LANES = 4;
+
+const credentials = freshCredentials();
+const KEY_PREFIX = `bench-${NAME}-${process.pid}:`;
+const TEAM_TYPE = fantasyTeamDecider.aggregateType;
+
+function positiveIntFromEnv(name: string, fallback: number): number {
+  const text = process.env[name];
+  if (text === undefined || text === '') return fallback;
+  const value = Number(text);
+  if (!Number.isFinite(value) || value <= 0) throw new Error(`${name} must be a positive number`);
+  return value;
+}
+
+interface Team {
+  readonly id: string;
+  linked: boolean;
+  /** The aggregate's version as last answered: the projection shows this version once it has caught up. */
+  version: number;
+}
+
+/**
+ * Hands out teams with no command in flight, least recently used first, and sends the command that
+ * is valid for each: Link when unlinked, Unlink when linked. So every command is accepted (a 4xx
+ * means the alternation broke) and no two ever wait on one aggregate's lock.
+ */
+class TeamPool {
+  private idle: Team[];
+  private head = 0;
+  private nextLinkId = 1;
+  /** Answers other than 200 (0: no answer), by status, over the whole bench. */
+  readonly failures = new Map<number, number>();
+
+  constructor(
+    readonly teams: readonly Team[],
+    private readonly redis: Redis,
+    private readonly keys: Keys,
+  ) {
+    this.idle = [...teams];
+  }
+
+  take(): Team | undefined {
+    if (this.head >= this.idle.length) return undefined;
+    const team = this.idle[this.head++];
+    if (this.head > 4_096 && this.head * 2 > this.idle.length) {
+      this.idle = this.idle.slice(this.head);
+      this.head = 0;
+    }
+    return team;
+  }
+
+  /** Gives back a team taken but not used. */
+  release(team: Team): void {
+    this.idle.push(team);
+  }
+
+  /** A team whose command was not answered 200 stays out until `reconcile` reads its real state. */
+  answered(team: Team, status: number | null): void {
+    if (status === 200) {
+      team.linked = !team.linked;
+      team.version += 1;
+      this.idle.push(team);
+      return;
+    }
+    this.failures.set(status ?? 0, (this.failures.get(status ?? 0) ?? 0) + 1);
+  }
+
+  bodyFor(team: Team): string {
+    if (team.linked)
+      return JSON.stringify({ commandType: 'UnlinkFantasyTeam', command: { aggregateRootId: team.id } });
+    const id = this.nextLinkId++;
+    return JSON.stringify({
+      commandType: 'LinkFantasyTeam',
+      command: { aggregateRootId: team.id, fantasyTeamExternalId: id, fantasyUserId: 1_000_000 + id },
+    });
+  }
+
+  /**
+   * Reads every team's state and version from its aggregate record and makes them all idle: a run
+   * ends with requests in flight whose answers the load generator drops, so only Redis knows.
+   */
+  async reconcile(): Promise<void> {
+    await sleep(250); // let the server finish what the load generator cut off
+    const pipeline = this.redis.pipeline();
+    for (const team of this.teams)
+      pipeline.hmget(this.keys.aggregateRecord(TEAM_TYPE, team.id), 'version', 'state');
+    const results = (await pipeline.exec()) ?? [];
+    this.teams.forEach((team, index) => {
+      const [error, fields] = results[index] ?? [new Error('no reply'), null];
+      const [version, state] = (fields ?? []) as (string | null)[];
+      if (error || !version || !state) throw new Error(`team ${team.id} has no record: ${String(error)}`);
+      team.version = Number(version);
+      team.linked = (JSON.parse(state) as { fantasyTeamExternalId: number }).fantasyTeamExternalId > 0;
+    });
+    this.idle = [...this.teams];
+    this.head = 0;
+  }
+}
+
+/** The load's commands as autocannon requests: each send takes an idle team, each answer returns it. */
+function autocannonRequests(pool: TeamPool): autocannon.Request[] {
+  return [
+    {
+      method: 'POST',
+      path: '/api/command',
+      setupRequest: (request, context) => {
+        const team = pool.take();
+        if (!team) throw new Error('no idle team: more connections than teams can keep busy');
+        (context as { team?: Team }).team = team;
+        return { ...request, body: pool.bodyFor(team) };
+      },
+      onResponse: (status, _body, context) => {
+        const { team } = context as { team?: Team };
+        if (team) pool.answered(team, status);
+      },
+    },
+  ];
+}
+
+/**
+ * Samples the projection lag: sends a command on one of its own teams at a modest, even pace, notes
+ * when the 200 arrived, then polls the team's projection document (its own Redis connection, about
+ * every millisecond) until it shows the command's version. Stops at the end of the run it samples.
+ */
+class LagProbe {
+  constructor(
+    private readonly commandUrl: string,
+    private readonly token: string,
+    private readonly pool: TeamPool,
+    private readonly redis: Redis,
+    private readonly keys: Keys,
+    private readonly samples: number,
+  ) {}
+
+  async run(durationSeconds: number): Promise<LoadResult & { missed: number }> {
+    const lags: number[] = [];
+    let non2xx = 0;
+    let errors = 0;
+    let missed = 0;
+    const startAt = performance.now() + durationSeconds * 50; // 5 % in: the load is up to speed
+    const deadline = performance.now() + durationSeconds * 1000;
+    const intervalMs = (durationSeconds * 900) / this.samples;
+    await forEachConcurrently(
+      Array.from({ length: this.samples }, (_, i) => i),
+      PROBE_LANES,
+      async (i) => {
+        const scheduled = startAt + i * intervalMs;
+        await sleep(Math.max(0, scheduled - performance.now()));
+        const team = this.pool.take();
+        if (performance.now() > deadline || !team) {
+          missed += 1;
+          if (team) this.pool.release(team);
+          return;
+        }
+        let status: number;
+        try {
+          const response = await fetch(this.commandUrl, {
+            method: 'POST',
+            headers: { ...JSON_HEADERS, authorization: `Bearer ${this.token}` },
+            body: this.pool.bodyFor(team),
+            signal: AbortSignal.timeout(LAG_GIVE_UP_MS),
+          });
+          await response.arrayBuffer();
+          status = response.status;
+        } catch {
+          errors += 1;
+          this.pool.answered(team, null);
+          return;
+        }
+        const answeredAt = performance.now();
+        const expected = team.version + 1;
+        this.pool.answered(team, status);
+        if (status !== 200) {
+          non2xx += 1;
+          return;
+        }
+        const key = this.keys.projectionDocument(fantasyTeamProjection.name, team.id);
+        for (;;) {
+          const doc = await this.redis.get(key);
+          const seenAt = performance.now();
+          if (doc !== null && (JSON.parse(doc) as { version: number }).version >= expected) {
+            lags.push(seenAt - answeredAt);
+            return;
+          }
+          if (seenAt - answeredAt > LAG_GIVE_UP_MS) {
+            errors += 1;
+            return;
+          }
+          await sleep(1);
+        }
+      },
+    );
+    return {
+      requestsPerSecond: Number.NaN,
+      p50Ms: percentile(lags, 50),
+      p99Ms: percentile(lags, 99),
+      responses: lags.length,
+      non2xx,
+      errors,
+      warmupFailures: 0,
+      missed,
+    };
+  }
+}
+
+function progress(workload: string, round: number, result: LoadResult): void {
+  const rate = Number.isFinite(result.requestsPerSecond)
+    ? `${result.requestsPerSecond.toFixed(0)} req/s, `
+    : '';
+  process.stderr.write(
+    `[bench] round ${round}: ${workload}: ${rate}p50 ${result.p50Ms.toFixed(1)} ms, p99 ${result.p99Ms.toFixed(1)} ms` +
+      (result.non2xx + result.errors > 0 ? `, ${result.non2xx} non-2xx, ${result.errors} errors` : '') +
+      '\n',
+  );
+}
+
+async function createTeams(commandUrl: string, token: string, count: number): Promise<Team[]> {
+  const teams: Team[] = Array.from({ length: count }, () => ({
+    id: randomUUID(),
+    linked: false,
+    version: 0,
+  }));
+  await forEachConcurrently(teams, 16, async (team, index) => {
+    const answer = await postJson(
+      commandUrl,
+      {
+        commandType: 'CreateFantasyTeam',
+        command: { aggregateRootId: team.id, name: `Bench team ${index}` },
+      },
+      { authorization: `Bearer ${token}` },
+    );
+    if (answer.status !== 200)
+      throw new Error(`CreateFantasyTeam answered ${answer.status}: ${JSON.stringify(answer.body)}`);
+  });
+  return teams;
+}
+
+/** Starts Redis, the baseline, one ingress and one worker; measures; stops everything. */
+export async function run(): Promise<BenchReport> {
+  const machine = machineInfo();
+  const settings = settingsFromEnv({ connections: 50, warmupSeconds: 2, durationSeconds: 8, rounds: 3 });
+  const lagSamples = Math.round(positiveIntFromEnv('BENCH_LAG_SAMPLES', 200));
+  const forcedRate = process.env.BENCH_PACED_RATE ? positiveIntFromEnv('BENCH_PACED_RATE', 1) : undefined;
+  if (TEAM_COUNT < settings.connections * 4) throw new Error(`at most ${TEAM_COUNT / 4} connections`);
+  ensureBuilt();
+  try {
+    const redisServer = track(await startLocalRedis());
+    const baselineServer = await startServer({
+      name: 'bare-express',
+      args: ['bench/baselines/bare-express.cjs'],
+      env: { NODE_ENV: 'production' },
+      readyPath: '/',
+    });
+    const env = serviceEnv({ redisUrl: redisServer.url, keyPrefix: KEY_PREFIX, credentials });
+    const ingress = await startIngress('ingress', { ...env, LOG_LEVEL: 'warn' });
+    await startWorker('worker', env);
+    const redis = new Redis(redisServer.url, { maxRetriesPerRequest: 1 });
+    track({ stop: async () => void (await redis.quit().catch(() => undefined)) });
+    const keys = createKeys(KEY_PREFIX);
+
+    const token = await issueToken(ingress, credentials);
+    const commandUrl = `${ingress.baseUrl}/api/command`;
+    const authorized = { ...JSON_HEADERS, authorization: `Bearer ${token}` };
+    process.stderr.write(`[bench] creating ${TEAM_COUNT} + ${PROBE_TEAM_COUNT} teams\n`);
+    const pool = new TeamPool(await createTeams(commandUrl, token, TEAM_COUNT), redis, keys);
+    const probePool = new TeamPool(await createTeams(commandUrl, token, PROBE_TEAM_COUNT), redis, keys);
+    await pool.reconcile();
+    await probePool.reconcile();
+    const probe = new LagProbe(commandUrl, token, probePool, redis, keys, lagSamples);
+    const lagUnderClosedLoop: (LoadResult & { missed: number })[] = [];
+
+    const baseline: Workload = {
+      name: 'bare Express 5 + express.json() (baseline)',
+      url: `${baselineServer.baseUrl}/api/readmodel`,
+      method: 'POST',
+      headers: JSON_HEADERS,
+      body: JSON.stringify({
+        commandType: 'LinkFantasyTeam',
+        command: { aggregateRootId: randomUUID(), fantasyTeamExternalId: 1, fantasyUserId: 1_000_001 },
+      }),
+    };
+    const closedLoop: Workload = {
+      name: `Link/Unlink over ${TEAMS} teams (closed loop, ${settings.connections} connections)`,
+      url: commandUrl,
+      method: 'POST',
+      headers: authorized,
+      requests: () => autocannonRequests(pool),
+      beforeRun: () => pool.reconcile(),
+      alongside: async (seconds) => {
+        const result = await probe.run(seconds);
+        lagUnderClosedLoop.push(result);
+        progress('projection lag (closed loop)', lagUnderClosedLoop.length, result);
+        await probePool.reconcile();
+      },
+    };
+
+    const measured = await measureInterleaved([baseline, closedLoop], settings, (workload, round, result) =>
+      progress(workload.name, round, result),
+    );
+    const [base, closed] = measured;
+    if (!base || !closed) throw new Error('a workload is missing');
+
+    // The p99 target is "at that rate": an open-loop run at the target rate itself, if the closed loop reached it.
+    const targetRate = forcedRate ?? Math.round(RATE_TARGET * base.requestsPerSecond);
+    const pacedRuns: LoadResult[] = [];
+    const lagUnderPacedLoad: (LoadResult & { missed: number })[] = [];
+    const pacedRan = forcedRate !== undefined || closed.requestsPerSecond >= targetRate;
+    const openLoop = (seconds: number) =>
+      runOpenLoop({
+        url: commandUrl,
+        headers: authorized,
+        ratePerSecond: targetRate,
+        durationSeconds: seconds,
+        next: () => {
+          const team = pool.take();
+          return team && { body: pool.bodyFor(team), onAnswer: (status) => pool.answered(team, status) };
+        },
+      });
+    for (let round = 1; pacedRan && round <= settings.rounds; round += 1) {
+      await pool.reconcile();
+      const warmup = settings.warmupSeconds > 0 ? await openLoop(settings.warmupSeconds) : undefined;
+      await pool.reconcile();
+      const [result, lag] = await Promise.all([
+        openLoop(settings.durationSeconds),
+        probe.run(settings.durationSeconds),
+      ]);
+      await probePool.reconcile();
+      pacedRuns.push({ ...result, warmupFailures: warmup ? warmup.non2xx + warmup.errors : 0 });
+      lagUnderPacedLoad.push(lag);
+      progress(`open loop at ${targetRate} req/s`, round, result);
+      progress('projection lag (open loop)', round, lag);
+    }
+
+    const pacedName = pacedRan
+      ? `Link/Unlink, open loop at ${targetRate} req/s (${forcedRate ? 'BENCH_PACED_RATE' : `${RATE_TARGET} x baseline`})`
+      : `Link/Unlink, open loop at ${targetRate} req/s (${RATE_TARGET} x baseline): not run, above the closed-loop rate`;
+    const paced = summarise(pacedName, pacedRuns);
+    const lagRow = (name: string, runs: readonly LoadResult[], judged: boolean): ComparisonRow => ({
+      ...summarise(name, runs),
+      ratio: null,
+      target: null,
+      standalone: true,
+      ...(judged ? { p99BelowMs: LAG_P99_TARGET_MS } : {}),
+    });
+    const lagRows = [
+      lagRow(
+        `projection lag under the closed loop (${lagSamples} samples/run)`,
+        lagUnderClosedLoop,
+        !pacedRan,
+      ),
+      ...(pacedRan
+        ? [lagRow(`projection lag under the open loop at ${targetRate} req/s`, lagUnderPacedLoad, true)]
+        : []),
+    ];
+    const rows: ComparisonRow[] = [
+      ...compareWith(base, [closed], RATE_TARGET),
+      {
+        ...paced,
+        ratio: paced.requestsPerSecond / base.requestsPerSecond,
+        target: null,
+        p99BelowMs: P99_TARGET_MS,
+      },
+      ...lagRows,
+    ];
+    const missed = [...lagUnderClosedLoop, ...lagUnderPacedLoad].reduce((sum, run) => sum + run.missed, 0);
+    const failures = [...pool.failures, ...probePool.failures]
+      .map(([status, count]) => `${count} x ${status === 0 ? 'no answer' : status}`)
+      .join(', ');
+
+    return {
+      name: NAME,
+      title:
+        'LinkFantasyTeam / UnlinkFantasyTeam (POST /api/command) and projection lag vs a bare Express 5 app',
+      settings,
+      machine,
+      rows,
+      notes: [
+        `Setup (not measured): the bootstrap Admin creates ${TEAMS} teams for the load and ${PROBE_TEAM_COUNT} for the lag probe; every command is sent with its Bearer token (POST /api/auth/token).`,
+        `Each request takes the least recently used team with no command in flight and sends the command valid for it (LinkFantasyTeam when unlinked, with fresh positive ids; UnlinkFantasyTeam when linked), so each team alternates Link, Unlink, ... and every answer should be 200. Before each run the teams' states are re-read from their aggregate records (a run ends with answers the load generator drops).`,
+        'The service runs compiled (`npm run build`): one `node dist/ingress/main.js` (NODE_ENV=production, LOG_LEVEL=warn) and one `node dist/workers/main.js` (its projector keeps the fantasy-team documents), on a private redis-server on loopback.',
+        `The baseline (bench/baselines/bare-express.cjs) gets a LinkFantasyTeam envelope of the same shape without an Authorization header; "vs baseline" is the ratio of the medians; each round runs both closed-loop workloads once, in rotated order. Target: ${RATE_TARGET} of the baseline's rate.`,
+        `The closed loop's latency is set by its connection count at saturation (Little's law), so "p99 under ${P99_TARGET_MS} ms at that rate" is judged on an open-loop run at the target rate itself (${RATE_TARGET} x the baseline's median, after the closed-loop rounds): requests start on a fixed schedule whatever the answers, latency from each scheduled start. ${pacedRan ? '' : 'It is not run when the closed loop fell short of that rate: above its capacity an open loop measures only a growing queue; BENCH_PACED_RATE forces it.'}`,
+        `Projection lag: a probe in the bench process sends ${lagSamples} commands per measured run (${PROBE_LANES} at a time, evenly over the run, on its own teams) beside the load, notes when each 200 arrived, and polls the team's projection document (a dedicated Redis connection, about every 1 ms) until it shows the command's version. Target: p99 under ${LAG_P99_TARGET_MS} ms at the target rate${pacedRan ? ' (the open-loop row)' : '; judged under the closed loop, the highest rate this service reached'}. The "p99 per round" column shows it per run.`,
+        ...(missed > 0
+          ? [
+              `The probe skipped ${missed} sample(s) scheduled after its run ended (its own commands were slow).`,
+            ]
+          : []),
+        ...(failures ? [`Answers other than 200: ${failures}.`] : []),
+      ],
+      problems: [...problemsOf(measured), ...problemsOf([paced, ...lagRows])],
+    };
+  } finally {
+    await stopAll();
+  }
+}
+
+if (require.main === module) void runBenches([{ name: NAME, load: () => Promise.resolve({ run }) }]);

@@ -14,6 +14,7 @@ import {
   summarise,
   type LoadResult,
   type Workload,
+  positiveNumberFromEnv,
 } from './lib/load';
 import { runOpenLoop } from './lib/open-loop';
 import { ensureBuilt, startServer, stopAll, track } from './lib/processes';
@@ -58,14 +59,6 @@ const PROBE_LANES = 4;
 const credentials = freshCredentials();
 const KEY_PREFIX = `bench-${NAME}-${process.pid}:`;
 const TEAM_TYPE = fantasyTeamDecider.aggregateType;
-
-function positiveIntFromEnv(name: string, fallback: number): number {
-  const text = process.env[name];
-  if (text === undefined || text === '') return fallback;
-  const value = Number(text);
-  if (!Number.isFinite(value) || value <= 0) throw new Error(`${name} must be a positive number`);
-  return value;
-}
 
 interface Team {
   readonly id: string;
@@ -294,8 +287,8 @@ async function createTeams(commandUrl: string, token: string, count: number): Pr
 export async function run(): Promise<BenchReport> {
   const machine = machineInfo();
   const settings = settingsFromEnv({ connections: 50, warmupSeconds: 2, durationSeconds: 8, rounds: 3 });
-  const lagSamples = Math.round(positiveIntFromEnv('BENCH_LAG_SAMPLES', 200));
-  const forcedRate = process.env.BENCH_PACED_RATE ? positiveIntFromEnv('BENCH_PACED_RATE', 1) : undefined;
+  const lagSamples = Math.round(positiveNumberFromEnv('BENCH_LAG_SAMPLES', 200));
+  const forcedRate = process.env.BENCH_PACED_RATE ? positiveNumberFromEnv('BENCH_PACED_RATE', 1) : undefined;
   if (TEAM_COUNT < settings.connections * 4) throw new Error(`at most ${TEAM_COUNT / 4} connections`);
   ensureBuilt();
   try {

@@ -7,7 +7,7 @@ import { Queue } from 'bullmq';
 import { startLocalRedis } from '../scripts/lib/redis-server';
 import { IMPORT_QUEUE_NAME } from '../shared/importers/import-queue';
 import { createKeys } from '../shared/redis/keys';
-import { percentile, settingsFromEnv, summarise, type LoadResult } from './lib/load';
+import { percentile, settingsFromEnv, summarise, type LoadResult, positiveNumberFromEnv } from './lib/load';
 import { ensureBuilt, REPO_ROOT, stopAll, track, type ServerProcess } from './lib/processes';
 import { compareWith, machineInfo, problemsOf, type BenchReport, type ComparisonRow } from './lib/report';
 import { runBenches } from './lib/runner';
@@ -47,14 +47,6 @@ const credentials = freshCredentials();
 const KEY_PREFIX = `bench-${NAME}-${process.pid}:`;
 /** Makes every run's e-mails unique, so no import meets an existing user. */
 const RUN_TAG = randomBytes(4).toString('hex');
-
-function positiveIntFromEnv(name: string, fallback: number): number {
-  const text = process.env[name];
-  if (text === undefined || text === '') return fallback;
-  const value = Number(text);
-  if (!Number.isInteger(value) || value <= 0) throw new Error(`${name} must be a positive integer`);
-  return value;
-}
 
 interface SeedUser {
   readonly email: string;
@@ -197,8 +189,8 @@ function note(message: string): void {
 export async function run(): Promise<BenchReport> {
   const machine = machineInfo();
   const settings = settingsFromEnv({ connections: 1, warmupSeconds: 1, durationSeconds: 8, rounds: 3 });
-  const importUsers = positiveIntFromEnv('BENCH_IMPORT_USERS', 2_000);
-  const highSamples = positiveIntFromEnv('BENCH_HIGH_SAMPLES', 50);
+  const importUsers = Math.round(positiveNumberFromEnv('BENCH_IMPORT_USERS', 2_000));
+  const highSamples = Math.round(positiveNumberFromEnv('BENCH_HIGH_SAMPLES', 50));
   if (importUsers % 2 !== 0) throw new Error('BENCH_IMPORT_USERS must be even (split over 2 workers)');
   ensureBuilt();
   const problems: string[] = [];

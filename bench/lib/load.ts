@@ -43,17 +43,20 @@ export interface LoadResult {
   readonly warmupFailures: number;
 }
 
+/** A positive number from the environment, or `fallback` when the variable is unset. */
+export function positiveNumberFromEnv(name: string, fallback: number): number {
+  const text = process.env[name];
+  if (text === undefined || text === '') return fallback;
+  const value = Number(text);
+  if (!Number.isFinite(value) || value <= 0) throw new Error(`${name} must be a positive number`);
+  return value;
+}
+
 /** The settings the bench uses unless BENCH_CONNECTIONS, BENCH_WARMUP, BENCH_DURATION or BENCH_ROUNDS say otherwise. */
 export function settingsFromEnv(defaults: LoadSettings & { rounds: number }): LoadSettings & {
   rounds: number;
 } {
-  const read = (name: string, fallback: number): number => {
-    const text = process.env[name];
-    if (text === undefined || text === '') return fallback;
-    const value = Number(text);
-    if (!Number.isFinite(value) || value <= 0) throw new Error(`${name} must be a positive number`);
-    return value;
-  };
+  const read = positiveNumberFromEnv;
   return {
     connections: Math.round(read('BENCH_CONNECTIONS', defaults.connections)),
     warmupSeconds: read('BENCH_WARMUP', defaults.warmupSeconds),

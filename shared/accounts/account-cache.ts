@@ -11,7 +11,7 @@ const MAX_CACHED_ACCOUNTS = 50_000;
 
 /**
  * Accounts kept in-process, so an authenticated request costs no Redis round trip. Every append to
- * a user's stream publishes its id (append-events-3.lua), and every replica drops that account at
+ * a user's stream publishes its id (append-events-4.lua), and every replica drops that account at
  * once. While the subscription is down nothing is cached, and when it comes back the cache starts
  * empty, so a change can never be missed; the TTL is a last bound on staleness.
  */

@@ -21,6 +21,8 @@ export interface AppendRequest {
   readonly state: unknown;
   /** Private fields written to the record with the events (a credential): never in an event. */
   readonly attachments?: Readonly<Record<string, string>>;
+  /** The caller's lock token: the append releases the aggregate's lock if it is still theirs. */
+  readonly lockToken?: string;
 }
 
 /** Redis streams as an event store: per-aggregate streams plus a partitioned global log. */
@@ -44,6 +46,34 @@ export class EventStore {
     );
     if (!version || !state) return { version: 0, state: initialState };
     return { version: Number(version), state: JSON.parse(state) as State };
+  }
+
+  /**
+   * Takes the aggregate's lock and reads its record in one round trip; null when another holds
+   * the lock.
+   */
+  async lockAndLoad<State>(
+    aggregateType: string,
+    aggregateId: string,
+    initialState: State,
+    token: string,
+    ttlMs: number,
+  ): Promise<AggregateRecord<State> | null> {
+    const reply = await this.redis.lockAndLoad(
+      this.keys.aggregateLock(aggregateType, aggregateId),
+      this.keys.aggregateRecord(aggregateType, aggregateId),
+      token,
+      ttlMs,
+    );
+    if (reply[0] !== 1) return null;
+    const [, version, state] = reply;
+    if (!version || !state) return { version: 0, state: initialState };
+    return { version: Number(version), state: JSON.parse(state) as State };
+  }
+
+  /** Releases the aggregate's lock if `token` still holds it. */
+  async unlock(aggregateType: string, aggregateId: string, token: string): Promise<void> {
+    await this.redis.releaseLock(this.keys.aggregateLock(aggregateType, aggregateId), token);
   }
 
   /** Reads the record and named attachments together (one round trip). */
@@ -71,9 +101,11 @@ export class EventStore {
       this.keys.aggregateStream(aggregateType, aggregateId),
       this.keys.logPartition(partitionOf(aggregateId)),
       this.keys.aggregateRecord(aggregateType, aggregateId),
+      this.keys.aggregateLock(aggregateType, aggregateId),
       expectedVersion,
       events.length,
       this.keys.aggregateChanges(aggregateType),
+      request.lockToken ?? '',
       ...events.map((event) => JSON.stringify(event)),
       JSON.stringify(request.state),
       ...attachmentArgs,

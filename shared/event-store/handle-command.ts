@@ -4,7 +4,7 @@ import type { Decider, DecisionContext, DomainEvent, RejectionKind } from '../do
 import type { EventEnvelope, EventMetadata } from './envelope';
 import { ConcurrencyConflictError } from './errors';
 import type { EventStore } from './event-store';
-import { withLock, type LockOptions } from './lock';
+import { lockToken, waitForLock, type LockOptions } from './lock';
 
 export interface CommandInput<Command> {
   readonly aggregateId: string;
@@ -51,16 +51,13 @@ export class CommandHandler {
     const { aggregateType } = decider;
     // Ids are GUIDs compared case-insensitively: keys and envelopes both carry the lower-case form.
     const aggregateId = input.aggregateId.toLowerCase();
-    const lockKey = this.store.keys.aggregateLock(aggregateType, aggregateId);
-
-    return withLock(this.store.redis, lockKey, aggregateId, this.lockOptions, async () => {
-      // 1. Load the aggregate: its version and folded state, from its record.
-      const { version, state } = await this.store.loadRecord(
-        aggregateType,
-        aggregateId,
-        decider.initialState,
-      );
-
+    // 1. Take the aggregate's lock and load its record (version and folded state): one round trip.
+    const token = lockToken();
+    const { version, state } = await waitForLock(aggregateId, this.lockOptions, () =>
+      this.store.lockAndLoad(aggregateType, aggregateId, decider.initialState, token, this.lockOptions.ttlMs),
+    );
+    let released = false;
+    try {
       // 2. The caller's optimistic-concurrency check.
       if (input.expectedVersion && input.expectedVersion !== version) {
         throw new ConcurrencyConflictError(aggregateId, input.expectedVersion, version);
@@ -71,7 +68,7 @@ export class CommandHandler {
       if (!decision.accepted)
         return { accepted: false, kind: decision.kind, message: decision.message, version };
 
-      // 4. Append with the loaded version as the fence.
+      // 4. Append with the loaded version as the fence; the same script releases the lock.
       const occurredAt = input.context.now.toISOString();
       const envelopes = decision.events.map((event, index): EventEnvelope<Event> => ({
         eventId: randomUUID(),
@@ -91,9 +88,13 @@ export class CommandHandler {
         expectedVersion: version,
         events: envelopes,
         state: nextState,
+        lockToken: token,
         ...(input.attachments ? { attachments: input.attachments } : {}),
       });
+      released = true;
       return { accepted: true, events: envelopes, version: newVersion, state: nextState };
-    });
+    } finally {
+      if (!released) await this.store.unlock(aggregateType, aggregateId, token).catch(() => undefined);
+    }
   }
 }

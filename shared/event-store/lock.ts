@@ -1,5 +1,4 @@
 import { randomBytes } from 'node:crypto';
-import type { Redis } from 'ioredis';
 
 import { AggregateBusyError } from './errors';
 
@@ -10,32 +9,31 @@ export interface LockOptions {
   readonly waitMs: number;
 }
 
+/** A random token that names one holder of one lock. */
+export function lockToken(): string {
+  return randomBytes(16).toString('base64url');
+}
+
 /**
- * A lock per aggregate: SET NX PX with a random token, released only by its holder (compare and
- * delete in Lua). It serialises command handling so retries are rare; it is not what keeps the
- * stream correct. The version fence in the append script is, should a holder outlive its lock.
+ * Calls `attempt` (which takes the lock, returning null while someone else holds it) until it
+ * succeeds or `waitMs` has passed, with full-jitter backoff so waiters on a hot aggregate do not
+ * retry in lockstep. The lock serialises command handling so retries are rare; it is not what
+ * keeps the stream correct. The version fence in the append script is, should a holder outlive it.
  */
-export async function withLock<T>(
-  redis: Redis,
-  lockKey: string,
+export async function waitForLock<T>(
   aggregateId: string,
   options: LockOptions,
-  work: () => Promise<T>,
+  attempt: () => Promise<T | null>,
 ): Promise<T> {
-  const token = randomBytes(16).toString('base64url');
   const started = Date.now();
   let backoffMs = 5;
-  while ((await redis.set(lockKey, token, 'PX', options.ttlMs, 'NX')) !== 'OK') {
+  for (;;) {
+    const taken = await attempt();
+    if (taken !== null) return taken;
     const waited = Date.now() - started;
     if (waited >= options.waitMs) throw new AggregateBusyError(aggregateId, waited);
-    // Full jitter, so waiters on a hot aggregate do not retry in lockstep.
     const delay = Math.min(Math.random() * backoffMs, options.waitMs - waited);
     await new Promise((resolve) => setTimeout(resolve, delay));
     backoffMs = Math.min(backoffMs * 2, 100);
-  }
-  try {
-    return await work();
-  } finally {
-    await redis.releaseLock(lockKey, token).catch(() => undefined);
   }
 }

@@ -16,7 +16,7 @@ export interface ProjectorOptions {
   /** Pause between polls when every owned partition is caught up and no change is announced. */
   readonly idleMs: number;
   /**
-   * With a subscriber: the longest idle pause. Appends announce themselves (append-events-3.lua
+   * With a subscriber: the longest idle pause. Appends announce themselves (append-events-4.lua
    * publishes), so an idle projector sleeps until one concerns it; this only bounds a missed message.
    */
   readonly idleFallbackMs: number;

@@ -7,7 +7,8 @@ import type { Redis, Result } from 'ioredis';
  * defineCommand, so ioredis sends EVALSHA and falls back to EVAL after a Redis restart.
  */
 const SCRIPT_FILES = {
-  appendEvents: path.join(__dirname, '..', 'event-store', 'lua', 'append-events-3.lua'),
+  appendEvents: path.join(__dirname, '..', 'event-store', 'lua', 'append-events-4.lua'),
+  lockAndLoad: path.join(__dirname, '..', 'event-store', 'lua', 'lock-and-load-2.lua'),
   releaseLock: path.join(__dirname, 'lua', 'release-lock-1.lua'),
   renewLock: path.join(__dirname, 'lua', 'renew-lock-1.lua'),
   applyProjectionBatch: path.join(__dirname, '..', 'projections', 'lua', 'apply-projection-batch-n.lua'),
@@ -18,6 +19,12 @@ declare module 'ioredis' {
   interface RedisCommander<Context> {
     appendEvents(...keysThenArgs: (string | number)[]): Result<number, Context>;
     releaseLock(lockKey: string, token: string): Result<number, Context>;
+    lockAndLoad(
+      lockKey: string,
+      recordKey: string,
+      token: string,
+      ttlMs: number,
+    ): Result<[0] | [1, string | null, string | null], Context>;
     renewLock(lockKey: string, token: string, ttlMs: number): Result<number, Context>;
     claimInlineImport(...keysThenArgs: (string | number)[]): Result<number, Context>;
     /** Variable key count: the first argument is the number of keys. */

@@ -1,20 +1,22 @@
 --[[
-  Appends events to one aggregate, fenced by its version.
+  Appends events to one aggregate, fenced by its version, and releases the caller's lock.
 
   Input:
     KEYS[1] aggregate stream (entry ids 0-<version>)
     KEYS[2] global log partition of the aggregate
     KEYS[3] aggregate record (hash: version, state, attachments)
+    KEYS[4] the aggregate's lock
     ARGV[1] expected version (the stream length the caller folded)
     ARGV[2] number of events N
     ARGV[3] channel announcing that the aggregate changed (its id is published there)
-    ARGV[4 .. 3+N] event envelopes as JSON, versions expected+1 .. expected+N
-    ARGV[4+N] the folded state after the events, as JSON
-    ARGV[5+N ..] attachment field/value pairs written to the record (e.g. a credential)
+    ARGV[4] the caller's lock token ('' when it holds none): released here if still the caller's
+    ARGV[5 .. 4+N] event envelopes as JSON, versions expected+1 .. expected+N
+    ARGV[5+N] the folded state after the events, as JSON
+    ARGV[6+N ..] attachment field/value pairs written to the record (e.g. a credential)
 
   Output:
     the new version, or
-    -1 when the stream's version is not the expected one (then nothing is written)
+    -1 when the stream's version is not the expected one (then nothing is written or released)
 
   The version check and every write happen in this one script, so a holder whose lock expired
   while it was deciding cannot write stale events: the fence rejects it.
@@ -27,16 +29,20 @@ if current ~= expected then
 end
 
 for i = 1, count do
-  local envelope = ARGV[3 + i]
+  local envelope = ARGV[4 + i]
   redis.call('XADD', KEYS[1], '0-' .. (expected + i), 'event', envelope)
   redis.call('XADD', KEYS[2], '*', 'event', envelope)
 end
 
 local version = expected + count
-redis.call('HSET', KEYS[3], 'version', version, 'state', ARGV[4 + count])
-for i = 5 + count, #ARGV, 2 do
+redis.call('HSET', KEYS[3], 'version', version, 'state', ARGV[5 + count])
+for i = 6 + count, #ARGV, 2 do
   redis.call('HSET', KEYS[3], ARGV[i], ARGV[i + 1])
 end
 -- In-process caches of the record (sign-in) drop it at once on every replica.
 redis.call('PUBLISH', ARGV[3], string.match(KEYS[3], '[^:]+$'))
+-- Released only by its holder: a lock that expired and was taken by another stays theirs.
+if ARGV[4] ~= '' and redis.call('GET', KEYS[4]) == ARGV[4] then
+  redis.call('DEL', KEYS[4])
+end
 return version

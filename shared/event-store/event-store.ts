@@ -25,6 +25,16 @@ export interface AppendRequest {
   readonly lockToken?: string;
 }
 
+/** A record from its stored `version` and `state` fields; a missing one is a new aggregate. */
+function recordFrom<State>(
+  version: string | null | undefined,
+  state: string | null | undefined,
+  initialState: State,
+): AggregateRecord<State> {
+  if (!version || !state) return { version: 0, state: initialState };
+  return { version: Number(version), state: JSON.parse(state) as State };
+}
+
 /** Redis streams as an event store: per-aggregate streams plus a partitioned global log. */
 export class EventStore {
   constructor(
@@ -67,8 +77,7 @@ export class EventStore {
     );
     if (reply[0] !== 1) return null;
     const [, version, state] = reply;
-    if (!version || !state) return { version: 0, state: initialState };
-    return { version: Number(version), state: JSON.parse(state) as State };
+    return recordFrom(version, state, initialState);
   }
 
   /** Releases the aggregate's lock if `token` still holds it. */
@@ -89,8 +98,8 @@ export class EventStore {
       'state',
       attachment,
     );
-    if (!version || !state) return { version: 0, state: initialState, attachment: null };
-    return { version: Number(version), state: JSON.parse(state) as State, attachment: value ?? null };
+    const record = recordFrom(version, state, initialState);
+    return { ...record, attachment: record.version === 0 ? null : (value ?? null) };
   }
 
   /** Appends atomically if the stream is still at `expectedVersion`; returns the new version. */

@@ -9,6 +9,7 @@ import { redactSecrets } from '../../shared/redaction';
 import { hasAnyRole, type Role } from '../../shared/roles';
 import { authenticate } from '../auth/authenticate';
 import type { PassportAuthenticator } from '../auth/passport';
+import { authenticatedPrincipal } from '../auth/principal';
 
 /** Where the dashboard is served. */
 export const BULL_BOARD_PATH = '/admin/queues';
@@ -21,8 +22,7 @@ export interface BullBoardDeps {
 }
 
 const requireAdmin: RequestHandler = (req, _res, next) => {
-  const principal = req.user;
-  if (!principal) throw new Error('bull board reached without an authenticated principal');
+  const principal = authenticatedPrincipal(req);
   if (!hasAnyRole(principal.roles, BULL_BOARD_ROLES)) {
     throw new AppError(
       'FORBIDDEN',

@@ -1,3 +1,5 @@
+import type { Request } from 'express';
+
 import type { Account } from '../../shared/accounts/account';
 
 export type AuthenticationScheme = 'Basic' | 'Bearer';
@@ -30,4 +32,10 @@ export function principalOf(account: Account, authenticationType: Authentication
     roles: account.roles,
     authenticationType,
   };
+}
+
+/** The caller of a route behind authenticate(); reaching one without it is a wiring bug. */
+export function authenticatedPrincipal(req: Request): Principal {
+  if (!req.user) throw new Error(`${req.method} ${req.path} reached without an authenticated principal`);
+  return req.user;
 }

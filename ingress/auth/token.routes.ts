@@ -6,6 +6,7 @@ import { parseBasicCredentials } from './basic-header';
 import type { CredentialVerifier } from './credential-verifier';
 import { REALM } from './passport';
 import type { TokenService } from './token-service';
+import { jsonObjectBody } from '../http/json-body';
 
 type OAuthError = 'invalid_request' | 'invalid_grant' | 'invalid_client' | 'unsupported_grant_type';
 
@@ -34,10 +35,7 @@ export function registerTokenRoutes(
     async (req, res) => {
       res.setHeader('Cache-Control', 'no-store');
       res.setHeader('Pragma', 'no-cache');
-      const body = (typeof req.body === 'object' && req.body !== null ? req.body : {}) as Record<
-        string,
-        unknown
-      >;
+      const body = jsonObjectBody(req);
       const address = req.ip ?? 'unknown';
       let account: Account | null;
 

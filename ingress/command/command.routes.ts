@@ -14,6 +14,8 @@ import type { RouteTable } from '../http/route-table';
 import { COMMAND_DEFINITIONS, type CommandDefinition } from './command-definitions';
 import { failed, succeeded, type CommandAnswer } from './command-response';
 import { CommandIdempotency } from './idempotency';
+import { authenticatedPrincipal } from '../auth/principal';
+import { jsonObjectBody } from '../http/json-body';
 
 /** The roles that may send commands at all; ownership is the decider's check. */
 const COMMAND_ROLES = ['Member'] as const;
@@ -54,16 +56,12 @@ export function registerCommandRoutes(
   const definitions = new Map<string, CommandDefinition>(COMMAND_DEFINITIONS.map((d) => [d.commandType, d]));
 
   const handle: RequestHandler = async (req, res) => {
-    const principal = req.user;
-    if (!principal) throw new Error('command reached without an authenticated principal');
+    const principal = authenticatedPrincipal(req);
     if (principal.authenticationType !== 'Bearer') {
       res.setHeader('WWW-Authenticate', `Bearer realm="${REALM}"`);
       throw new AppError('UNAUTHORIZED', 'Commands accept Bearer authentication only.', 401);
     }
-    const body = (typeof req.body === 'object' && req.body !== null ? req.body : {}) as Record<
-      string,
-      unknown
-    >;
+    const body = jsonObjectBody(req);
     const rawRequestId = body.requestId;
     const commandTypeText = typeof body.commandType === 'string' ? body.commandType : null;
 

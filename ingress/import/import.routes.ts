@@ -4,7 +4,7 @@ import Joi from 'joi';
 import type { CoreServices } from '../../shared/composition';
 import type { Config } from '../../shared/config';
 import { validationError } from '../../shared/errors';
-import { IMPORT_PRIORITIES, type ImportPriority } from '../../shared/importers/importer';
+import { IMPORT_PRIORITIES, importDataSchema, type ImportPriority } from '../../shared/importers/importer';
 import { processImport } from '../../shared/importers/import-processor';
 import { importJobIdFor, type ImportJobData, type ImportQueue } from '../../shared/importers/import-queue';
 import type { ImportResults } from '../../shared/importers/import-results';
@@ -14,6 +14,8 @@ import { authenticate } from '../auth/authenticate';
 import type { PassportAuthenticator } from '../auth/passport';
 import type { RouteTable } from '../http/route-table';
 import { EMPTY_GUID, responseFromRecord } from './import-response';
+import { authenticatedPrincipal } from '../auth/principal';
+import { jsonObjectBody } from '../http/json-body';
 
 /** Long enough for any inline import; released as soon as it ends. */
 const INLINE_CLAIM_TTL_MS = 10 * 60 * 1000;
@@ -51,12 +53,8 @@ export function registerImportRoutes(routes: RouteTable, deps: ImportRouteDeps):
   const { services, importQueue, importResults, config } = deps;
 
   const handle: RequestHandler = async (req, res) => {
-    const principal = req.user;
-    if (!principal) throw new Error('import reached without an authenticated principal');
-    const body = (typeof req.body === 'object' && req.body !== null ? req.body : {}) as Record<
-      string,
-      unknown
-    >;
+    const principal = authenticatedPrincipal(req);
+    const body = jsonObjectBody(req);
 
     // 1. Validate: requestId, the envelope, the importer, its data.
     if (!isGuid(body.requestId)) throw validationError({ RequestId: [GUID_FORMAT_MESSAGE] });
@@ -79,7 +77,7 @@ export function registerImportRoutes(routes: RouteTable, deps: ImportRouteDeps):
       return;
     }
     const importData = validate(
-      importer.schema(config.imports.maxRows),
+      importDataSchema(importer, config.imports.maxRows),
       { importData: envelope.importData }.importData,
     );
     const importJobId = importJobIdFor(requestId);

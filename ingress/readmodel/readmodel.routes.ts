@@ -8,6 +8,7 @@ import type { PassportAuthenticator } from '../auth/passport';
 import { REALM } from '../auth/passport';
 import type { RouteTable } from '../http/route-table';
 import { envelopeSchema, type RegisteredQuery } from './query-definition';
+import { authenticatedPrincipal } from '../auth/principal';
 
 /**
  * POST /api/readmodel: authenticate, validate the envelope, find the query, check its scheme and
@@ -22,8 +23,7 @@ export function registerReadModelRoutes(
   const registry = new Map(queries.map((query) => [query.queryType, query]));
 
   const dispatch: RequestHandler = async (req, res) => {
-    const principal = req.user;
-    if (!principal) throw new Error('readmodel reached without an authenticated principal');
+    const principal = authenticatedPrincipal(req);
     // One joi pass per request: the envelope schema runs only to word the error when it is broken.
     const queryType = (req.body as { query?: { queryType?: unknown } } | undefined)?.query?.queryType;
     if (typeof queryType !== 'string' || queryType.length > 100) validate(envelopeSchema, req.body);

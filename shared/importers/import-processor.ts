@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import type { Actor } from '../accounts/account';
 import type { CoreServices } from '../composition';
 import type { Config } from '../config';
-import { formatTimeSpan, type ImportOutcome } from './importer';
+import { formatTimeSpan, importDataSchema, type ImportOutcome } from './importer';
 import type { ImportJobData } from './import-queue';
 import type { ImportRecord, ImportResults } from './import-results';
 import { IMPORTERS } from './registry';
@@ -35,7 +35,7 @@ export async function processImport(
   } else {
     const actor: Actor = { userId: submitter.userId, email: submitter.email, roles: submitter.roles };
     let progressWrittenAt = 0;
-    const data = importer.schema(config.imports.maxRows).validate(job.importData).value as unknown;
+    const data = importDataSchema(importer, config.imports.maxRows).validate(job.importData).value as unknown;
     outcome = await importer.run(
       data,
       {

@@ -62,6 +62,23 @@ export interface Importer<Data = unknown> {
   run(data: Data, context: ImportContext, services: CoreServices): Promise<ImportOutcome>;
 }
 
+const builtSchemas = new WeakMap<Importer, Map<number, Joi.ObjectSchema>>();
+
+/**
+ * The importer's `importData` schema for a row limit, built once: a fresh joi schema per request
+ * would also miss validate()'s per-schema preference cache and recompile its messages each time.
+ */
+export function importDataSchema<Data>(importer: Importer<Data>, maxRows: number): Joi.ObjectSchema<Data> {
+  const byLimit = builtSchemas.get(importer) ?? new Map<number, Joi.ObjectSchema>();
+  builtSchemas.set(importer, byLimit);
+  let schema = byLimit.get(maxRows);
+  if (!schema) {
+    schema = importer.schema(maxRows);
+    byLimit.set(maxRows, schema);
+  }
+  return schema as Joi.ObjectSchema<Data>;
+}
+
 /** `hh:mm:ss.ff`, the spec's time-span text for executionDuration. */
 export function formatTimeSpan(milliseconds: number): string {
   const hundredths = Math.floor(Math.max(0, milliseconds) / 10);

@@ -1,8 +1,25 @@
 import type { EventEnvelope } from '../event-store/envelope';
+import type { Keys } from '../redis/keys';
+
+/**
+ * A lookup entry a document implies: a field of a hash, a member of a sorted set or of a set.
+ * The projector keeps entries in step with their document (adds what appeared, removes what went).
+ */
+export type IndexEntry =
+  | { readonly kind: 'hash'; readonly key: string; readonly field: string; readonly value: string }
+  | { readonly kind: 'zset'; readonly key: string; readonly member: string; readonly score: number }
+  | { readonly kind: 'set'; readonly key: string; readonly member: string };
 
 /**
  * A read model kept from the global log: one JSON document per aggregate, evolved by a pure
- * function. Projections never read each other and never write events.
+ * function, plus the index entries each document implies. Projections never read each other
+ * and never write events.
+ *
+ * Cluster rule: a batch of one log partition writes the partition's checkpoint, the documents
+ * and their index entries in one script, so all of them must share one hash tag. A projection
+ * either keeps its documents in their aggregate's partition (the fantasy team) or keeps every
+ * key, checkpoints included, under one tag of its own (the sport projections, whose indexes
+ * span all players).
  */
 export interface Projection<Doc> {
   /** Part of every key of the projection: `fantasy-team`. */
@@ -11,4 +28,13 @@ export interface Projection<Doc> {
   readonly aggregateType: string;
   /** The next document, or null to delete it. Must ignore an event it has already applied. */
   evolve(doc: Doc | null, event: EventEnvelope): Doc | null;
+  /** Where it records the last log entry applied from one partition. */
+  checkpointKey(keys: Keys, partition: number): string;
+  documentKey(keys: Keys, aggregateId: string): string;
+  /** Glob patterns of every key it writes (checkpoints included), for a rebuild. */
+  keyPatterns(keys: Keys): readonly string[];
+  /** The index entries a document implies; none when absent. */
+  indexEntries?(doc: Doc, keys: Keys): readonly IndexEntry[];
 }
+
+export type AnyProjection = Projection<unknown>;

@@ -6,7 +6,8 @@ import { LOG_PARTITIONS } from '../event-store/partitions';
 import type { Logger } from '../logger';
 import type { Keys } from '../redis/keys';
 import { registerScripts } from '../redis/scripts';
-import type { Projection } from './projection';
+import { BatchWrites } from './batch-writes';
+import type { AnyProjection } from './projection';
 
 const NO_CHECKPOINT = '0-0';
 
@@ -31,15 +32,13 @@ export const DEFAULT_PROJECTOR_OPTIONS: ProjectorOptions = {
   leaseMs: 5_000,
 };
 
-type AnyProjection = Projection<unknown>;
-
 /** The outcome of applying one batch: how many entries, or the fence saying someone else did. */
 export type BatchResult = { readonly entries: number; readonly checkpoint: string } | 'fenced';
 
 /**
  * Applies the next batch of `projection` from one log partition after `checkpoint`: reads the
- * entries and the documents they touch, evolves the documents, and writes them with the new
- * checkpoint in one fenced script.
+ * entries and the documents they touch, evolves the documents, and writes them, their index
+ * entries and the new checkpoint in one fenced script.
  */
 export async function applyNextBatch(
   redis: Redis,
@@ -53,45 +52,35 @@ export async function applyNextBatch(
   const entries = await redis.xrange(keys.logPartition(partition), start, '+', 'COUNT', batchSize);
   const last = entries.at(-1);
   if (!last) return { entries: 0, checkpoint };
-  return applyEntries(redis, keys, projection, partition, checkpoint, entries);
-}
-
-async function applyEntries(
-  redis: Redis,
-  keys: Keys,
-  projection: AnyProjection,
-  partition: number,
-  checkpoint: string,
-  entries: [id: string, fields: string[]][],
-): Promise<BatchResult> {
   const events: EventEnvelope[] = entries
     .map(([, fields]) => parseEnvelope(fields[1] ?? 'null'))
     .filter((event) => event.aggregateType === projection.aggregateType);
-  const docKeys = [
-    ...new Set(events.map((event) => keys.projectionDocument(projection.name, event.aggregateId))),
-  ];
+  const docKeys = [...new Set(events.map((event) => projection.documentKey(keys, event.aggregateId)))];
   const stored = docKeys.length ? await redis.mget(...docKeys) : [];
+  const before = new Map(docKeys.map((key, i) => [key, stored[i] ?? null]));
   const docs = new Map<string, unknown>(
     docKeys.map((key, i) => [key, stored[i] ? (JSON.parse(stored[i]) as unknown) : null]),
   );
   for (const event of events) {
-    const key = keys.projectionDocument(projection.name, event.aggregateId);
+    const key = projection.documentKey(keys, event.aggregateId);
     docs.set(key, projection.evolve(docs.get(key) ?? null, event));
   }
-  const lastId = entries.at(-1)?.[0] ?? checkpoint;
-  const values = docKeys.map((key) => {
-    const doc = docs.get(key);
-    return doc === null || doc === undefined ? '' : JSON.stringify(doc);
-  });
-  const written = await redis.applyProjectionBatch(
-    docKeys.length + 1,
-    keys.projectionCheckpoint(projection.name, partition),
-    ...docKeys,
-    checkpoint,
-    lastId,
-    ...values,
-  );
-  return written < 0 ? 'fenced' : { entries: entries.length, checkpoint: lastId };
+
+  const writes = new BatchWrites(projection.checkpointKey(keys, partition));
+  for (const key of docKeys) {
+    const previous = before.get(key) ?? null;
+    const doc = docs.get(key) ?? null;
+    const next = doc === null ? null : JSON.stringify(doc);
+    if (previous === next) continue;
+    writes.document(key, next);
+    if (projection.indexEntries) {
+      const entriesOf = (json: string | null) =>
+        json === null ? [] : (projection.indexEntries?.(JSON.parse(json) as unknown, keys) ?? []);
+      writes.indexes(entriesOf(previous), entriesOf(next));
+    }
+  }
+  const written = await redis.applyProjectionBatch(...writes.scriptArguments(checkpoint, last[0]));
+  return written < 0 ? 'fenced' : { entries: entries.length, checkpoint: last[0] };
 }
 
 interface OwnedPartition {
@@ -216,7 +205,7 @@ export class Projector {
       );
       if (result === 'fenced') {
         owned.checkpoint =
-          (await this.redis.get(this.keys.projectionCheckpoint(owned.projection.name, owned.partition))) ??
+          (await this.redis.get(owned.projection.checkpointKey(this.keys, owned.partition))) ??
           NO_CHECKPOINT;
         continue;
       }
@@ -253,7 +242,7 @@ export class Projector {
         const lease = this.keys.projectionLease(projection.name, partition);
         if ((await this.redis.set(lease, this.replicaId, 'PX', leaseMs, 'NX')) !== 'OK') continue;
         const checkpoint =
-          (await this.redis.get(this.keys.projectionCheckpoint(projection.name, partition))) ?? NO_CHECKPOINT;
+          (await this.redis.get(projection.checkpointKey(this.keys, partition))) ?? NO_CHECKPOINT;
         this.owned.set(id, { projection, partition, checkpoint });
       }
     }

@@ -7,6 +7,9 @@ import { partitionOf, partitionTag } from '../event-store/partitions';
  * Keys of one aggregate share its partition's hash tag, so a script touching the stream, the
  * record, the lock and the log partition stays in one cluster slot.
  */
+/** The one hash tag of every sport projection key. */
+const SPORT_TAG = '{sport}';
+
 export function createKeys(prefix: string) {
   const aggregate = (kind: string) => (aggregateType: string, aggregateId: string) =>
     `${prefix}${partitionTag(partitionOf(aggregateId))}:${kind}:${aggregateType}:${aggregateId.toLowerCase()}`;
@@ -26,12 +29,46 @@ export function createKeys(prefix: string) {
     /** A projection's document for one aggregate, in the aggregate's partition. */
     projectionDocument: (projection: string, aggregateId: string) =>
       `${prefix}${partitionTag(partitionOf(aggregateId))}:projection:${projection}:${aggregateId.toLowerCase()}`,
-    /** Pattern of every document of a projection in one partition (for rebuilds). */
-    projectionDocumentPattern: (projection: string, partition: number) =>
-      `${prefix}${partitionTag(partition)}:projection:${projection}:*`,
     /** The last log entry id a projection applied from one partition. */
     projectionCheckpoint: (projection: string, partition: number) =>
       `${prefix}${partitionTag(partition)}:checkpoint:${projection}`,
+    /** Every key of a partition-tagged projection, in every partition (for rebuilds). */
+    projectionPatterns: (projection: string) => [
+      `${prefix}{p*}:projection:${projection}:*`,
+      `${prefix}{p*}:checkpoint:${projection}`,
+    ],
+    /**
+     * The sport projections keep every key under one tag, so a batch can update a player's
+     * document and the indexes spanning all players in one script (one cluster slot).
+     */
+    sport: Object.freeze({
+      checkpoint: (projection: string, partition: number) =>
+        `${prefix}${SPORT_TAG}:checkpoint:${projection}:${partition}`,
+      /** Every key of a sport projection (documents, indexes and checkpoints), for rebuilds. */
+      patterns: (projection: string, ...others: string[]) => [
+        `${prefix}${SPORT_TAG}:checkpoint:${projection}:*`,
+        ...others.map((name) => `${prefix}${SPORT_TAG}:${name}`),
+      ],
+      /** A mapped player's document (the players projection), by platform id. */
+      player: (platformId: string) => `${prefix}${SPORT_TAG}:player:${platformId.toLowerCase()}`,
+      /** Sorted set of platform ids scored by feed id: the stable order of GetMappedPlayers. */
+      playersByFeedId: () => `${prefix}${SPORT_TAG}:players:by-feed-id`,
+      /** Hash: fantasy id -> platform id. */
+      playersByFantasyId: () => `${prefix}${SPORT_TAG}:players:by-fantasy-id`,
+      /** Set of the platform ids carrying one league player id. */
+      playersByLeaguePlayerId: (leaguePlayerId: string) =>
+        `${prefix}${SPORT_TAG}:players:by-league-player-id:${leaguePlayerId}`,
+      /** Sorted set of the platform ids with stats for a season, scored by feed id. */
+      playersInSeason: (season: string) => `${prefix}${SPORT_TAG}:players:in-season:${season}`,
+      /** Hash: platform id -> that player's stats for one season (JSON). */
+      seasonStats: (season: string) => `${prefix}${SPORT_TAG}:stats:${season}`,
+      /** Hash: platform (participant) id -> feed id. */
+      participantFeedIds: () => `${prefix}${SPORT_TAG}:participant-feed-ids`,
+      /** A season's document (the seasons projection), by season aggregate id. */
+      season: (seasonAggregateId: string) => `${prefix}${SPORT_TAG}:season:${seasonAggregateId.toLowerCase()}`,
+      /** Hash: season (`"2026"`) -> `{round, finalRound}` (JSON). */
+      seasonRounds: () => `${prefix}${SPORT_TAG}:season-rounds`,
+    }),
     /** Live projector replicas (sorted set: replica id -> last heartbeat), for balancing leases. */
     projectorMembers: () => `${prefix}projectors:members`,
     /** Which projector replica works on a partition of a projection now. */

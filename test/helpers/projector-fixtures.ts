@@ -107,30 +107,35 @@ export async function runWithConcurrency(
   return accepted;
 }
 
-/** Every document of a projection, by key, as the exact JSON text stored (found by SCAN). */
+/**
+ * Every key a projection wrote (documents and indexes; checkpoints left out), by key, as exact
+ * text: a string's value, a hash's fields, a sorted set's members with scores, a set's members.
+ * Two snapshots are equal exactly when every query answered from them is.
+ */
 export async function snapshotDocuments(
   redis: Redis,
   keys: Keys,
   projection: Projection<unknown> = fantasyTeamProjection,
 ): Promise<Record<string, string>> {
-  const found: string[] = [];
-  for (let partition = 0; partition < LOG_PARTITIONS; partition++) {
+  const found = new Set<string>();
+  for (const pattern of projection.keyPatterns(keys)) {
     let cursor = '0';
     do {
-      const [next, batch] = await redis.scan(
-        cursor,
-        'MATCH',
-        keys.projectionDocumentPattern(projection.name, partition),
-        'COUNT',
-        1000,
-      );
-      found.push(...batch);
+      const [next, batch] = await redis.scan(cursor, 'MATCH', pattern, 'COUNT', 1000);
+      batch.filter((key) => !key.includes(':checkpoint:')).forEach((key) => found.add(key));
       cursor = next;
     } while (cursor !== '0');
   }
-  const unique = [...new Set(found)].sort();
-  const values = unique.length ? await redis.mget(...unique) : [];
-  return Object.fromEntries(unique.map((key, i) => [key, values[i] ?? '<missing>']));
+  const snapshot: Record<string, string> = {};
+  for (const key of [...found].sort()) {
+    const type = await redis.type(key);
+    if (type === 'string') snapshot[key] = (await redis.get(key)) ?? '<missing>';
+    else if (type === 'hash') snapshot[key] = JSON.stringify(Object.entries(await redis.hgetall(key)).sort());
+    else if (type === 'zset') snapshot[key] = JSON.stringify(await redis.zrange(key, 0, -1, 'WITHSCORES'));
+    else if (type === 'set') snapshot[key] = JSON.stringify((await redis.smembers(key)).sort());
+    else snapshot[key] = `<${type}>`;
+  }
+  return snapshot;
 }
 
 export interface PartitionProgress {
@@ -148,7 +153,7 @@ export async function partitionProgress(
   return Promise.all(
     Array.from({ length: LOG_PARTITIONS }, async (_, partition) => {
       const [last] = await redis.xrevrange(keys.logPartition(partition), '+', '-', 'COUNT', 1);
-      const checkpoint = await redis.get(keys.projectionCheckpoint(projection.name, partition));
+      const checkpoint = await redis.get(projection.checkpointKey(keys, partition));
       return { partition, tail: last?.[0] ?? null, checkpoint };
     }),
   );

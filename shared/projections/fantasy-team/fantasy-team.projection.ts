@@ -21,6 +21,10 @@ export interface FantasyTeamView {
 export const fantasyTeamProjection: Projection<FantasyTeamView> = {
   name: 'fantasy-team',
   aggregateType: fantasyTeamDecider.aggregateType,
+  // A team's document lives in its aggregate's partition, beside the partition's checkpoint.
+  checkpointKey: (keys, partition) => keys.projectionCheckpoint('fantasy-team', partition),
+  documentKey: (keys, teamId) => keys.projectionDocument('fantasy-team', teamId),
+  keyPatterns: (keys) => keys.projectionPatterns('fantasy-team'),
   evolve(doc, event) {
     if (doc && event.version <= doc.version) return doc; // already applied
     const before: FantasyTeamState = doc && {

@@ -3,28 +3,49 @@
 
   Input:
     KEYS[1] the projection's checkpoint for this partition (last applied log entry id)
-    KEYS[2 ..] projection documents touched by the batch (same partition, same slot)
+    KEYS[2 ..] every key the batch writes (documents and index keys, all in one slot)
     ARGV[1] the checkpoint the batch was read after ('0-0' when none)
     ARGV[2] the id of the batch's last log entry
-    ARGV[3 ..] one value per document key: its JSON, or '' to delete it
+    ARGV[3] the writes, a JSON array of [op, key index (into KEYS), arguments...]:
+            ["set", k, json] ["del", k] ["hset", k, field, value] ["hdel-if", k, field, expected]
+            ["zadd", k, member, score] ["zrem", k, member] ["sadd", k, member] ["srem", k, member]
 
   Output:
-    the number of documents written, or
+    the number of writes made, or
     -1 when the checkpoint moved (another replica or a rebuild got there first): nothing is written
 
-  Documents and checkpoint change together, so a crash never applies an event twice or skips one.
+  Documents, index entries and checkpoint change together, so a crash never applies an event
+  twice or skips one. `hdel-if` removes a field only while it still holds this document's value:
+  a lookup another aggregate has taken over since (a fantasy id moved to another player) stays.
 ]]
 local current = redis.call('GET', KEYS[1]) or '0-0'
 if current ~= ARGV[1] then
   return -1
 end
-for i = 2, #KEYS do
-  local value = ARGV[i + 1]
-  if value == '' then
-    redis.call('DEL', KEYS[i])
+local writes = cjson.decode(ARGV[3])
+for _, write in ipairs(writes) do
+  local op, key = write[1], KEYS[write[2]]
+  if op == 'set' then
+    redis.call('SET', key, write[3])
+  elseif op == 'del' then
+    redis.call('DEL', key)
+  elseif op == 'hset' then
+    redis.call('HSET', key, write[3], write[4])
+  elseif op == 'hdel-if' then
+    if redis.call('HGET', key, write[3]) == write[4] then
+      redis.call('HDEL', key, write[3])
+    end
+  elseif op == 'zadd' then
+    redis.call('ZADD', key, write[4], write[3])
+  elseif op == 'zrem' then
+    redis.call('ZREM', key, write[3])
+  elseif op == 'sadd' then
+    redis.call('SADD', key, write[3])
+  elseif op == 'srem' then
+    redis.call('SREM', key, write[3])
   else
-    redis.call('SET', KEYS[i], value)
+    return redis.error_reply('unknown projection write ' .. tostring(op))
   end
 end
 redis.call('SET', KEYS[1], ARGV[2])
-return #KEYS - 1
+return #writes

@@ -205,8 +205,7 @@ export class Projector {
       );
       if (result === 'fenced') {
         owned.checkpoint =
-          (await this.redis.get(owned.projection.checkpointKey(this.keys, owned.partition))) ??
-          NO_CHECKPOINT;
+          (await this.redis.get(owned.projection.checkpointKey(this.keys, owned.partition))) ?? NO_CHECKPOINT;
         continue;
       }
       owned.checkpoint = result.checkpoint;

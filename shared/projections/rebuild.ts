@@ -16,13 +16,18 @@ const REPLAY_BATCH = 500;
  * reset is refused by the checkpoint fence; correctness never depends on the leases, which only
  * keep the projectors from doing the same work meanwhile.
  */
-export async function rebuildProjection(redis: Redis, keys: Keys, projection: AnyProjection): Promise<number> {
+export async function rebuildProjection(
+  redis: Redis,
+  keys: Keys,
+  projection: AnyProjection,
+): Promise<number> {
   registerScripts(redis);
   const token = `rebuild-${process.pid}-${Date.now()}`;
   const leases = Array.from({ length: LOG_PARTITIONS }, (_, partition) =>
     keys.projectionLease(projection.name, partition),
   );
-  const renewLeases = () => Promise.all(leases.map((lease) => redis.renewLock(lease, token, REBUILD_LEASE_MS)));
+  const renewLeases = () =>
+    Promise.all(leases.map((lease) => redis.renewLock(lease, token, REBUILD_LEASE_MS)));
   await Promise.all(leases.map((lease) => redis.set(lease, token, 'PX', REBUILD_LEASE_MS)));
   let replayed = 0;
   try {

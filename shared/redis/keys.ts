@@ -65,7 +65,8 @@ export function createKeys(prefix: string) {
       /** Hash: platform (participant) id -> feed id. */
       participantFeedIds: () => `${prefix}${SPORT_TAG}:participant-feed-ids`,
       /** A season's document (the seasons projection), by season aggregate id. */
-      season: (seasonAggregateId: string) => `${prefix}${SPORT_TAG}:season:${seasonAggregateId.toLowerCase()}`,
+      season: (seasonAggregateId: string) =>
+        `${prefix}${SPORT_TAG}:season:${seasonAggregateId.toLowerCase()}`,
       /** Hash: season (`"2026"`) -> `{round, finalRound}` (JSON). */
       seasonRounds: () => `${prefix}${SPORT_TAG}:season-rounds`,
     }),

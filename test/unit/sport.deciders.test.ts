@@ -40,7 +40,10 @@ const stats = (overrides: Partial<PlayerSeasonStats> = {}): PlayerSeasonStats =>
   rating: 87.5,
   price: 650000,
   fantasyPositions: [2, 3],
-  breakdown: { '2': { projectedPoints: 55, priceDelta: -1000 }, '1': { projectedPoints: 61, priceDelta: 2000 } },
+  breakdown: {
+    '2': { projectedPoints: 55, priceDelta: -1000 },
+    '1': { projectedPoints: 61, priceDelta: 2000 },
+  },
   ...overrides,
 });
 const seed = (id = identity(), season = '2026', s = stats()): SeedPlayer => ({
@@ -80,9 +83,15 @@ describe('player decider', () => {
 
   it('treats the same breakdown in another key order as unchanged', () => {
     const reordered = stats({
-      breakdown: { '1': { projectedPoints: 61, priceDelta: 2000 }, '2': { projectedPoints: 55, priceDelta: -1000 } },
+      breakdown: {
+        '1': { projectedPoints: 61, priceDelta: 2000 },
+        '2': { projectedPoints: 55, priceDelta: -1000 },
+      },
     });
-    player.given([registered(), statsSet()]).when(seed(identity(), '2026', reordered), context).then([]);
+    player
+      .given([registered(), statsSet()])
+      .when(seed(identity(), '2026', reordered), context)
+      .then([]);
   });
 
   it('records an identity change with the changed fields and the identifiers held before', () => {
@@ -173,9 +182,18 @@ describe('season decider', () => {
     ({ type: 'SeasonRoundSetEvent', data: { season: '2026', round, finalRound, setAt: AT } }) as const;
 
   it('sets the round, and raises nothing when it is unchanged', () => {
-    season.given([]).when(set(3, 27), context).then([roundSet(3, 27)]);
-    season.given([roundSet(3, 27)]).when(set(3, 27), context).then([]);
-    season.given([roundSet(3, 27)]).when(set(4, 27), context).then([roundSet(4, 27)]);
+    season
+      .given([])
+      .when(set(3, 27), context)
+      .then([roundSet(3, 27)]);
+    season
+      .given([roundSet(3, 27)])
+      .when(set(3, 27), context)
+      .then([]);
+    season
+      .given([roundSet(3, 27)])
+      .when(set(4, 27), context)
+      .then([roundSet(4, 27)]);
   });
 
   it('refuses a round after the final round', () => {

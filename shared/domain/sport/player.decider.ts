@@ -76,7 +76,10 @@ export const playerDecider: Decider<PlayerState, PlayerCommand, PlayerEvent> = {
         return (
           state && {
             ...state,
-            seasons: { ...state.seasons, [event.data.season]: { rating, price, fantasyPositions, breakdown } },
+            seasons: {
+              ...state.seasons,
+              [event.data.season]: { rating, price, fantasyPositions, breakdown },
+            },
           }
         );
       }

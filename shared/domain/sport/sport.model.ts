@@ -51,7 +51,9 @@ export interface PlayerSeasonStats {
 
 /** The identity in IDENTITY_FIELDS order: the one shape events carry. */
 export function canonicalIdentity(identity: PlayerIdentity): PlayerIdentity {
-  return Object.fromEntries(IDENTITY_FIELDS.map((field) => [field, identity[field]])) as unknown as PlayerIdentity;
+  return Object.fromEntries(
+    IDENTITY_FIELDS.map((field) => [field, identity[field]]),
+  ) as unknown as PlayerIdentity;
 }
 
 /** Stats with their members in one order and the breakdown's rounds sorted numerically. */

@@ -46,14 +46,19 @@ export function buildApp(deps: AppDependencies, options: BuildAppOptions = {}): 
   const routes = new RouteTable(app);
   registerHealthRoutes(routes, deps.redis);
   registerTokenRoutes(routes, { ...deps.services, bodyLimitBytes: deps.config.bodyLimitBytes });
-  registerReadModelRoutes(routes, deps.services.passport, [
-    ...allQueries({
-      redis: deps.redis,
-      keys: deps.services.keys,
-      importResults: deps.services.importResults,
-    }),
-    ...(options.extraQueries ?? []),
-  ]);
+  registerReadModelRoutes(routes, {
+    passport: deps.services.passport,
+    queries: [
+      ...allQueries({
+        redis: deps.redis,
+        keys: deps.services.keys,
+        importResults: deps.services.importResults,
+      }),
+      ...(options.extraQueries ?? []),
+    ],
+    modules: deps.config.modules,
+    logger: deps.logger,
+  });
   registerCommandRoutes(routes, deps.services);
   registerImportRoutes(routes, { ...deps.services, services: deps.services, config: deps.config });
   registerBullBoard(app, deps.services);

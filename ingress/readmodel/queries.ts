@@ -6,6 +6,8 @@ import { availableImportersQuery } from './available-importers/available-importe
 import { currentUserQuery } from './current-user/current-user.query';
 import { getFantasyTeamQuery } from './get-fantasy-team/get-fantasy-team.query';
 import { getImportJobResultQuery } from './get-import-job-result/get-import-job-result.query';
+import { getMappedPlayersQuery } from './get-mapped-players/get-mapped-players.query';
+import { getTeamRatingInputQuery } from './get-team-rating-input/get-team-rating-input.query';
 import type { RegisteredQuery } from './query-definition';
 
 export interface QueryDependencies {
@@ -17,6 +19,8 @@ export interface QueryDependencies {
 /** Every read-model query the service answers. Adding one is a folder plus a line here. */
 export function allQueries(deps: QueryDependencies): readonly RegisteredQuery[] {
   return [
+    getTeamRatingInputQuery(deps.redis, deps.keys),
+    getMappedPlayersQuery(deps.redis, deps.keys),
     currentUserQuery,
     getFantasyTeamQuery(deps.redis, deps.keys),
     availableImportersQuery,

@@ -1,5 +1,6 @@
 import Joi from 'joi';
 
+import type { ModuleName } from '../../shared/config';
 import type { Role } from '../../shared/roles';
 import type { AuthenticationScheme, Principal } from '../auth/principal';
 
@@ -10,11 +11,14 @@ export interface QueryContext<Body> {
   readonly requestId: string;
 }
 
-/** What a query answers: a status (200 unless said) and the JSON body. */
-export interface QueryAnswer {
-  readonly status?: number;
-  readonly body: unknown;
-}
+/**
+ * What a query answers: a status (200 unless said) and the JSON body, whole or as a stream of
+ * JSON text pieces (for answers too large to hold: every mapped player). A stream's first piece
+ * is awaited before anything is sent, so a failure up to then is still an ordinary problem.
+ */
+export type QueryAnswer =
+  | { readonly status?: number; readonly body: unknown }
+  | { readonly status?: number; readonly jsonPieces: AsyncIterable<string> };
 
 /**
  * One read-model query: everything the endpoint needs to route, guard and answer it. Adding a
@@ -27,6 +31,8 @@ export interface QueryDefinition<Body = unknown> {
   readonly schemes: readonly AuthenticationScheme[];
   /** Any one of these (after hierarchy expansion) may call; empty means any authenticated account. */
   readonly roles: readonly Role[];
+  /** The MODULES entry that must be enabled; while it is not, the query answers 404. */
+  readonly module?: ModuleName;
   /** Validates the whole request body (`query` and envelope fields such as skip and take). */
   readonly schema: Joi.ObjectSchema<Body>;
   handle(context: QueryContext<Body>): Promise<QueryAnswer>;

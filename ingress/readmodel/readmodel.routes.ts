@@ -1,5 +1,8 @@
 import type { RequestHandler } from 'express';
 
+import type { ModuleName } from '../../shared/config';
+import type { Logger } from '../../shared/logger';
+
 import { AppError, validationError } from '../../shared/errors';
 import { hasAnyRole } from '../../shared/roles';
 import { validate } from '../../shared/validation';
@@ -7,6 +10,7 @@ import { authenticate } from '../auth/authenticate';
 import type { PassportAuthenticator } from '../auth/passport';
 import { REALM } from '../auth/passport';
 import type { RouteTable } from '../http/route-table';
+import { sendJsonPieces } from '../http/json-stream';
 import { envelopeSchema, type RegisteredQuery } from './query-definition';
 import { authenticatedPrincipal } from '../auth/principal';
 
@@ -17,10 +21,14 @@ import { authenticatedPrincipal } from '../auth/principal';
  */
 export function registerReadModelRoutes(
   routes: RouteTable,
-  passport: PassportAuthenticator,
-  queries: readonly RegisteredQuery[],
+  deps: {
+    readonly passport: PassportAuthenticator;
+    readonly queries: readonly RegisteredQuery[];
+    readonly modules: readonly ModuleName[];
+    readonly logger: Logger;
+  },
 ): void {
-  const registry = new Map(queries.map((query) => [query.queryType, query]));
+  const registry = new Map(deps.queries.map((query) => [query.queryType, query]));
 
   const dispatch: RequestHandler = async (req, res) => {
     const principal = authenticatedPrincipal(req);
@@ -29,6 +37,13 @@ export function registerReadModelRoutes(
     if (typeof queryType !== 'string' || queryType.length > 100) validate(envelopeSchema, req.body);
     const query = registry.get(String(queryType));
     if (!query) throw validationError({ QueryType: [`Unknown query type: ${String(queryType)}`] });
+    if (query.module && !deps.modules.includes(query.module)) {
+      throw new AppError(
+        'NOT_FOUND',
+        `${query.queryType} needs the module ${query.module}, which is not enabled.`,
+        404,
+      );
+    }
 
     if (!query.schemes.includes(principal.authenticationType)) {
       res.setHeader(
@@ -51,8 +66,10 @@ export function registerReadModelRoutes(
 
     const body = validate(query.schema, req.body);
     const answer = await query.handle({ principal, body, requestId: req.requestId });
-    res.status(answer.status ?? 200).json(answer.body);
+    if ('jsonPieces' in answer)
+      await sendJsonPieces(res, answer.status ?? 200, answer.jsonPieces, deps.logger);
+    else res.status(answer.status ?? 200).json(answer.body);
   };
 
-  routes.add('post', '/api/readmodel', authenticate(passport, 'problem'), dispatch);
+  routes.add('post', '/api/readmodel', authenticate(deps.passport, 'problem'), dispatch);
 }

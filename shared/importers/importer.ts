@@ -15,7 +15,9 @@ export type ImportErrorCode =
 /** One row an operator should look at: it failed, was skipped, or would be. */
 export interface RowError {
   readonly index: number;
+  /** The row's natural key: a user's e-mail, a player's platform id. */
   readonly email?: string;
+  readonly platformId?: string;
   readonly code: string;
   readonly message: string;
 }
@@ -34,6 +36,48 @@ export interface ImportOutcome {
   readonly errorCode?: ImportErrorCode;
   /** Only for a dry run: what a real run would do. */
   readonly dryRun?: { readonly wouldCreate: number; readonly wouldSkip: number };
+}
+
+/** An outcome with zero counts unless given; success follows the status. */
+export function importOutcome(
+  fields: Partial<ImportOutcome> & Pick<ImportOutcome, 'status' | 'message'>,
+): ImportOutcome {
+  return {
+    success: fields.status === 'Completed',
+    commandsExecuted: 0,
+    eventsGenerated: 0,
+    aggregatesProcessed: 0,
+    skipped: 0,
+    rowErrors: [],
+    ...fields,
+  };
+}
+
+/** The spec's message prefix for a command that failed while processing (4.6 rule 3). */
+export function failedAtAggregate(aggregateId: string, reason: string): string {
+  return `Import failed at aggregate ${aggregateId}: ${reason}`;
+}
+
+/** A whole-batch refusal before any command ran (rows repeating a unique key, say). */
+export function batchRefused(message: string, rowErrors: readonly RowError[]): ImportOutcome {
+  return importOutcome({
+    status: 'Failed',
+    message,
+    errorMessage: message,
+    errorCode: 'IMPORT_VALIDATION_FAILED',
+    rowErrors,
+  });
+}
+
+/** The spec's processing failure (4.6 rules 2 and 3): AGGREGATE_PROCESSING_FAILED, status Failed. */
+export function processingFailed(message: string, fields: Partial<ImportOutcome> = {}): ImportOutcome {
+  return importOutcome({
+    ...fields,
+    status: 'Failed',
+    message,
+    errorMessage: message,
+    errorCode: 'AGGREGATE_PROCESSING_FAILED',
+  });
 }
 
 export interface ImportContext {

@@ -159,10 +159,20 @@ export async function partitionProgress(
   );
 }
 
-/** True when every partition's checkpoint is its log's last entry id (empty partitions count). */
-export async function caughtUp(redis: Redis, keys: Keys): Promise<boolean> {
-  const progress = await partitionProgress(redis, keys);
-  return progress.every(({ tail, checkpoint }) => tail === null || checkpoint === tail);
+/**
+ * True when, for each of `projections`, every partition's checkpoint is its log's last entry id
+ * (empty partitions count).
+ */
+export async function caughtUp(
+  redis: Redis,
+  keys: Keys,
+  projections: readonly Projection<unknown>[] = [fantasyTeamProjection],
+): Promise<boolean> {
+  for (const projection of projections) {
+    const progress = await partitionProgress(redis, keys, projection);
+    if (!progress.every(({ tail, checkpoint }) => tail === null || checkpoint === tail)) return false;
+  }
+  return true;
 }
 
 /**

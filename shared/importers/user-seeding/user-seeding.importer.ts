@@ -5,7 +5,15 @@ import { USER_COMMAND_ROLES, USER_TYPES } from '../../domain/user/user.commands'
 import { USER_MESSAGES } from '../../domain/user/user.messages';
 import { normalizeEmail, userIdForEmail } from '../../domain/user/user-id';
 import { ASSIGNABLE_ROLES, hasAnyRole, lacksRolesMessage } from '../../roles';
-import { forEachLimited, type ImportOutcome, type Importer, type RowError } from '../importer';
+import {
+  batchRefused,
+  failedAtAggregate,
+  processingFailed,
+  forEachLimited,
+  importOutcome as outcome,
+  type Importer,
+  type RowError,
+} from '../importer';
 
 export interface SeedUser {
   readonly email: string;
@@ -22,11 +30,6 @@ export interface UserSeedingData {
   readonly enabled: boolean;
   readonly skipIfUsersExist: boolean;
   readonly users: readonly SeedUser[];
-}
-
-/** The spec's message prefix for a command that failed while processing (4.6 rule 3). */
-export function failedAtAggregate(aggregateId: string, reason: string): string {
-  return `Import failed at aggregate ${aggregateId}: ${reason}`;
 }
 
 const seedUserSchema = Joi.object({
@@ -50,18 +53,6 @@ interface PlannedRow {
   readonly index: number;
   readonly user: SeedUser;
   readonly userId: string;
-}
-
-function outcome(fields: Partial<ImportOutcome> & Pick<ImportOutcome, 'status' | 'message'>): ImportOutcome {
-  return {
-    success: fields.status === 'Completed',
-    commandsExecuted: 0,
-    eventsGenerated: 0,
-    aggregatesProcessed: 0,
-    skipped: 0,
-    rowErrors: [],
-    ...fields,
-  };
 }
 
 /** `UserSeeding` (spec 4.6): one CreateUser per user, checked as a whole batch before any runs. */
@@ -108,26 +99,15 @@ export const userSeedingImporter: Importer<UserSeedingData> = {
         });
     }
     if (duplicates.length) {
-      const message = `The batch repeats ${duplicates.length} e-mail(s); nothing was imported`;
-      return outcome({
-        status: 'Failed',
-        message,
-        errorMessage: message,
-        errorCode: 'IMPORT_VALIDATION_FAILED',
-        rowErrors: duplicates,
-      });
+      return batchRefused(
+        `The batch repeats ${duplicates.length} e-mail(s); nothing was imported`,
+        duplicates,
+      );
     }
     if (rows.length && !hasAnyRole(context.actor.roles, required)) {
-      const message = failedAtAggregate(
-        rows[0]?.userId ?? '',
-        lacksRolesMessage(context.actor, 'CreateUser', required),
+      return processingFailed(
+        failedAtAggregate(rows[0]?.userId ?? '', lacksRolesMessage(context.actor, 'CreateUser', required)),
       );
-      return outcome({
-        status: 'Failed',
-        message,
-        errorMessage: message,
-        errorCode: 'AGGREGATE_PROCESSING_FAILED',
-      });
     }
 
     // 2. Accounts that exist already (not by this import): skipped, or the batch fails untouched.
@@ -160,12 +140,7 @@ export const userSeedingImporter: Importer<UserSeedingData> = {
     }
     const firstExisting = rows.find((_, i) => existing[i]?.status === 'exists');
     if (firstExisting && !data.skipIfUsersExist) {
-      const message = failedAtAggregate(firstExisting.userId, USER_MESSAGES.alreadyExists);
-      return outcome({
-        status: 'Failed',
-        message,
-        errorMessage: message,
-        errorCode: 'AGGREGATE_PROCESSING_FAILED',
+      return processingFailed(failedAtAggregate(firstExisting.userId, USER_MESSAGES.alreadyExists), {
         rowErrors,
       });
     }
@@ -216,14 +191,10 @@ export const userSeedingImporter: Importer<UserSeedingData> = {
       rowErrors,
     };
     if (failure) {
-      const message = `${failedAtAggregate(failure.userId, failure.reason)} (${created} user(s) were created before it)`;
-      return outcome({
-        status: 'Failed',
-        message,
-        errorMessage: message,
-        errorCode: 'AGGREGATE_PROCESSING_FAILED',
-        ...counts,
-      });
+      return processingFailed(
+        `${failedAtAggregate(failure.userId, failure.reason)} (${created} user(s) were created before it)`,
+        counts,
+      );
     }
     return outcome({ status: 'Completed', message: 'Import completed successfully', ...counts });
   },

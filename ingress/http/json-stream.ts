@@ -1,0 +1,38 @@
+import { once } from 'node:events';
+import type { Response } from 'express';
+
+import type { Logger } from '../../shared/logger';
+
+/**
+ * Sends a JSON body piece by piece, waiting for the socket to drain whenever its buffer is full,
+ * so a large answer costs one piece of memory rather than the whole. The first piece is read
+ * before the status is sent: a failure up to then is thrown (and answered as a problem). A
+ * failure later can no longer change the status, so the connection is cut: the client sees a
+ * truncated body, never a complete-looking wrong one.
+ */
+export async function sendJsonPieces(
+  res: Response,
+  status: number,
+  pieces: AsyncIterable<string>,
+  logger: Logger,
+): Promise<void> {
+  const iterator = pieces[Symbol.asyncIterator]();
+  let next = await iterator.next();
+  res.status(status).type('application/json; charset=utf-8');
+  try {
+    while (!next.done) {
+      if (res.destroyed) {
+        await iterator.return?.();
+        return;
+      }
+      if (!res.write(next.value)) await Promise.race([once(res, 'drain'), once(res, 'close')]);
+      next = await iterator.next();
+    }
+    res.end();
+  } catch (error) {
+    logger.error('streamed answer failed after it began; connection cut', {
+      error: error instanceof Error ? error.message : String(error),
+    });
+    res.destroy(error instanceof Error ? error : new Error(String(error)));
+  }
+}

@@ -1,0 +1,69 @@
+import type { Redis } from 'ioredis';
+import Joi from 'joi';
+
+import type { Keys } from '../../../shared/redis/keys';
+import { guid, long } from '../../../shared/validation';
+import { defineQuery, querySchema, type RegisteredQuery } from '../query-definition';
+import {
+  MappedPlayersReader,
+  type MappedPlayerFilter,
+  type MappedPlayerListing,
+} from './mapped-players.reader';
+
+/** The largest page a caller may ask for; without `take` the whole table is streamed. */
+export const MAX_MAPPED_PLAYERS_TAKE = 1000;
+
+interface GetMappedPlayersBody {
+  readonly query: MappedPlayerFilter;
+  readonly skip: number;
+  readonly take?: number;
+}
+
+/** `{"results":[...],"totalCount":N}`, written a page at a time. */
+async function* listingJson(listing: MappedPlayerListing): AsyncGenerator<string> {
+  let first = true;
+  for await (const page of listing.pages) {
+    if (page.length === 0) continue;
+    const items = page.map((player) => JSON.stringify(player)).join(',');
+    yield first ? `{"results":[${items}` : `,${items}`;
+    first = false;
+  }
+  yield `${first ? '{"results":[' : ''}],"totalCount":${listing.totalCount}}`;
+}
+
+/**
+ * `GetMappedPlayers` (spec 4.2): every mapped player, for machines signing in by Basic with the
+ * ServiceAccount role, while the sport-core module is enabled. Ordered by feed id; optionally
+ * paged (skip, take) and filtered by one identifier or a season, each from its own index.
+ */
+export function getMappedPlayersQuery(redis: Redis, keys: Keys): RegisteredQuery {
+  const reader = new MappedPlayersReader(redis, keys);
+  return defineQuery<GetMappedPlayersBody>({
+    queryType: 'GetMappedPlayers',
+    description:
+      'Every mapped player (feed, league, fantasy and platform identities), by feed id; optional skip/take and filters.',
+    schemes: ['Basic'],
+    roles: ['ServiceAccount'],
+    module: 'sport-core',
+    schema: querySchema<GetMappedPlayersBody>(
+      'GetMappedPlayers',
+      {
+        feedId: long().min(1),
+        fantasyId: long().min(1),
+        leaguePlayerId: Joi.string().max(100),
+        platformId: guid(),
+        season: Joi.string()
+          .pattern(/^\d{4}$/)
+          .messages({ 'string.pattern.base': '{{#label}} must be a 4-digit year' }),
+      },
+      {
+        skip: Joi.number().strict().integer().min(0).max(Number.MAX_SAFE_INTEGER).default(0),
+        take: Joi.number().strict().integer().min(1).max(MAX_MAPPED_PLAYERS_TAKE),
+      },
+    ),
+    async handle({ body }) {
+      const listing = await reader.list(body.query, body.skip, body.take);
+      return { jsonPieces: listingJson(listing) };
+    },
+  });
+}

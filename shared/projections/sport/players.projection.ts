@@ -1,0 +1,83 @@
+import { playerDecider, type PlayerState } from '../../domain/sport/player.decider';
+import type { PlayerEvent } from '../../domain/sport/sport.events';
+import {
+  canonicalIdentity,
+  type PlayerIdentity,
+  type PlayerSeasonStats,
+} from '../../domain/sport/sport.model';
+import type { IndexEntry, Projection } from '../projection';
+
+/** A mapped player as the players projection keeps it: identity, stats by season, version. */
+export type PlayerView = PlayerIdentity & {
+  readonly platformId: string;
+  readonly seasons: Readonly<Record<string, PlayerSeasonStats>>;
+  readonly version: number;
+};
+
+const NAME = 'players';
+
+/**
+ * The mapped-player table and what the rating input reads: one document per player, indexed by
+ * feed id (the answer order), fantasy id, league player id and season, plus each season's stats
+ * and the participant (platform id) -> feed id map. Every key sits under the `{sport}` tag.
+ */
+export const playersProjection: Projection<PlayerView> = {
+  name: NAME,
+  aggregateType: playerDecider.aggregateType,
+  checkpointKey: (keys, partition) => keys.sport.checkpoint(NAME, partition),
+  documentKey: (keys, platformId) => keys.sport.player(platformId),
+  keyPatterns: (keys) =>
+    keys.sport.patterns(NAME, 'player:*', 'players:*', 'stats:*', 'participant-feed-ids'),
+
+  // Reuses the aggregate's own evolve, so the table can never disagree with the write side.
+  evolve(doc, event) {
+    if (doc && event.version <= doc.version) return doc; // already applied
+    const before: PlayerState = doc && {
+      platformId: doc.platformId,
+      identity: canonicalIdentity(doc),
+      seasons: doc.seasons,
+    };
+    const after = playerDecider.evolve(before, { type: event.eventType, data: event.data } as PlayerEvent);
+    if (after === null) return null;
+    return {
+      platformId: after.platformId,
+      ...after.identity,
+      seasons: after.seasons,
+      version: event.version,
+    };
+  },
+
+  indexEntries(player, keys) {
+    const { platformId, feedId } = player;
+    const entries: IndexEntry[] = [
+      { kind: 'zset', key: keys.sport.playersByFeedId(), member: platformId, score: feedId },
+      {
+        kind: 'hash',
+        key: keys.sport.playersByFantasyId(),
+        field: String(player.fantasyId),
+        value: platformId,
+      },
+      { kind: 'hash', key: keys.sport.participantFeedIds(), field: platformId, value: String(feedId) },
+    ];
+    // A player the league database does not know (no league id) is not findable by one.
+    if (player.leaguePlayerId) {
+      entries.push({
+        kind: 'set',
+        key: keys.sport.playersByLeaguePlayerId(player.leaguePlayerId),
+        member: platformId,
+      });
+    }
+    for (const [season, stats] of Object.entries(player.seasons)) {
+      entries.push(
+        { kind: 'zset', key: keys.sport.playersInSeason(season), member: platformId, score: feedId },
+        {
+          kind: 'hash',
+          key: keys.sport.seasonStats(season),
+          field: platformId,
+          value: JSON.stringify(stats),
+        },
+      );
+    }
+    return entries;
+  },
+};

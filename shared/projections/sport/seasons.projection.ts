@@ -1,0 +1,41 @@
+import { seasonDecider } from '../../domain/sport/season.decider';
+import type { SeasonEvent } from '../../domain/sport/sport.events';
+import type { Projection } from '../projection';
+
+export interface SeasonView {
+  readonly season: string;
+  readonly round: number;
+  readonly finalRound: number;
+  readonly version: number;
+}
+
+/** What `{sport}:season-rounds` holds for a season. */
+export interface SeasonRounds {
+  readonly round: number;
+  readonly finalRound: number;
+}
+
+const NAME = 'seasons';
+
+/** Each season's current and final round, readable by season year in one hash. */
+export const seasonsProjection: Projection<SeasonView> = {
+  name: NAME,
+  aggregateType: seasonDecider.aggregateType,
+  checkpointKey: (keys, partition) => keys.sport.checkpoint(NAME, partition),
+  documentKey: (keys, seasonAggregateId) => keys.sport.season(seasonAggregateId),
+  keyPatterns: (keys) => keys.sport.patterns(NAME, 'season:*', 'season-rounds'),
+
+  evolve(doc, event) {
+    if (doc && event.version <= doc.version) return doc; // already applied
+    const { season } = event.data as SeasonEvent['data'];
+    const after = seasonDecider.evolve(doc, { type: event.eventType, data: event.data } as SeasonEvent);
+    return after && { season, ...after, version: event.version };
+  },
+
+  indexEntries(view, keys) {
+    const rounds: SeasonRounds = { round: view.round, finalRound: view.finalRound };
+    return [
+      { kind: 'hash', key: keys.sport.seasonRounds(), field: view.season, value: JSON.stringify(rounds) },
+    ];
+  },
+};

@@ -98,9 +98,10 @@ describe('sport data: PlayerSeeding, GetMappedPlayers, GetTeamRatingInputByTeamI
       leaseMs: 1000,
     });
     projector.start();
-    [ownerToken, strangerToken, adminToken, machineToken] = await Promise.all(
-      [OWNER, STRANGER, ADMIN, MACHINE].map(token),
-    );
+    ownerToken = await token(OWNER);
+    strangerToken = await token(STRANGER);
+    adminToken = await token(ADMIN);
+    machineToken = await token(MACHINE);
     // Players 1-6 in 2026 at round 5 of 30; players 1-2 also in 2025 (no rounds set there).
     const seeded = await seedPlayers({
       season: '2026',

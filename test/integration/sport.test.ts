@@ -268,7 +268,7 @@ describe('sport data: PlayerSeeding, GetMappedPlayers, GetTeamRatingInputByTeamI
     });
 
     it('pages with skip and take, totalCount counting every match', async () => {
-      const all = (await mappedPlayers()).body;
+      const all = (await mappedPlayers()).body as { results: unknown[]; totalCount: number };
       const page = await mappedPlayers({}, { skip: 2, take: 3 });
       expect(page.body).toEqual({ results: all.results.slice(2, 5), totalCount: all.totalCount });
       const past = await mappedPlayers({}, { skip: 10_000 });

@@ -93,8 +93,14 @@ export async function startLocalRedis(options: LocalRedisOptions = {}): Promise<
     pid: child.pid ?? 0,
     async stop() {
       if (child.exitCode !== null || child.signalCode !== null) return;
+      // Referenced again while we wait: an unref'd child alone does not keep the event loop alive,
+      // so the process could end before its exit is seen, and the caller's await would never return
+      // (jest's global teardown did exactly that and lost the run's exit code).
+      child.ref();
       child.kill('SIGTERM');
+      const forced = setTimeout(() => child.kill('SIGKILL'), 5_000);
       await exited;
+      clearTimeout(forced);
     },
   };
 }

@@ -360,7 +360,7 @@ describe('POST /api/import', () => {
       );
     });
 
-    it('When AvailableImporters is asked, then UserSeeding is listed with its roles', async () => {
+    it('When AvailableImporters is asked, then every importer is listed with its roles', async () => {
       const res = await request(subject.app)
         .post('/api/readmodel')
         .set('Authorization', basic('member@example.com'))
@@ -372,8 +372,13 @@ describe('POST /api/import', () => {
             description: expect.any(String),
             requiredRoles: ['UserManager', 'Admin'],
           },
+          {
+            importerType: 'PlayerSeeding',
+            description: expect.any(String),
+            requiredRoles: ['Admin'],
+          },
         ],
-        totalCount: 1,
+        totalCount: 2,
       });
     });
   });

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 
 import { fantasyTeamDecider } from '../../shared/domain/fantasy-team/fantasy-team.decider';
+import { LOG_PARTITIONS } from '../../shared/event-store/partitions';
 import { ALL_PROJECTIONS } from '../../shared/projections/all-projections';
 import { Projector } from '../../shared/projections/projector';
 import { createTestApp, type TestApp } from '../helpers/app-fixture';
@@ -22,7 +23,11 @@ describe('Projector woken by change announcements', () => {
       subject.redis.duplicate({ enableOfflineQueue: true }),
     );
     projector.start();
-    await eventually(() => Promise.resolve(projector.ownedPartitions === 16), 5_000, 20);
+    await eventually(
+      () => Promise.resolve(projector.ownedPartitions === LOG_PARTITIONS * ALL_PROJECTIONS.length),
+      5_000,
+      20,
+    );
   });
   afterAll(async () => {
     await projector.stop();

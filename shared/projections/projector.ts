@@ -190,28 +190,34 @@ export class Projector {
     }
   }
 
-  /** One pass over every owned partition; returns how many log entries were applied. */
+  /**
+   * One pass over every owned partition, all at once: (projection, partition) pairs are fenced
+   * independently, so their batches may run side by side, and the reads of a caught-up pass then
+   * share one round trip instead of costing one each. Returns how many log entries were applied.
+   */
   private async pollOnce(): Promise<number> {
-    let applied = 0;
-    for (const owned of this.owned.values()) {
-      if (!this.running) break;
-      const result = await applyNextBatch(
-        this.redis,
-        this.keys,
-        owned.projection,
-        owned.partition,
-        owned.checkpoint,
-        this.options.batchSize,
-      );
-      if (result === 'fenced') {
-        owned.checkpoint =
-          (await this.redis.get(owned.projection.checkpointKey(this.keys, owned.partition))) ?? NO_CHECKPOINT;
-        continue;
-      }
-      owned.checkpoint = result.checkpoint;
-      applied += result.entries;
-    }
-    return applied;
+    const applied = await Promise.all(
+      [...this.owned.values()].map(async (owned) => {
+        if (!this.running) return 0;
+        const result = await applyNextBatch(
+          this.redis,
+          this.keys,
+          owned.projection,
+          owned.partition,
+          owned.checkpoint,
+          this.options.batchSize,
+        );
+        if (result === 'fenced') {
+          owned.checkpoint =
+            (await this.redis.get(owned.projection.checkpointKey(this.keys, owned.partition))) ??
+            NO_CHECKPOINT;
+          return 0;
+        }
+        owned.checkpoint = result.checkpoint;
+        return result.entries;
+      }),
+    );
+    return applied.reduce((sum, entries) => sum + entries, 0);
   }
 
   /** Renews what it holds, gives back what is over its fair share, and takes free partitions. */

@@ -1,4 +1,3 @@
-import { once } from 'node:events';
 import type { Response } from 'express';
 
 import type { Logger } from '../../shared/logger';
@@ -25,7 +24,7 @@ export async function sendJsonPieces(
         await iterator.return?.();
         return;
       }
-      if (!res.write(next.value)) await Promise.race([once(res, 'drain'), once(res, 'close')]);
+      if (!res.write(next.value)) await drainedOrClosed(res);
       next = await iterator.next();
     }
     res.end();
@@ -35,4 +34,17 @@ export async function sendJsonPieces(
     });
     res.destroy(error instanceof Error ? error : new Error(String(error)));
   }
+}
+
+/** Resolves when the socket can take more, or is gone; leaves no listener behind either way. */
+function drainedOrClosed(res: Response): Promise<void> {
+  return new Promise((resolve) => {
+    const settle = () => {
+      res.off('drain', settle);
+      res.off('close', settle);
+      resolve();
+    };
+    res.on('drain', settle);
+    res.on('close', settle);
+  });
 }

@@ -41,6 +41,8 @@ export function buildApp(deps: AppDependencies, options: BuildAppOptions = {}): 
 
   app.use(requestId());
   app.use(accessLog(deps.logger));
+  // Imports first, with their own larger limit; the general parser then skips a parsed body.
+  app.use('/api/import', express.json({ limit: deps.config.importBodyLimitBytes, strict: true }));
   app.use(express.json({ limit: deps.config.bodyLimitBytes, strict: true }));
 
   const routes = new RouteTable(app);

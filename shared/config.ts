@@ -22,6 +22,8 @@ export interface Config {
   readonly modules: readonly ModuleName[];
   /** Largest accepted request body, in bytes. */
   readonly bodyLimitBytes: number;
+  /** POST /api/import's own limit: a batch of IMPORT_MAX_ROWS rows needs more than other requests. */
+  readonly importBodyLimitBytes: number;
   /** How long SIGTERM waits for in-flight requests and jobs before closing anyway. */
   readonly shutdownTimeoutMs: number;
   readonly workerConcurrency: number;
@@ -90,6 +92,11 @@ const envSchema = Joi.object({
     .pattern(/^\d+(b|kb|mb)?$/i)
     .default('1mb')
     .description('a size such as 1048576, 512kb or 1mb'),
+  // A full import (IMPORT_MAX_ROWS players of about 450 bytes each) is several megabytes.
+  IMPORT_BODY_LIMIT: Joi.string()
+    .pattern(/^\d+(b|kb|mb)?$/i)
+    .default('16mb')
+    .description('the body limit of POST /api/import, a size such as 16mb'),
   SHUTDOWN_TIMEOUT_MS: Joi.number().integer().min(0).max(600_000).default(10_000),
   WORKER_CONCURRENCY: Joi.number().integer().min(1).max(256).default(4),
   JWT_ISSUER: Joi.string().max(200).default('fantasy-team-service'),
@@ -163,6 +170,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     jwtSecret: v.JWT_SECRET === undefined ? undefined : String(v.JWT_SECRET),
     modules: Object.freeze([...new Set(modules)]),
     bodyLimitBytes: parseSize(String(v.BODY_LIMIT)),
+    importBodyLimitBytes: parseSize(String(v.IMPORT_BODY_LIMIT)),
     shutdownTimeoutMs: Number(v.SHUTDOWN_TIMEOUT_MS),
     workerConcurrency: Number(v.WORKER_CONCURRENCY),
     jwt: Object.freeze({

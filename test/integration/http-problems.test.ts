@@ -9,7 +9,7 @@ describe('HTTP problems shared by every endpoint', () => {
 
   beforeAll(async () => {
     subject = await createTestApp(
-      { BODY_LIMIT: '1kb' },
+      { BODY_LIMIT: '1kb', IMPORT_BODY_LIMIT: '4kb' },
       {
         extraRoutes: (routes) => {
           routes.add('post', '/test/echo', (req, res) => {
@@ -62,6 +62,15 @@ describe('HTTP problems shared by every endpoint', () => {
     expect(res.status).toBe(413);
     expect(res.headers['content-type']).toMatch(PROBLEM_TYPE);
     expect(res.body).toMatchObject({ title: 'Payload Too Large', status: 413 });
+  });
+
+  it('When an import body is over BODY_LIMIT but under IMPORT_BODY_LIMIT, then it passes the parser; over it, a 413', async () => {
+    const importBody = (size: number) => ({ importerType: 'UserSeeding', padding: 'x'.repeat(size) });
+    const within = await request(subject.app).post('/api/import').send(importBody(2048));
+    expect(within.status).toBe(401); // parsed, then refused for want of credentials
+    const over = await request(subject.app).post('/api/import').send(importBody(8192));
+    expect(over.status).toBe(413);
+    expect(over.body).toMatchObject({ title: 'Payload Too Large', status: 413 });
   });
 
   it('When the body is under BODY_LIMIT, then the route receives it parsed', async () => {

@@ -9,6 +9,7 @@ describe('loadConfig', () => {
       logLevel: 'info',
       modules: ['sport-core'],
       bodyLimitBytes: 1024 * 1024,
+      importBodyLimitBytes: 16 * 1024 * 1024,
       adminEmail: undefined,
       jwtSecret: undefined,
     });

@@ -4,6 +4,7 @@ import { performance } from 'node:perf_hooks';
 import type autocannon from 'autocannon';
 
 import { startLocalRedis } from '../scripts/lib/redis-server';
+import type { SeedPlayerRow } from '../shared/importers/player-seeding/player-seeding.importer';
 import {
   measureInterleaved,
   median,
@@ -71,26 +72,8 @@ const SERVICE_ACCOUNT_EMAIL = 'bench-service-account@example.com';
 const SERVICE_ACCOUNT_PASSWORD = randomBytes(24).toString('base64url');
 const MAPPED_BODY = JSON.stringify({ query: { queryType: 'GetMappedPlayers' } });
 
-interface SeedPlayer {
-  readonly feedId: number;
-  readonly feedFirstName: string;
-  readonly feedLastName: string;
-  readonly feedFullName: string;
-  readonly feedShortName: string;
-  readonly leaguePlayerId: string;
-  readonly leagueFirstName: string;
-  readonly leagueLastName: string;
-  readonly fantasyId: number;
-  readonly platformId: string;
-  readonly platformFullName: string;
-  readonly platformSlug: string;
-  readonly stats: {
-    readonly rating: number;
-    readonly price: number;
-    readonly fantasyPositions: readonly number[];
-    readonly breakdown: Readonly<Record<string, { projectedPoints: number; priceDelta: number }>>;
-  };
-}
+/** A row of PlayerSeeding's importData, as the importer declares it. */
+type SeedPlayer = SeedPlayerRow;
 
 /** Player n's platform id: `00000000-0000-4000-a000-<n as 12 digits>`, unique per n. */
 function platformIdOf(n: number): string {

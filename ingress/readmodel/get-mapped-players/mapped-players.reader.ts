@@ -1,6 +1,7 @@
 import type { Redis } from 'ioredis';
 
 import { DEFAULT_SEASON } from '../../../shared/domain/fantasy-team/fantasy-team.commands';
+import type { PlayerIdentity } from '../../../shared/domain/sport/sport.model';
 import type { PlayerView } from '../../../shared/projections/sport/players.projection';
 import type { Keys } from '../../../shared/redis/keys';
 
@@ -13,22 +14,11 @@ export interface MappedPlayerFilter {
   readonly season?: string;
 }
 
-/** Spec 2.4 in camelCase, members in the spec's order. */
-export interface MappedPlayer {
-  readonly feedId: number;
-  readonly feedFirstName: string;
-  readonly feedLastName: string;
-  readonly feedFullName: string;
-  readonly feedShortName: string;
-  readonly leaguePlayerId: string;
-  readonly leagueFirstName: string;
-  readonly leagueLastName: string;
-  readonly fantasyId: number;
+/** Spec 2.4 in camelCase; `toMappedPlayer` writes the members in the spec's order. */
+export type MappedPlayer = PlayerIdentity & {
   readonly fantasyCompositeId: string;
   readonly platformId: string;
-  readonly platformFullName: string;
-  readonly platformSlug: string;
-}
+};
 
 /** A listing: how many match, and the matching players from `skip` on, page by page. */
 export interface MappedPlayerListing {

@@ -62,6 +62,11 @@ export function createKeys(prefix: string) {
       playersInSeason: (season: string) => `${prefix}${SPORT_TAG}:players:in-season:${season}`,
       /** Hash: platform id -> that player's stats for one season (JSON). */
       seasonStats: (season: string) => `${prefix}${SPORT_TAG}:stats:${season}`,
+      /**
+       * Hash: platform id -> the player's GetMappedPlayers item (JSON) for one season, or for its
+       * latest season (`latest`, see LATEST_SEASON): the listing sends these as they are, parsing nothing.
+       */
+      mappedPlayers: (season: string) => `${prefix}${SPORT_TAG}:players:mapped:${season}`,
       /** Hash: platform (participant) id -> feed id. */
       participantFeedIds: () => `${prefix}${SPORT_TAG}:participant-feed-ids`,
       /** A season's document (the seasons projection), by season aggregate id. */

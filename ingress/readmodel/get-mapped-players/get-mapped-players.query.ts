@@ -19,12 +19,12 @@ interface GetMappedPlayersBody {
   readonly take?: number;
 }
 
-/** `{"results":[...],"totalCount":N}`, written a page at a time. */
+/** `{"results":[...],"totalCount":N}`, written a page at a time from the items' own JSON. */
 async function* listingJson(listing: MappedPlayerListing): AsyncGenerator<string> {
   let first = true;
   for await (const page of listing.pages) {
     if (page.length === 0) continue;
-    const items = page.map((player) => JSON.stringify(player)).join(',');
+    const items = page.join(',');
     yield first ? `{"results":[${items}` : `,${items}`;
     first = false;
   }

@@ -1,8 +1,6 @@
 import type { Redis } from 'ioredis';
 
-import { DEFAULT_SEASON } from '../../../shared/domain/fantasy-team/fantasy-team.commands';
-import type { PlayerIdentity } from '../../../shared/domain/sport/sport.model';
-import type { PlayerView } from '../../../shared/projections/sport/players.projection';
+import { LATEST_SEASON } from '../../../shared/projections/sport/mapped-player';
 import type { Keys } from '../../../shared/redis/keys';
 
 /** Filters of GetMappedPlayers; each is answered from an index of the players projection. */
@@ -14,55 +12,18 @@ export interface MappedPlayerFilter {
   readonly season?: string;
 }
 
-/** Spec 2.4 in camelCase; `toMappedPlayer` writes the members in the spec's order. */
-export type MappedPlayer = PlayerIdentity & {
-  readonly fantasyCompositeId: string;
-  readonly platformId: string;
-};
-
-/** A listing: how many match, and the matching players from `skip` on, page by page. */
+/** A listing: how many match, and the matching items (JSON text) from `skip` on, page by page. */
 export interface MappedPlayerListing {
   readonly totalCount: number;
-  readonly pages: AsyncIterable<readonly MappedPlayer[]> | Iterable<readonly MappedPlayer[]>;
+  readonly pages: AsyncIterable<readonly string[]> | Iterable<readonly string[]>;
 }
 
 /**
- * The composite id's season: the one asked for, else the player's latest season with stats
- * (a player is seeded with a season, so it has one).
- */
-function seasonFor(player: PlayerView, filter: MappedPlayerFilter): string {
-  if (filter.season) return filter.season;
-  const seasons = Object.keys(player.seasons).sort();
-  return seasons.at(-1) ?? DEFAULT_SEASON;
-}
-
-export function toMappedPlayer(player: PlayerView, filter: MappedPlayerFilter): MappedPlayer {
-  return {
-    feedId: player.feedId,
-    feedFirstName: player.feedFirstName,
-    feedLastName: player.feedLastName,
-    feedFullName: player.feedFullName,
-    feedShortName: player.feedShortName,
-    leaguePlayerId: player.leaguePlayerId,
-    leagueFirstName: player.leagueFirstName,
-    leagueLastName: player.leagueLastName,
-    fantasyId: player.fantasyId,
-    fantasyCompositeId: `${player.fantasyId}-${seasonFor(player, filter)}`,
-    platformId: player.platformId,
-    platformFullName: player.platformFullName,
-    platformSlug: player.platformSlug,
-  };
-}
-
-/** The order of every answer: by feed id, then platform id (the sorted set's own order). */
-function byFeedId(a: PlayerView, b: PlayerView): number {
-  return a.feedId - b.feedId || (a.platformId < b.platformId ? -1 : a.platformId > b.platformId ? 1 : 0);
-}
-
-/**
- * Reads the players projection for GetMappedPlayers without ever holding the whole table: the
- * unfiltered (or season-only) listing walks a sorted set by rank, a page of documents at a
- * time; an identifier filter narrows to the few players its index names first.
+ * Reads the players projection for GetMappedPlayers without ever holding the whole table or
+ * parsing a document: the projection keeps each player's answer item ready-made (per season, and
+ * for its latest season), so a page is one ZRANGE and one HMGET whose strings go out as they are.
+ * The unfiltered (or season-only) listing walks a sorted set by rank; an identifier filter narrows
+ * to the few players its index names first.
  */
 export class MappedPlayersReader {
   constructor(
@@ -76,8 +37,9 @@ export class MappedPlayersReader {
     skip: number,
     take: number | undefined,
   ): Promise<MappedPlayerListing> {
+    const items = this.keys.sport.mappedPlayers(filter.season ?? LATEST_SEASON);
     const candidates = await this.candidatesByIdentifier(filter);
-    if (candidates !== undefined) return this.listCandidates(candidates, filter, skip, take);
+    if (candidates !== undefined) return this.listCandidates(candidates, items, skip, take);
 
     const index =
       filter.season === undefined
@@ -85,7 +47,7 @@ export class MappedPlayersReader {
         : this.keys.sport.playersInSeason(filter.season);
     const totalCount = await this.redis.zcard(index);
     const end = take === undefined ? totalCount : Math.min(totalCount, skip + take);
-    return { totalCount, pages: this.walk(index, skip, end, filter) };
+    return { totalCount, pages: this.walk(index, items, skip, end) };
   }
 
   /** Platform ids every given identifier filter agrees on; undefined when none is given. */
@@ -108,40 +70,35 @@ export class MappedPlayersReader {
     return first.filter((id) => rest.every((set) => set.includes(id)));
   }
 
+  /** A handful of players (one identifier's worth), in the listing's order: one page. */
   private async listCandidates(
     platformIds: readonly string[],
-    filter: MappedPlayerFilter,
+    items: string,
     skip: number,
     take: number | undefined,
   ): Promise<MappedPlayerListing> {
-    const players = (await this.documents(platformIds))
-      .filter((player) => filter.season === undefined || filter.season in player.seasons)
-      .sort(byFeedId);
-    const page = players.slice(skip, take === undefined ? undefined : skip + take);
-    // A handful of players (one identifier's worth): one page, already in hand.
-    return { totalCount: players.length, pages: [page.map((player) => toMappedPlayer(player, filter))] };
+    if (platformIds.length === 0) return { totalCount: 0, pages: [] };
+    const [found, feedIds] = await Promise.all([
+      this.redis.hmget(items, ...platformIds),
+      this.redis.hmget(this.keys.sport.participantFeedIds(), ...platformIds),
+    ]);
+    // No item: not a player, or (with a season filter) no stats that season.
+    const matches = platformIds
+      .map((platformId, i) => ({ platformId, item: found[i], feedId: Number(feedIds[i]) }))
+      .filter((match): match is typeof match & { item: string } => typeof match.item === 'string')
+      .sort((a, b) => a.feedId - b.feedId || (a.platformId < b.platformId ? -1 : 1));
+    const page = matches.slice(skip, take === undefined ? undefined : skip + take);
+    return { totalCount: matches.length, pages: [page.map((match) => match.item)] };
   }
 
-  private async *walk(
-    index: string,
-    start: number,
-    end: number,
-    filter: MappedPlayerFilter,
-  ): AsyncGenerator<readonly MappedPlayer[]> {
+  private async *walk(index: string, items: string, start: number, end: number): AsyncGenerator<string[]> {
     for (let from = start; from < end; from += this.pageSize) {
       const to = Math.min(end, from + this.pageSize) - 1;
       const platformIds = await this.redis.zrange(index, from, to);
       if (platformIds.length === 0) return;
+      const found = await this.redis.hmget(items, ...platformIds);
       // A player removed between the two reads (a concurrent rebuild) is left out, not answered null.
-      yield (await this.documents(platformIds)).map((player) => toMappedPlayer(player, filter));
+      yield found.filter((item): item is string => item !== null);
     }
-  }
-
-  private async documents(platformIds: readonly string[]): Promise<PlayerView[]> {
-    if (platformIds.length === 0) return [];
-    const stored = await this.redis.mget(...platformIds.map((id) => this.keys.sport.player(id)));
-    return stored
-      .filter((json): json is string => json !== null)
-      .map((json) => JSON.parse(json) as PlayerView);
   }
 }

@@ -1,3 +1,4 @@
+import { DEFAULT_SEASON } from '../../domain/fantasy-team/fantasy-team.commands';
 import { playerDecider, type PlayerState } from '../../domain/sport/player.decider';
 import type { PlayerEvent } from '../../domain/sport/sport.events';
 import {
@@ -6,6 +7,7 @@ import {
   type PlayerSeasonStats,
 } from '../../domain/sport/sport.model';
 import type { IndexEntry, Projection } from '../projection';
+import { LATEST_SEASON, toMappedPlayer } from './mapped-player';
 
 /** A mapped player as the players projection keeps it: identity, stats by season, version. */
 export type PlayerView = PlayerIdentity & {
@@ -67,17 +69,31 @@ export const playersProjection: Projection<PlayerView> = {
         member: platformId,
       });
     }
-    for (const [season, stats] of Object.entries(player.seasons)) {
+    const seasons = Object.keys(player.seasons).sort();
+    for (const season of seasons) {
       entries.push(
         { kind: 'zset', key: keys.sport.playersInSeason(season), member: platformId, score: feedId },
         {
           kind: 'hash',
           key: keys.sport.seasonStats(season),
           field: platformId,
-          value: JSON.stringify(stats),
+          value: JSON.stringify(player.seasons[season]),
+        },
+        {
+          kind: 'hash',
+          key: keys.sport.mappedPlayers(season),
+          field: platformId,
+          value: JSON.stringify(toMappedPlayer(player, season)),
         },
       );
     }
+    // Without a season filter, the composite id names the player's latest season.
+    entries.push({
+      kind: 'hash',
+      key: keys.sport.mappedPlayers(LATEST_SEASON),
+      field: platformId,
+      value: JSON.stringify(toMappedPlayer(player, seasons.at(-1) ?? DEFAULT_SEASON)),
+    });
     return entries;
   },
 };

@@ -2,6 +2,9 @@ import type { Response } from 'express';
 
 import type { Logger } from '../../shared/logger';
 
+/** What res.json() sends, for JSON a handler wrote as text. */
+export const JSON_CONTENT_TYPE = 'application/json; charset=utf-8';
+
 /**
  * Sends a JSON body piece by piece, waiting for the socket to drain whenever its buffer is full,
  * so a large answer costs one piece of memory rather than the whole. The first piece is read
@@ -17,7 +20,7 @@ export async function sendJsonPieces(
 ): Promise<void> {
   const iterator = pieces[Symbol.asyncIterator]();
   let next = await iterator.next();
-  res.status(status).type('application/json; charset=utf-8');
+  res.status(status).type(JSON_CONTENT_TYPE);
   try {
     while (!next.done) {
       if (res.destroyed) {

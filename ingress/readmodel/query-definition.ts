@@ -18,6 +18,8 @@ export interface QueryContext<Body> {
  */
 export type QueryAnswer =
   | { readonly status?: number; readonly body: unknown }
+  /** JSON text the query joined itself (a hot path that skips building and serialising objects). */
+  | { readonly status?: number; readonly json: string }
   | { readonly status?: number; readonly jsonPieces: AsyncIterable<string> };
 
 /**

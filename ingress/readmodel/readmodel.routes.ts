@@ -10,7 +10,7 @@ import { authenticate } from '../auth/authenticate';
 import type { PassportAuthenticator } from '../auth/passport';
 import { REALM } from '../auth/passport';
 import type { RouteTable } from '../http/route-table';
-import { sendJsonPieces } from '../http/json-stream';
+import { JSON_CONTENT_TYPE, sendJsonPieces } from '../http/json-stream';
 import { envelopeSchema, type RegisteredQuery } from './query-definition';
 import { authenticatedPrincipal } from '../auth/principal';
 
@@ -66,9 +66,10 @@ export function registerReadModelRoutes(
 
     const body = validate(query.schema, req.body);
     const answer = await query.handle({ principal, body, requestId: req.requestId });
-    if ('jsonPieces' in answer)
-      await sendJsonPieces(res, answer.status ?? 200, answer.jsonPieces, deps.logger);
-    else res.status(answer.status ?? 200).json(answer.body);
+    const status = answer.status ?? 200;
+    if ('jsonPieces' in answer) await sendJsonPieces(res, status, answer.jsonPieces, deps.logger);
+    else if ('json' in answer) res.status(status).type(JSON_CONTENT_TYPE).send(answer.json);
+    else res.status(status).json(answer.body);
   };
 
   routes.add('post', '/api/readmodel', authenticate(deps.passport, 'problem'), dispatch);

@@ -67,6 +67,8 @@ export function createKeys(prefix: string) {
        * latest season (`latest`, see LATEST_SEASON): the listing sends these as they are, parsing nothing.
        */
       mappedPlayers: (season: string) => `${prefix}${SPORT_TAG}:players:mapped:${season}`,
+      /** Hash: platform id -> its ready-made GetTeamRatingInputByTeamId entry for one season. */
+      ratingInputs: (season: string) => `${prefix}${SPORT_TAG}:players:rating-inputs:${season}`,
       /** Hash: platform (participant) id -> feed id. */
       participantFeedIds: () => `${prefix}${SPORT_TAG}:participant-feed-ids`,
       /** A season's document (the seasons projection), by season aggregate id. */

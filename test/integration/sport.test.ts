@@ -357,6 +357,7 @@ describe('sport data: PlayerSeeding, GetMappedPlayers, GetTeamRatingInputByTeamI
     it("answers the owner the roster keyed by feed id with each player's stats, and the season's rounds", async () => {
       const res = await ratingInput({ id: teamId }).set('X-Request-Id', 'rating-req-1');
       expect(res.status).toBe(200);
+      expect(res.headers['content-type']).toBe('application/json; charset=utf-8');
       expect(res.body).toEqual({
         results: [
           {

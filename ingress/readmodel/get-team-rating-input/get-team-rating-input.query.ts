@@ -2,15 +2,12 @@ import type { Redis } from 'ioredis';
 import Joi from 'joi';
 
 import { DEFAULT_SEASON } from '../../../shared/domain/fantasy-team/fantasy-team.commands';
-import {
-  DEFAULT_FINAL_ROUND,
-  DEFAULT_ROUND,
-  type PlayerSeasonStats,
-} from '../../../shared/domain/sport/sport.model';
+import { DEFAULT_FINAL_ROUND, DEFAULT_ROUND } from '../../../shared/domain/sport/sport.model';
 import {
   fantasyTeamProjection,
   type FantasyTeamView,
 } from '../../../shared/projections/fantasy-team/fantasy-team.projection';
+import { completeRatingInputEntry } from '../../../shared/projections/sport/rating-input';
 import type { SeasonRounds } from '../../../shared/projections/sport/seasons.projection';
 import type { Keys } from '../../../shared/redis/keys';
 import { isOwnerOrAdmin } from '../../../shared/roles';
@@ -25,16 +22,12 @@ interface GetTeamRatingInputBody {
   readonly dataType: string;
 }
 
-/** Spec 2.3: one roster player's input, keyed by feed id in `team`. */
-export interface TeamRatingPlayerInput extends PlayerSeasonStats {
-  readonly selectionStatus: number;
-}
-
 /**
  * `GetTeamRatingInputByTeamId` (spec 4.1): the team's roster enriched with each player's stats
  * for the season, keyed by feed id, with the season's rounds. Two round trips whatever the
- * roster's size: the team's document, then one pipeline reading the participant -> feed id map,
- * the season's stats and its rounds.
+ * roster's size: the team's document, then the roster's ready-made entries (the players
+ * projection joins participant -> feed id and the season's stats in advance) with the rounds.
+ * The answer is joined as text: nothing per player is parsed or serialised per request.
  */
 export function getTeamRatingInputQuery(redis: Redis, keys: Keys): RegisteredQuery {
   return defineQuery<GetTeamRatingInputBody>({
@@ -60,41 +53,33 @@ export function getTeamRatingInputQuery(redis: Redis, keys: Keys): RegisteredQue
       const team = stored === null ? null : (JSON.parse(stored) as FantasyTeamView);
       if (!team || !isOwnerOrAdmin(principal, team.ownerUserId)) return notFoundListing();
 
-      // 2. Feed ids, stats and rounds in one pipeline (one round trip).
+      // 2. Each roster player's ready-made entry for the season, and the season's rounds: one
+      // round trip (the two commands are pipelined automatically).
       const participantIds = team.roster.map((slot) => slot.participantId);
-      const pipeline = redis.pipeline();
-      if (participantIds.length) {
-        pipeline.hmget(keys.sport.participantFeedIds(), ...participantIds);
-        pipeline.hmget(keys.sport.seasonStats(season), ...participantIds);
-      }
-      pipeline.hget(keys.sport.seasonRounds(), season);
-      const replies = (await pipeline.exec()) ?? [];
-      for (const [error] of replies) if (error) throw error;
-      const [feedIds, stats, rounds] = (
-        participantIds.length ? replies.map(([, value]) => value) : [[], [], replies[0]?.[1]]
-      ) as [(string | null)[], (string | null)[], string | null];
+      const [entries, rounds] = await Promise.all([
+        participantIds.length ? redis.hmget(keys.sport.ratingInputs(season), ...participantIds) : [],
+        redis.hget(keys.sport.seasonRounds(), season),
+      ]);
 
-      // 3. Keyed by feed id (rule 4); no stats or no mapping: left out (rule 5).
-      const entries: [string, TeamRatingPlayerInput][] = [];
+      // 3. Keyed by feed id (rule 4), in feed id order; no stats or no mapping: left out (rule 5).
+      const byFeedId = new Map<number, string>();
       team.roster.forEach((slot, i) => {
-        const feedId = feedIds[i];
-        const playerStats = stats[i];
-        if (!feedId || !playerStats) return;
-        const { rating, breakdown, price, fantasyPositions } = JSON.parse(playerStats) as PlayerSeasonStats;
-        entries.push([
-          feedId,
-          { rating, breakdown, price, selectionStatus: slot.selectionStatus, fantasyPositions },
-        ]);
+        const stored = entries[i];
+        if (!stored) return;
+        const { feedId, json } = completeRatingInputEntry(stored, slot.selectionStatus);
+        byFeedId.set(feedId, json);
       });
+      const teamJson = [...byFeedId.keys()]
+        .sort((a, b) => a - b)
+        .map((feedId) => byFeedId.get(feedId))
+        .join(',');
       const { round, finalRound } = rounds
         ? (JSON.parse(rounds) as SeasonRounds)
         : { round: DEFAULT_ROUND, finalRound: DEFAULT_FINAL_ROUND };
       return {
-        body: {
-          results: [{ team: Object.fromEntries(entries), round, finalRound }],
-          totalCount: 1,
-          requestId,
-        },
+        json:
+          `{"results":[{"team":{${teamJson}},"round":${round},"finalRound":${finalRound}}],` +
+          `"totalCount":1,"requestId":${JSON.stringify(requestId)}}`,
       };
     },
   });

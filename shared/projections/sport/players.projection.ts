@@ -8,6 +8,7 @@ import {
 } from '../../domain/sport/sport.model';
 import type { IndexEntry, Projection } from '../projection';
 import { LATEST_SEASON, toMappedPlayer } from './mapped-player';
+import { ratingInputEntry } from './rating-input';
 
 /** A mapped player as the players projection keeps it: identity, stats by season, version. */
 export type PlayerView = PlayerIdentity & {
@@ -78,6 +79,12 @@ export const playersProjection: Projection<PlayerView> = {
           key: keys.sport.seasonStats(season),
           field: platformId,
           value: JSON.stringify(player.seasons[season]),
+        },
+        {
+          kind: 'hash',
+          key: keys.sport.ratingInputs(season),
+          field: platformId,
+          value: ratingInputEntry(feedId, player.seasons[season] as PlayerSeasonStats),
         },
         {
           kind: 'hash',

@@ -60,14 +60,15 @@ export function createKeys(prefix: string) {
         `${prefix}${SPORT_TAG}:players:by-league-player-id:${leaguePlayerId}`,
       /** Sorted set of the platform ids with stats for a season, scored by feed id. */
       playersInSeason: (season: string) => `${prefix}${SPORT_TAG}:players:in-season:${season}`,
-      /** Hash: platform id -> that player's stats for one season (JSON). */
-      seasonStats: (season: string) => `${prefix}${SPORT_TAG}:stats:${season}`,
       /**
        * Hash: platform id -> the player's GetMappedPlayers item (JSON) for one season, or for its
        * latest season (`latest`, see LATEST_SEASON): the listing sends these as they are, parsing nothing.
        */
       mappedPlayers: (season: string) => `${prefix}${SPORT_TAG}:players:mapped:${season}`,
-      /** Hash: platform id -> its ready-made GetTeamRatingInputByTeamId entry for one season. */
+      /**
+       * Hash: platform id -> that player's stats for one season, as its ready-made
+       * GetTeamRatingInputByTeamId entry (see projections/sport/rating-input.ts).
+       */
       ratingInputs: (season: string) => `${prefix}${SPORT_TAG}:players:rating-inputs:${season}`,
       /** Hash: platform (participant) id -> feed id. */
       participantFeedIds: () => `${prefix}${SPORT_TAG}:participant-feed-ids`,

@@ -64,9 +64,9 @@ export function getTeamRatingInputQuery(redis: Redis, keys: Keys): RegisteredQue
       // 3. Keyed by feed id (rule 4), in feed id order; no stats or no mapping: left out (rule 5).
       const byFeedId = new Map<number, string>();
       team.roster.forEach((slot, i) => {
-        const stored = entries[i];
-        if (!stored) return;
-        const { feedId, json } = completeRatingInputEntry(stored, slot.selectionStatus);
+        const entry = entries[i];
+        if (!entry) return;
+        const { feedId, json } = completeRatingInputEntry(entry, slot.selectionStatus);
         byFeedId.set(feedId, json);
       });
       const teamJson = [...byFeedId.keys()]

@@ -21,16 +21,16 @@ const NAME = 'players';
 
 /**
  * The mapped-player table and what the rating input reads: one document per player, indexed by
- * feed id (the answer order), fantasy id, league player id and season, plus each season's stats
- * and the participant (platform id) -> feed id map. Every key sits under the `{sport}` tag.
+ * feed id (the answer order), fantasy id, league player id and season, plus the participant
+ * (platform id) -> feed id map and, per season, each player's stats as a ready-made rating-input
+ * entry and its GetMappedPlayers item. Every key sits under the `{sport}` tag.
  */
 export const playersProjection: Projection<PlayerView> = {
   name: NAME,
   aggregateType: playerDecider.aggregateType,
   checkpointKey: (keys, partition) => keys.sport.checkpoint(NAME, partition),
   documentKey: (keys, platformId) => keys.sport.player(platformId),
-  keyPatterns: (keys) =>
-    keys.sport.patterns(NAME, 'player:*', 'players:*', 'stats:*', 'participant-feed-ids'),
+  keyPatterns: (keys) => keys.sport.patterns(NAME, 'player:*', 'players:*', 'participant-feed-ids'),
 
   // Reuses the aggregate's own evolve, so the table can never disagree with the write side.
   evolve(doc, event) {
@@ -70,21 +70,15 @@ export const playersProjection: Projection<PlayerView> = {
         member: platformId,
       });
     }
-    const seasons = Object.keys(player.seasons).sort();
-    for (const season of seasons) {
+    const seasons = Object.entries(player.seasons).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    for (const [season, stats] of seasons) {
       entries.push(
         { kind: 'zset', key: keys.sport.playersInSeason(season), member: platformId, score: feedId },
         {
           kind: 'hash',
-          key: keys.sport.seasonStats(season),
-          field: platformId,
-          value: JSON.stringify(player.seasons[season]),
-        },
-        {
-          kind: 'hash',
           key: keys.sport.ratingInputs(season),
           field: platformId,
-          value: ratingInputEntry(feedId, player.seasons[season] as PlayerSeasonStats),
+          value: ratingInputEntry(feedId, stats),
         },
         {
           kind: 'hash',
@@ -99,7 +93,7 @@ export const playersProjection: Projection<PlayerView> = {
       kind: 'hash',
       key: keys.sport.mappedPlayers(LATEST_SEASON),
       field: platformId,
-      value: JSON.stringify(toMappedPlayer(player, seasons.at(-1) ?? DEFAULT_SEASON)),
+      value: JSON.stringify(toMappedPlayer(player, seasons.at(-1)?.[0] ?? DEFAULT_SEASON)),
     });
     return entries;
   },

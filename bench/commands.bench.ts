@@ -15,6 +15,7 @@ import {
   type LoadResult,
   type Workload,
   positiveNumberFromEnv,
+  reportRun,
 } from './lib/load';
 import { runOpenLoop } from './lib/open-loop';
 import { ensureBuilt, startServer, stopAll, track } from './lib/processes';
@@ -251,17 +252,6 @@ class LagProbe {
   }
 }
 
-function progress(workload: string, round: number, result: LoadResult): void {
-  const rate = Number.isFinite(result.requestsPerSecond)
-    ? `${result.requestsPerSecond.toFixed(0)} req/s, `
-    : '';
-  process.stderr.write(
-    `[bench] round ${round}: ${workload}: ${rate}p50 ${result.p50Ms.toFixed(1)} ms, p99 ${result.p99Ms.toFixed(1)} ms` +
-      (result.non2xx + result.errors > 0 ? `, ${result.non2xx} non-2xx, ${result.errors} errors` : '') +
-      '\n',
-  );
-}
-
 async function createTeams(commandUrl: string, token: string, count: number): Promise<Team[]> {
   const teams: Team[] = Array.from({ length: count }, () => ({
     id: randomUUID(),
@@ -337,13 +327,13 @@ export async function run(): Promise<BenchReport> {
       alongside: async (seconds) => {
         const result = await probe.run(seconds);
         lagUnderClosedLoop.push(result);
-        progress('projection lag (closed loop)', lagUnderClosedLoop.length, result);
+        reportRun('projection lag (closed loop)', lagUnderClosedLoop.length, result);
         await probePool.reconcile();
       },
     };
 
     const measured = await measureInterleaved([baseline, closedLoop], settings, (workload, round, result) =>
-      progress(workload.name, round, result),
+      reportRun(workload.name, round, result),
     );
     const [base, closed] = measured;
     if (!base || !closed) throw new Error('a workload is missing');
@@ -375,8 +365,8 @@ export async function run(): Promise<BenchReport> {
       await probePool.reconcile();
       pacedRuns.push({ ...result, warmupFailures: warmup ? warmup.non2xx + warmup.errors : 0 });
       lagUnderPacedLoad.push(lag);
-      progress(`open loop at ${targetRate} req/s`, round, result);
-      progress('projection lag (open loop)', round, lag);
+      reportRun(`open loop at ${targetRate} req/s`, round, result);
+      reportRun('projection lag (open loop)', round, lag);
     }
 
     const pacedName = pacedRan

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 
 import { startLocalRedis } from '../scripts/lib/redis-server';
-import { measureInterleaved, settingsFromEnv, type LoadResult, type Workload } from './lib/load';
+import { measureInterleaved, reportWorkloadRun, settingsFromEnv, type Workload } from './lib/load';
 import { ensureBuilt, scratchDir, startServer, stopAll, track, type ServerProcess } from './lib/processes';
 import { compareWith, machineInfo, problemsOf, type BenchReport } from './lib/report';
 import { runBenches } from './lib/runner';
@@ -119,15 +119,6 @@ function workloadsFor(ingress: ServerProcess, token: string, logLevel: LogLevel)
   };
 }
 
-function progress(workload: Workload, round: number, result: LoadResult): void {
-  process.stderr.write(
-    `[bench] round ${round}: ${workload.name}: ${result.requestsPerSecond.toFixed(0)} req/s, ` +
-      `p50 ${result.p50Ms.toFixed(1)} ms, p99 ${result.p99Ms.toFixed(1)} ms` +
-      (result.non2xx + result.errors > 0 ? `, ${result.non2xx} non-2xx, ${result.errors} errors` : '') +
-      '\n',
-  );
-}
-
 /** Starts Redis, the baseline and two ingress processes (warn and info), measures, stops everything. */
 export async function run(): Promise<BenchReport> {
   const machine = machineInfo();
@@ -161,7 +152,7 @@ export async function run(): Promise<BenchReport> {
     const measured = await measureInterleaved(
       [baseline, atWarn.basic, atWarn.bearer, atInfo.basic, atInfo.bearer],
       settings,
-      progress,
+      reportWorkloadRun,
     );
     const [base, basicWarn, bearerWarn, basicInfo, bearerInfo] = measured;
     if (!base || !basicWarn || !bearerWarn || !basicInfo || !bearerInfo)

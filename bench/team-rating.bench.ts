@@ -14,6 +14,7 @@ import {
   summarise,
   type LoadResult,
   type Workload,
+  reportWorkloadRun,
 } from './lib/load';
 import { ensureBuilt, startServer, stopAll, track, type ServerProcess } from './lib/processes';
 import { compareWith, machineInfo, problemsOf, type BenchReport, type ComparisonRow } from './lib/report';
@@ -436,15 +437,6 @@ async function fetchMappedPlayers(url: string, authorization: string): Promise<M
   return { ms, bytes: body.length, status: response.status, totalCount, results };
 }
 
-function progress(workload: Workload, round: number, result: LoadResult): void {
-  process.stderr.write(
-    `[bench] round ${round}: ${workload.name}: ${result.requestsPerSecond.toFixed(0)} req/s, ` +
-      `p50 ${result.p50Ms.toFixed(1)} ms, p99 ${result.p99Ms.toFixed(1)} ms` +
-      (result.non2xx + result.errors > 0 ? `, ${result.non2xx} non-2xx, ${result.errors} errors` : '') +
-      '\n',
-  );
-}
-
 /** Starts Redis, the baseline, one ingress and two workers; seeds; measures; stops everything. */
 export async function run(): Promise<BenchReport> {
   const machine = machineInfo();
@@ -519,7 +511,7 @@ export async function run(): Promise<BenchReport> {
         ];
       },
     };
-    const measured = await measureInterleaved([baseline, rating], settings, progress);
+    const measured = await measureInterleaved([baseline, rating], settings, reportWorkloadRun);
     const [base, rated] = measured;
     if (!base || !rated) throw new Error('a workload is missing');
 

@@ -148,6 +148,23 @@ export function summarise(workload: string, runs: readonly LoadResult[]): Measur
   };
 }
 
+/** One stderr line per run: `[bench] round N: <what>: <rate> req/s, p50 .. ms, p99 .. ms`. */
+export function reportRun(what: string, round: number, result: LoadResult): void {
+  const rate = Number.isFinite(result.requestsPerSecond)
+    ? `${result.requestsPerSecond.toFixed(0)} req/s, `
+    : '';
+  process.stderr.write(
+    `[bench] round ${round}: ${what}: ${rate}p50 ${result.p50Ms.toFixed(1)} ms, p99 ${result.p99Ms.toFixed(1)} ms` +
+      (result.non2xx + result.errors > 0 ? `, ${result.non2xx} non-2xx, ${result.errors} errors` : '') +
+      '\n',
+  );
+}
+
+/** reportRun for measureInterleaved's onRun. */
+export function reportWorkloadRun(workload: Workload, round: number, result: LoadResult): void {
+  reportRun(workload.name, round, result);
+}
+
 /**
  * Measures every workload `rounds` times, interleaved (round 1: A B C, round 2: B C A, ...), so a
  * noisy neighbour or thermal drift lands on all of them alike; reports medians.

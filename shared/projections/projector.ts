@@ -52,7 +52,11 @@ export async function applyNextBatch(
   const entries = await redis.xrange(keys.logPartition(partition), start, '+', 'COUNT', batchSize);
   const last = entries.at(-1);
   if (!last) return { entries: 0, checkpoint };
+  // Envelopes are JSON.stringify'd, so an event of the projected type contains this text; the
+  // others (most of a partition, for most projections) are skipped without being parsed.
+  const marker = `"aggregateType":${JSON.stringify(projection.aggregateType)}`;
   const events: EventEnvelope[] = entries
+    .filter(([, fields]) => fields[1]?.includes(marker))
     .map(([, fields]) => parseEnvelope(fields[1] ?? 'null'))
     .filter((event) => event.aggregateType === projection.aggregateType);
   const docKeys = [...new Set(events.map((event) => projection.documentKey(keys, event.aggregateId)))];

@@ -86,6 +86,13 @@ export function guid(): Joi.StringSchema {
     .messages({ 'string.pattern.base': '{{#label}} must be a GUID' });
 }
 
+/** A season: a 4-digit year as text (`"2026"`). Defaults, when any, are the caller's. */
+export function seasonYear(): Joi.StringSchema {
+  return Joi.string()
+    .pattern(/^\d{4}$/)
+    .messages({ 'string.pattern.base': '{{#label}} must be a 4-digit year' });
+}
+
 export function isGuid(value: unknown): value is string {
   return typeof value === 'string' && GUID_PATTERN.test(value);
 }

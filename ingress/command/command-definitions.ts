@@ -7,7 +7,7 @@ import {
   type FantasyTeamCommand,
   type RosterSlot,
 } from '../../shared/domain/fantasy-team/fantasy-team.commands';
-import { guid, long } from '../../shared/validation';
+import { guid, long, seasonYear } from '../../shared/validation';
 
 /**
  * One entry per command type: the schema of its `command` object and how a validated object
@@ -32,10 +32,7 @@ export const COMMAND_DEFINITIONS: readonly CommandDefinition[] = [
     schema: Joi.object({
       aggregateRootId,
       name: Joi.string().trim().min(1).max(100).required(),
-      season: Joi.string()
-        .pattern(/^\d{4}$/)
-        .default(DEFAULT_SEASON)
-        .messages({ 'string.pattern.base': '{{#label}} must be a 4-digit year' }),
+      season: seasonYear().default(DEFAULT_SEASON),
     }),
     toDomain: (c) => ({
       type: 'CreateFantasyTeam',

@@ -2,7 +2,7 @@ import type { Redis } from 'ioredis';
 import Joi from 'joi';
 
 import type { Keys } from '../../../shared/redis/keys';
-import { guid, long } from '../../../shared/validation';
+import { guid, long, seasonYear } from '../../../shared/validation';
 import { defineQuery, querySchema, type RegisteredQuery } from '../query-definition';
 import {
   MappedPlayersReader,
@@ -52,9 +52,7 @@ export function getMappedPlayersQuery(redis: Redis, keys: Keys): RegisteredQuery
         fantasyId: long().min(1),
         leaguePlayerId: Joi.string().max(100),
         platformId: guid(),
-        season: Joi.string()
-          .pattern(/^\d{4}$/)
-          .messages({ 'string.pattern.base': '{{#label}} must be a 4-digit year' }),
+        season: seasonYear(),
       },
       {
         skip: Joi.number().strict().integer().min(0).max(Number.MAX_SAFE_INTEGER).default(0),

@@ -11,7 +11,7 @@ import { completeRatingInputEntry } from '../../../shared/projections/sport/rati
 import type { SeasonRounds } from '../../../shared/projections/sport/seasons.projection';
 import type { Keys } from '../../../shared/redis/keys';
 import { isOwnerOrAdmin } from '../../../shared/roles';
-import { guid } from '../../../shared/validation';
+import { guid, seasonYear } from '../../../shared/validation';
 import { notFoundListing } from '../listing';
 import { defineQuery, querySchema, type RegisteredQuery } from '../query-definition';
 
@@ -39,10 +39,7 @@ export function getTeamRatingInputQuery(redis: Redis, keys: Keys): RegisteredQue
       'GetTeamRatingInputByTeamId',
       {
         id: guid().required(),
-        season: Joi.string()
-          .pattern(/^\d{4}$/)
-          .default(DEFAULT_SEASON)
-          .messages({ 'string.pattern.base': '{{#label}} must be a 4-digit year' }),
+        season: seasonYear().default(DEFAULT_SEASON),
       },
       { dataType: Joi.string().valid(TEAM_RATING_INPUT_DATA_TYPE).required() },
     ),

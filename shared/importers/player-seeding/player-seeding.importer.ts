@@ -18,7 +18,7 @@ import {
   type PlayerSeasonStats,
 } from '../../domain/sport/sport.model';
 import { hasAnyRole, lacksRolesMessage, type Role } from '../../roles';
-import { guid, long } from '../../validation';
+import { guid, long, seasonYear } from '../../validation';
 import {
   batchRefused,
   failedAtAggregate,
@@ -205,10 +205,7 @@ export const playerSeedingImporter: Importer<PlayerSeedingData> = {
 
   schema: (maxRows) =>
     Joi.object<PlayerSeedingData>({
-      season: Joi.string()
-        .pattern(/^\d{4}$/)
-        .default(DEFAULT_SEASON)
-        .messages({ 'string.pattern.base': '{{#label}} must be a 4-digit year' }),
+      season: seasonYear().default(DEFAULT_SEASON),
       round: Joi.number()
         .strict()
         .integer()

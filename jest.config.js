@@ -10,6 +10,8 @@ module.exports = {
   transform: { '^.+\\.ts$': ['ts-jest', { tsconfig: 'tsconfig.json' }] },
   globalSetup: '<rootDir>/test/helpers/global-setup.ts',
   globalTeardown: '<rootDir>/test/helpers/global-teardown.ts',
+  // Every response received through supertest is checked against the OpenAPI document.
+  setupFilesAfterEnv: ['<rootDir>/test/helpers/openapi-responses.setup.ts'],
   testTimeout: 30000,
   maxWorkers: 2,
 };

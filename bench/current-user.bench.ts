@@ -5,6 +5,7 @@ import { measureInterleaved, reportWorkloadRun, settingsFromEnv, type Workload }
 import { ensureBuilt, scratchDir, startServer, stopAll, track, type ServerProcess } from './lib/processes';
 import { compareWith, machineInfo, problemsOf, type BenchReport } from './lib/report';
 import { runBenches } from './lib/runner';
+import { NEVER_REACHED_RATE_LIMIT } from './lib/service';
 
 /**
  * CurrentUser through POST /api/readmodel, by Basic (verification cache warm) and by Bearer,
@@ -59,6 +60,7 @@ async function startIngress(redisUrl: string, logLevel: LogLevel): Promise<Serve
       ADMIN_PASSWORD,
       JWT_SECRET,
       AUTH_CACHE_TTL_SECONDS,
+      RATE_LIMIT_PER_ACCOUNT: NEVER_REACHED_RATE_LIMIT,
     },
     readyPath: '/readyz',
   });

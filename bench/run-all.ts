@@ -6,7 +6,8 @@ import { runBenches } from './lib/runner';
 
 /**
  * `npm run bench`: every bench/*.bench.ts in turn, or only those named on the command line
- * (`npm run bench -- current-user`), then one combined table.
+ * (`npm run bench -- current-user`), then one combined table (saved first in RESULTS.md after a
+ * run of every bench).
  */
 const SUFFIX = '.bench.ts';
 const only = process.argv.slice(2);
@@ -25,5 +26,6 @@ if (names.length === 0) {
       name,
       load: async () => (await import(path.join(__dirname, name + SUFFIX))) as BenchModule,
     })),
+    { saveSummary: only.length === 0 },
   );
 }

@@ -1,8 +1,10 @@
 import express, { type Express } from 'express';
-import type { Redis } from 'ioredis';
+import helmet from 'helmet';
+import type { RedisClient } from '../shared/redis/connections';
 
 import type { Config } from '../shared/config';
 import type { Logger } from '../shared/logger';
+import type { Metrics } from '../shared/metrics/metrics';
 import { registerBullBoard } from './admin/bull-board';
 import { registerTokenRoutes } from './auth/token.routes';
 import { registerCommandRoutes } from './command/command.routes';
@@ -12,6 +14,10 @@ import { accessLog } from './http/access-log';
 import { errorHandler, notFound } from './http/error-handler';
 import { requestId } from './http/request-id';
 import { RouteTable } from './http/route-table';
+import { recordHttpMetrics } from './metrics/http-metrics';
+import { registerMetricsRoutes } from './metrics/metrics.routes';
+import { serviceDocument } from './openapi/contract';
+import { registerOpenApiRoutes } from './openapi/openapi.routes';
 import { allQueries } from './readmodel/queries';
 import type { RegisteredQuery } from './readmodel/query-definition';
 import { registerReadModelRoutes } from './readmodel/readmodel.routes';
@@ -22,8 +28,10 @@ export interface AppDependencies {
   readonly config: Config;
   readonly logger: Logger;
   /** The `request`-purpose connection: fails fast while Redis is away. */
-  readonly redis: Redis;
+  readonly redis: RedisClient;
   readonly services: IngressServices;
+  /** This process's metrics: recorded by the routes, served at GET /metrics when METRICS_TOKEN is set. */
+  readonly metrics: Metrics;
 }
 
 export interface BuildAppOptions {
@@ -38,31 +46,47 @@ export function buildApp(deps: AppDependencies, options: BuildAppOptions = {}): 
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
+  // req.ip (the throttle's client address, the access log's) honours X-Forwarded-For only from
+  // the proxies the operator names: believing every hop would let a client pick its own address.
+  app.set('trust proxy', deps.config.trustProxy);
 
+  // helmet's defaults: nosniff, a same-origin CSP (the Bull Board and API docs pages load only their
+  // own scripts), frame denial, no referrer, HSTS for deployments served over TLS.
+  app.use(helmet());
   app.use(requestId());
+  app.use(recordHttpMetrics(deps.metrics));
   app.use(accessLog(deps.logger));
   // Imports first, with their own larger limit; the general parser then skips a parsed body.
   app.use('/api/import', express.json({ limit: deps.config.importBodyLimitBytes, strict: true }));
   app.use(express.json({ limit: deps.config.bodyLimitBytes, strict: true }));
 
+  const queries = allQueries({
+    redis: deps.redis,
+    keys: deps.services.keys,
+    importResults: deps.services.importResults,
+  });
   const routes = new RouteTable(app);
   registerHealthRoutes(routes, deps.redis);
+  // On the public port only behind a token; without one, /metrics is on METRICS_PORT or nowhere.
+  if (deps.config.metrics.token !== undefined) {
+    registerMetricsRoutes(routes, { metrics: deps.metrics, token: deps.config.metrics.token });
+  }
   registerTokenRoutes(routes, { ...deps.services, bodyLimitBytes: deps.config.bodyLimitBytes });
   registerReadModelRoutes(routes, {
     passport: deps.services.passport,
-    queries: [
-      ...allQueries({
-        redis: deps.redis,
-        keys: deps.services.keys,
-        importResults: deps.services.importResults,
-      }),
-      ...(options.extraQueries ?? []),
-    ],
+    queries: [...queries, ...(options.extraQueries ?? [])],
     modules: deps.config.modules,
     logger: deps.logger,
   });
-  registerCommandRoutes(routes, deps.services);
-  registerImportRoutes(routes, { ...deps.services, services: deps.services, config: deps.config });
+  registerCommandRoutes(routes, { ...deps.services, metrics: deps.metrics });
+  registerImportRoutes(routes, {
+    ...deps.services,
+    services: deps.services,
+    config: deps.config,
+    metrics: deps.metrics,
+    logger: deps.logger,
+  });
+  registerOpenApiRoutes(routes, serviceDocument(queries, deps.config.imports.maxRows));
   registerBullBoard(app, deps.services);
   options.extraRoutes?.(routes);
 

@@ -1,8 +1,10 @@
 import { bootstrapAdmin } from '../shared/accounts/bootstrap-admin';
 import { installShutdownHooks, loadConfigOrExit } from '../shared/lifecycle';
 import { createLogger } from '../shared/logger';
+import { Metrics } from '../shared/metrics/metrics';
 import { closeConnections, createRedisConnection, waitForRedis } from '../shared/redis/connections';
 import { buildApp } from './app';
+import { buildMetricsApp } from './metrics/metrics-app';
 import { listen, type RunningServer } from './server';
 import { createIngressServices, type IngressServices } from './services';
 
@@ -10,22 +12,35 @@ import { createIngressServices, type IngressServices } from './services';
 async function main(): Promise<void> {
   const config = loadConfigOrExit('ingress');
   const logger = createLogger({ level: config.logLevel, processRole: 'ingress' });
-  const redis = createRedisConnection(config.redisUrl, 'request', logger);
+  const metrics = new Metrics(logger);
+  const redis = createRedisConnection(config.redis, 'request', logger);
+  metrics.watchConnection('request', redis);
   let running: RunningServer | undefined;
+  let metricsServer: RunningServer | undefined;
   let services: IngressServices | undefined;
 
   // Hooks first: a process still waiting for Redis must stop cleanly on SIGTERM too.
   installShutdownHooks(logger, config.shutdownTimeoutMs, async () => {
-    await running?.close(config.shutdownTimeoutMs);
+    await Promise.all([
+      running?.close(config.shutdownTimeoutMs),
+      metricsServer?.close(config.shutdownTimeoutMs),
+    ]);
     await services?.close();
     await closeConnections(redis);
   });
 
+  // A listener of its own, for a private network; before Redis, so a waiting ingress can be seen.
+  if (config.metrics.port !== 0) {
+    const app = buildMetricsApp({ metrics, token: config.metrics.token, logger });
+    metricsServer = await listen(app, config.metrics.port, config.metrics.host);
+    logger.info('metrics listening', { port: metricsServer.port, host: config.metrics.host });
+  }
+
   await waitForRedis(redis, logger);
-  services = await createIngressServices(config, redis, logger);
+  services = await createIngressServices(config, redis, logger, metrics.commandHandlerHooks());
   await bootstrapAdmin(config, services.accounts, logger);
 
-  running = await listen(buildApp({ config, logger, redis, services }), config.port, config.host);
+  running = await listen(buildApp({ config, logger, redis, services, metrics }), config.port, config.host);
   logger.info('ingress listening', { port: running.port, host: config.host });
 }
 

@@ -1,10 +1,11 @@
-import type { Redis } from 'ioredis';
+import { duplicateConnection, type RedisClient } from '../shared/redis/connections';
 
 import { AccountCache } from '../shared/accounts/account-cache';
 import { createCoreServices, type CoreServices } from '../shared/composition';
 import type { Logger } from '../shared/logger';
 import type { Config } from '../shared/config';
 import type { CommandHandlerHooks } from '../shared/event-store/handle-command';
+import { AccountRateLimit } from './auth/account-rate-limit';
 import { CredentialVerifier } from './auth/credential-verifier';
 import { createPassport, type PassportAuthenticator } from './auth/passport';
 import { SignInThrottle } from './auth/sign-in-throttle';
@@ -28,7 +29,7 @@ export interface IngressServices extends CoreServices {
 /** Builds everything the HTTP app uses. Needs Redis up (it may read the shared JWT secret). */
 export async function createIngressServices(
   config: Config,
-  redis: Redis,
+  redis: RedisClient,
   logger: Logger,
   hooks: CommandHandlerHooks = {},
 ): Promise<IngressServices> {
@@ -37,7 +38,7 @@ export async function createIngressServices(
   const accountCache = await AccountCache.start(
     core.accounts,
     // Its own connection: a subscribed connection can run nothing else.
-    redis.duplicate({ enableOfflineQueue: true }),
+    duplicateConnection(redis, logger, 'account-cache'),
     core.keys,
     config.auth.cacheTtlSeconds,
     logger,
@@ -50,7 +51,12 @@ export async function createIngressServices(
     config.auth.cacheTtlSeconds,
   );
   const tokens = await TokenService.create(config, redis, core.keys);
-  const passport = createPassport(verifier, tokens, accountCache);
+  const passport = createPassport(
+    verifier,
+    tokens,
+    accountCache,
+    new AccountRateLimit(redis, core.keys, config.rateLimit),
+  );
   const idempotency = new CommandIdempotency(redis, core.keys);
   // The queue shares the request connection: adding a job must fail fast while Redis is away.
   const importQueue = new ImportQueue(redis, redis, core.keys, config);

@@ -9,7 +9,7 @@ import { closeConnections, createRedisConnection, waitForRedis } from '../shared
 async function main(): Promise<void> {
   const config = loadConfigOrExit('rebuild');
   const logger = createLogger({ level: config.logLevel, processRole: 'rebuild' });
-  const redis = createRedisConnection(config.redisUrl, 'queue', logger);
+  const redis = createRedisConnection(config.redis, 'queue', logger);
   await waitForRedis(redis, logger);
   const keys = createKeys(config.redisKeyPrefix);
   for (const projection of ALL_PROJECTIONS) {

@@ -1,18 +1,21 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 
+import { workerMetricsPort } from './lib/metrics-ports';
 import { redisAnswers, redisServerOnPath, startLocalRedis, type LocalRedis } from './lib/redis-server';
 
 /**
- * `npm start`: the whole service on one machine, in one terminal. Finds Redis (REDIS_URL, else a
- * Redis on 127.0.0.1:6379, else a private redis-server it starts), then runs the ingress and one
+ * `npm start`: the whole service on one machine, in one terminal. Finds Redis (REDIS_CLUSTER_NODES,
+ * else REDIS_URL, else a Redis on 127.0.0.1:6379, else a private redis-server it starts), then runs the ingress and one
  * worker as child processes whose JSON log lines carry a `process` tag. Ctrl-C drains both, then
  * stops the private Redis if it started one.
  */
 const DEFAULT_REDIS_PORT = 6379;
 const PRIVATE_REDIS_DIR = path.resolve('var', 'redis');
 
-async function resolveRedis(): Promise<{ url: string; privateRedis?: LocalRedis }> {
+async function resolveRedis(): Promise<{ url?: string; privateRedis?: LocalRedis }> {
+  // A cluster is the operator's to run: the children read REDIS_CLUSTER_NODES, which wins anyway.
+  if (process.env.REDIS_CLUSTER_NODES) return {};
   if (process.env.REDIS_URL) return { url: process.env.REDIS_URL };
   if (await redisAnswers(DEFAULT_REDIS_PORT)) return { url: `redis://127.0.0.1:${DEFAULT_REDIS_PORT}` };
   if (!redisServerOnPath()) {
@@ -55,8 +58,9 @@ async function main(): Promise<void> {
     await privateRedis?.stop();
     process.exit(0);
   }
-  const env = { ...process.env, REDIS_URL: url };
-  children.push(startChild('ingress/main', env), startChild('workers/main', env));
+  const env: NodeJS.ProcessEnv = url === undefined ? { ...process.env } : { ...process.env, REDIS_URL: url };
+  const workerEnv = { ...env, METRICS_PORT: workerMetricsPort(env.METRICS_PORT) };
+  children.push(startChild('ingress/main', env), startChild('workers/main', workerEnv));
 
   const exits = children.map(
     (child) =>

@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from './redis/connections';
 
 import { AccountService } from './accounts/account.service';
 import { Argon2PasswordHasher } from './accounts/argon2-password-hasher';
@@ -8,7 +8,7 @@ import { CommandHandler, type CommandHandlerHooks } from './event-store/handle-c
 import { createKeys } from './redis/keys';
 
 /** What both processes build on: the key layout, the event store, the command path, accounts. */
-export function createCoreServices(config: Config, redis: Redis, hooks: CommandHandlerHooks = {}) {
+export function createCoreServices(config: Config, redis: RedisClient, hooks: CommandHandlerHooks = {}) {
   const keys = createKeys(config.redisKeyPrefix);
   const store = new EventStore(redis, keys);
   const commands = new CommandHandler(store, config.lock, hooks);

@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import Joi from 'joi';
 
 /** Modules an operator can switch on with MODULES; `sport-core` gates the sport-data queries. */
@@ -7,18 +8,46 @@ export type ModuleName = (typeof KNOWN_MODULES)[number];
 export const LOG_LEVELS = ['error', 'warn', 'info', 'http', 'verbose', 'debug', 'silly'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
 
+/**
+ * `false` (believe no proxy: the client address is the TCP peer), a number of proxy hops in front
+ * of the ingress, or the addresses/subnets of trusted proxies (Express's own forms, incl. the names
+ * `loopback`, `linklocal` and `uniquelocal`).
+ */
+export type TrustProxy = false | number | readonly string[];
+
+/** One node of a Redis Cluster, as REDIS_CLUSTER_NODES lists it. */
+export interface RedisNodeAddress {
+  readonly host: string;
+  readonly port: number;
+}
+
+/**
+ * Where the service's Redis is: one server (REDIS_URL), or a Redis Cluster reached through any of
+ * its nodes (REDIS_CLUSTER_NODES, which wins when set). The code is the same for both.
+ */
+export type RedisTarget =
+  | { readonly kind: 'standalone'; readonly url: string }
+  | { readonly kind: 'cluster'; readonly nodes: readonly RedisNodeAddress[] };
+
 /** The validated, frozen configuration of one process. Every setting comes from the environment. */
 export interface Config {
   readonly nodeEnv: 'development' | 'production' | 'test';
   readonly port: number;
   readonly host: string;
-  readonly redisUrl: string;
+  readonly redis: RedisTarget;
   /** Prefix of every key this service writes, so several deployments (or test runs) can share a Redis. */
   readonly redisKeyPrefix: string;
   readonly logLevel: LogLevel;
   readonly adminEmail: string | undefined;
   readonly adminPassword: string | undefined;
   readonly jwtSecret: string | undefined;
+  /**
+   * A secret whose tokens are still accepted (never used to sign), so rotating JWT_SECRET does not
+   * sign everyone out at once; refused from `until` on, when that is set.
+   */
+  readonly jwtPreviousSecret: { readonly secret: string; readonly until: Date | undefined } | undefined;
+  /** Express's `trust proxy`: which hops' X-Forwarded-For to believe for the client address. */
+  readonly trustProxy: TrustProxy;
   readonly modules: readonly ModuleName[];
   /** Largest accepted request body, in bytes. */
   readonly bodyLimitBytes: number;
@@ -40,6 +69,11 @@ export interface Config {
     readonly maxFailuresPerAddress: number;
     readonly failureWindowSeconds: number;
   };
+  readonly rateLimit: {
+    /** Requests one account may make per window across every ingress; 0 turns the limit off. */
+    readonly requestsPerAccount: number;
+    readonly windowSeconds: number;
+  };
   readonly lock: {
     readonly ttlMs: number;
     readonly waitMs: number;
@@ -56,11 +90,50 @@ export interface Config {
     readonly keepFailedJobs: number;
     readonly resultTtlSeconds: number;
   };
+  /** Where GET /metrics is served (ADR 0010); nothing is exposed unless one of these is set. */
+  readonly metrics: {
+    /** Bearer token every /metrics request must carry; when set, the ingress also serves it on PORT. */
+    readonly token: string | undefined;
+    /** A listener of its own for /metrics (ingress and workers); 0 means none. */
+    readonly port: number;
+    readonly host: string;
+  };
 }
+
+/** A TCP port 1-65535, spelled without leading zeros. */
+const PORT_NUMBER = '([1-9]\\d{0,3}|[1-5]\\d{4}|6[0-4]\\d{3}|65[0-4]\\d{2}|655[0-2]\\d|6553[0-5])';
+/** `host:port` with a host name, an IPv4 address or a bracketed IPv6 address. */
+const CLUSTER_NODE = `(\\[[0-9A-Fa-f:.]+\\]|[A-Za-z0-9.-]+):${PORT_NUMBER}`;
+const CLUSTER_NODE_LIST = new RegExp(`^\\s*${CLUSTER_NODE}(\\s*,\\s*${CLUSTER_NODE})*\\s*$`);
 
 const MODULE_NAME = `(${KNOWN_MODULES.join('|')})`;
 /** `none`, or names separated by commas (blanks around them and empty entries are tolerated). */
 const MODULE_LIST = new RegExp(`^\\s*(none|${MODULE_NAME}?(\\s*,\\s*${MODULE_NAME}?)*)\\s*$`);
+
+const TRUSTED_RANGE_NAMES = ['loopback', 'linklocal', 'uniquelocal'];
+
+/** An address or subnet Express's `trust proxy` (proxy-addr) accepts: it would throw at start-up. */
+function isTrustedProxyEntry(entry: string): boolean {
+  if (TRUSTED_RANGE_NAMES.includes(entry)) return true;
+  const [address = '', prefix, ...rest] = entry.split('/');
+  const version = isIP(address);
+  if (version === 0 || rest.length > 0) return false;
+  if (prefix === undefined) return true;
+  return /^\d{1,3}$/.test(prefix) && Number(prefix) <= (version === 4 ? 32 : 128);
+}
+
+function parseTrustProxy(text: string): TrustProxy {
+  const trimmed = text.trim();
+  if (trimmed === 'false') return false;
+  if (/^\d+$/.test(trimmed)) return Number(trimmed);
+  return Object.freeze(trimmed.split(',').map((entry) => entry.trim()));
+}
+
+const trustProxySetting = Joi.string().custom((value: string, helpers) => {
+  const parsed = parseTrustProxy(value);
+  if (Array.isArray(parsed) && !parsed.every(isTrustedProxyEntry)) return helpers.error('any.invalid');
+  return value;
+});
 
 /**
  * One row per variable: the README's configuration table is this schema. Descriptions are shown
@@ -74,6 +147,10 @@ const envSchema = Joi.object({
     .uri({ scheme: ['redis', 'rediss'] })
     .default('redis://127.0.0.1:6379')
     .description('a redis:// or rediss:// URL'),
+  REDIS_CLUSTER_NODES: Joi.string()
+    .pattern(CLUSTER_NODE_LIST)
+    .messages({ 'string.pattern.base': 'must be a comma-separated list of host:port' })
+    .description('Redis Cluster nodes as host:port,host:port (any of the masters; wins over REDIS_URL)'),
   REDIS_KEY_PREFIX: Joi.string()
     .pattern(/^[A-Za-z0-9:_-]{1,64}$/)
     .default('fts:')
@@ -84,6 +161,16 @@ const envSchema = Joi.object({
   ADMIN_EMAIL: Joi.string().email({ tlds: false }).description('the bootstrap administrator e-mail'),
   ADMIN_PASSWORD: Joi.string().min(12).max(1024).description('at least 12 characters'),
   JWT_SECRET: Joi.string().min(32).description('at least 32 characters'),
+  JWT_PREVIOUS_SECRET: Joi.string()
+    .min(32)
+    .invalid(Joi.ref('JWT_SECRET'))
+    .description('at least 32 characters, different from JWT_SECRET'),
+  JWT_PREVIOUS_SECRET_UNTIL: Joi.date().iso().description('an ISO 8601 instant such as 2026-12-01T12:00:00Z'),
+  TRUST_PROXY: trustProxySetting
+    .default('false')
+    .description(
+      '"false", a hop count such as 1, or comma-separated proxy addresses/CIDRs or loopback, linklocal, uniquelocal',
+    ),
   MODULES: Joi.string()
     .pattern(MODULE_LIST)
     .default('sport-core')
@@ -106,6 +193,13 @@ const envSchema = Joi.object({
   AUTH_MAX_FAILURES_PER_ACCOUNT: Joi.number().integer().min(1).max(10_000).default(10),
   AUTH_MAX_FAILURES_PER_ADDRESS: Joi.number().integer().min(1).max(100_000).default(100),
   AUTH_FAILURE_WINDOW_SECONDS: Joi.number().integer().min(1).max(86_400).default(900),
+  RATE_LIMIT_PER_ACCOUNT: Joi.number()
+    .integer()
+    .min(0)
+    .max(1_000_000_000)
+    .default(3_000)
+    .description('requests per account per window, 0 for no limit'),
+  RATE_LIMIT_WINDOW_SECONDS: Joi.number().integer().min(1).max(86_400).default(60),
   LOCK_TTL_MS: Joi.number().integer().min(100).max(60_000).default(5_000),
   LOCK_WAIT_MS: Joi.number().integer().min(0).max(60_000).default(2_000),
   IMPORT_MAX_ROWS: Joi.number().integer().min(1).max(1_000_000).default(10_000),
@@ -118,8 +212,23 @@ const envSchema = Joi.object({
     .min(60)
     .max(365 * 86_400)
     .default(30 * 86_400),
+  METRICS_TOKEN: Joi.string()
+    .min(16)
+    .max(1024)
+    .pattern(/^[\x21-\x7e]+$/)
+    .description('16-1024 visible ASCII characters, sent as "Authorization: Bearer <token>"'),
+  // 0 (the default) opens no listener, so replicas on one host never collide on a port.
+  METRICS_PORT: Joi.number()
+    .integer()
+    .min(0)
+    .max(65535)
+    .default(0)
+    .description('TCP port of the /metrics listener, 0 for none'),
+  METRICS_HOST: Joi.string().default('0.0.0.0').description('address the /metrics listener binds'),
 })
   .and('ADMIN_EMAIL', 'ADMIN_PASSWORD')
+  .with('JWT_PREVIOUS_SECRET', 'JWT_SECRET')
+  .with('JWT_PREVIOUS_SECRET_UNTIL', 'JWT_PREVIOUS_SECRET')
   .unknown(true);
 
 /** Thrown when the environment does not validate; its message names each bad variable. */
@@ -135,10 +244,24 @@ function parseSize(text: string): number {
   return Number(match?.[1]) * (SIZE_UNITS[unit] ?? 1);
 }
 
+/** `10.0.0.1:7000, [::1]:7001` -> addresses (brackets dropped, as ioredis takes IPv6 hosts). */
+function parseClusterNodes(list: string): RedisNodeAddress[] {
+  return list
+    .split(',')
+    .map((node) => node.trim())
+    .map((node) => {
+      const colon = node.lastIndexOf(':');
+      return { host: node.slice(0, colon).replace(/^\[(.*)\]$/, '$1'), port: Number(node.slice(colon + 1)) };
+    });
+}
+
 function describe(detail: Joi.ValidationErrorItem): string {
   const variable = String(detail.path[0] ?? detail.context?.label ?? 'environment');
   if (detail.type === 'object.and') {
     return `ADMIN_EMAIL and ADMIN_PASSWORD must be set together`;
+  }
+  if (detail.type === 'object.with') {
+    return `${String(detail.context?.main)} needs ${String(detail.context?.peer)} to be set`;
   }
   const expected = envSchema.extract(variable).describe().flags as { description?: string } | undefined;
   const hint = expected?.description ? ` (expected ${expected.description})` : '';
@@ -153,7 +276,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (result.error) {
     throw new ConfigError(`Invalid configuration: ${result.error.details.map(describe).join('; ')}`);
   }
-  const v = result.value as Record<string, string | number | undefined>;
+  const v = result.value as Record<string, string | number | Date | undefined>;
   const modules = String(v.MODULES)
     .split(',')
     .map((name) => name.trim())
@@ -162,12 +285,29 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     nodeEnv: v.NODE_ENV as Config['nodeEnv'],
     port: Number(v.PORT),
     host: String(v.HOST),
-    redisUrl: String(v.REDIS_URL),
+    redis: Object.freeze(
+      v.REDIS_CLUSTER_NODES === undefined
+        ? { kind: 'standalone' as const, url: String(v.REDIS_URL) }
+        : {
+            kind: 'cluster' as const,
+            nodes: Object.freeze(
+              parseClusterNodes(String(v.REDIS_CLUSTER_NODES)).map((n) => Object.freeze(n)),
+            ),
+          },
+    ),
     redisKeyPrefix: String(v.REDIS_KEY_PREFIX),
     logLevel: v.LOG_LEVEL as LogLevel,
     adminEmail: v.ADMIN_EMAIL === undefined ? undefined : String(v.ADMIN_EMAIL),
     adminPassword: v.ADMIN_PASSWORD === undefined ? undefined : String(v.ADMIN_PASSWORD),
     jwtSecret: v.JWT_SECRET === undefined ? undefined : String(v.JWT_SECRET),
+    jwtPreviousSecret:
+      v.JWT_PREVIOUS_SECRET === undefined
+        ? undefined
+        : Object.freeze({
+            secret: String(v.JWT_PREVIOUS_SECRET),
+            until: (v.JWT_PREVIOUS_SECRET_UNTIL as Date | undefined) ?? undefined,
+          }),
+    trustProxy: parseTrustProxy(String(v.TRUST_PROXY)),
     modules: Object.freeze([...new Set(modules)]),
     bodyLimitBytes: parseSize(String(v.BODY_LIMIT)),
     importBodyLimitBytes: parseSize(String(v.IMPORT_BODY_LIMIT)),
@@ -184,6 +324,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       maxFailuresPerAddress: Number(v.AUTH_MAX_FAILURES_PER_ADDRESS),
       failureWindowSeconds: Number(v.AUTH_FAILURE_WINDOW_SECONDS),
     }),
+    rateLimit: Object.freeze({
+      requestsPerAccount: Number(v.RATE_LIMIT_PER_ACCOUNT),
+      windowSeconds: Number(v.RATE_LIMIT_WINDOW_SECONDS),
+    }),
     lock: Object.freeze({ ttlMs: Number(v.LOCK_TTL_MS), waitMs: Number(v.LOCK_WAIT_MS) }),
     imports: Object.freeze({
       maxRows: Number(v.IMPORT_MAX_ROWS),
@@ -192,6 +336,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       keepCompletedJobs: Number(v.IMPORT_KEEP_COMPLETED_JOBS),
       keepFailedJobs: Number(v.IMPORT_KEEP_FAILED_JOBS),
       resultTtlSeconds: Number(v.IMPORT_RESULT_TTL_SECONDS),
+    }),
+    metrics: Object.freeze({
+      token: v.METRICS_TOKEN === undefined ? undefined : String(v.METRICS_TOKEN),
+      port: Number(v.METRICS_PORT),
+      host: String(v.METRICS_HOST),
     }),
   });
 }

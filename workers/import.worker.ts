@@ -1,5 +1,5 @@
 import { Worker, type Job } from 'bullmq';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../shared/redis/connections';
 
 import type { CoreServices } from '../shared/composition';
 import type { Config } from '../shared/config';
@@ -7,7 +7,9 @@ import { IMPORT_QUEUE_NAME, importQueueOptions, type ImportJobData } from '../sh
 import type { ImportResults } from '../shared/importers/import-results';
 import { processImport } from '../shared/importers/import-processor';
 import type { Logger } from '../shared/logger';
+import type { Metrics } from '../shared/metrics/metrics';
 import { redactSecrets } from '../shared/redaction';
+import { isRedisUnavailable } from '../shared/redis/connections';
 import { runWithContext } from '../shared/request-context';
 
 /**
@@ -17,20 +19,22 @@ import { runWithContext } from '../shared/request-context';
  * re-runs it: users created by the first attempt are recognised by the job id and not created again.
  */
 export function startImportWorker(
-  connection: Redis,
+  connection: RedisClient,
   services: CoreServices,
   results: ImportResults,
   config: Config,
   logger: Logger,
+  metrics: Metrics,
 ): Worker<ImportJobData> {
   const worker = new Worker<ImportJobData>(
     IMPORT_QUEUE_NAME,
     (job: Job<ImportJobData>) =>
       runWithContext({ requestId: job.data.requestId, userId: job.data.submitterUserId }, async () => {
         logger.info('import started', { importJobId: job.data.importJobId, attempt: job.attemptsStarted });
-        const record = await processImport(job.data, services, results, config, (done, total) =>
-          job.updateProgress({ done, total }),
-        );
+        const record = await processImport(job.data, services, results, config, {
+          onProgress: (done, total) => job.updateProgress({ done, total }),
+          onFinished: (finished) => metrics.recordImport('queued', finished),
+        });
         // The job's data may carry seeded passwords; BullMQ keeps finished jobs, so keep none of them.
         await job.updateData({ ...job.data, importData: redactSecrets(job.data.importData) });
         logger.info('import finished', {
@@ -62,6 +66,11 @@ export function startImportWorker(
       job.updateData({ ...job.data, importData: redactSecrets(job.data.importData) }),
     ]).catch((cause: unknown) => logger.warn('could not record the failed import', { error: String(cause) }));
   });
-  worker.on('error', (error) => logger.warn('import worker error', { error: error.message }));
+  worker.on('error', (error) => {
+    // While Redis is away BullMQ reports every failed reconnect of its connections; the connection
+    // itself logs losing and regaining Redis once each, so a warning per retry would only flood.
+    if (isRedisUnavailable(error)) logger.debug('import worker waiting for redis', { error: error.message });
+    else logger.warn('import worker error', { error: error.message });
+  });
   return worker;
 }

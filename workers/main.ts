@@ -1,10 +1,20 @@
+import { buildMetricsApp } from '../ingress/metrics/metrics-app';
+import { listen, type RunningServer } from '../ingress/server';
 import { createCoreServices } from '../shared/composition';
+import { ImportQueue } from '../shared/importers/import-queue';
 import { ImportResults } from '../shared/importers/import-results';
 import { installShutdownHooks, loadConfigOrExit } from '../shared/lifecycle';
 import { createLogger } from '../shared/logger';
+import { Metrics } from '../shared/metrics/metrics';
 import { ALL_PROJECTIONS } from '../shared/projections/all-projections';
 import { Projector } from '../shared/projections/projector';
-import { closeConnections, createRedisConnection, waitForRedis } from '../shared/redis/connections';
+import { readProjectorLag } from '../shared/projections/projector-lag';
+import {
+  closeConnections,
+  createRedisConnection,
+  duplicateConnection,
+  waitForRedis,
+} from '../shared/redis/connections';
 import { startImportWorker } from './import.worker';
 
 /**
@@ -15,10 +25,12 @@ import { startImportWorker } from './import.worker';
 async function main(): Promise<void> {
   const config = loadConfigOrExit('worker');
   const logger = createLogger({ level: config.logLevel, processRole: 'worker' });
+  const metrics = new Metrics(logger);
   // Commands fail fast on the request connection; BullMQ gets its own, which retries forever.
-  const redis = createRedisConnection(config.redisUrl, 'request', logger);
-  const queueConnection = createRedisConnection(config.redisUrl, 'queue', logger);
-  const services = createCoreServices(config, redis);
+  const redis = createRedisConnection(config.redis, 'request', logger);
+  const queueConnection = createRedisConnection(config.redis, 'queue', logger);
+  const projectorSubscriber = duplicateConnection(queueConnection, logger, 'projector-changes');
+  const services = createCoreServices(config, redis, metrics.commandHandlerHooks());
   const results = new ImportResults(redis, services.keys, config.imports.resultTtlSeconds);
   const projector = new Projector(
     queueConnection,
@@ -26,19 +38,36 @@ async function main(): Promise<void> {
     ALL_PROJECTIONS,
     logger,
     {},
-    queueConnection.duplicate(),
+    projectorSubscriber,
   );
+  // Read at scrape time on the request connection, so a scrape while Redis is away fails fast.
+  const queueForDepth = new ImportQueue(redis, redis, services.keys, config);
+  metrics.watchConnection('request', redis);
+  metrics.watchConnection('queue', queueConnection);
+  metrics.watchConnection('projector-subscriber', projectorSubscriber);
+  metrics.collectProjectorLag(() => readProjectorLag(redis, services.keys, ALL_PROJECTIONS));
+  metrics.collectImportQueueDepth(() => queueForDepth.depth());
   let importWorker: ReturnType<typeof startImportWorker> | undefined;
+  let metricsServer: RunningServer | undefined;
 
   installShutdownHooks(logger, config.shutdownTimeoutMs, async () => {
     // Workers first: close() waits for jobs in progress, which still need Redis.
     await Promise.all([importWorker?.close(), projector.stop()]);
+    await metricsServer?.close(config.shutdownTimeoutMs);
+    await queueForDepth.close();
     await closeConnections(redis, queueConnection);
   });
 
+  // Before Redis is up, so a worker still waiting for it can be seen waiting (redis_connection_up 0).
+  if (config.metrics.port !== 0) {
+    const app = buildMetricsApp({ metrics, token: config.metrics.token, logger });
+    metricsServer = await listen(app, config.metrics.port, config.metrics.host);
+    logger.info('metrics listening', { port: metricsServer.port, host: config.metrics.host });
+  }
+
   await waitForRedis(redis, logger);
   projector.start();
-  importWorker = startImportWorker(queueConnection, services, results, config, logger);
+  importWorker = startImportWorker(queueConnection, services, results, config, logger, metrics);
   logger.info('worker ready', {
     concurrency: config.workerConcurrency,
     projections: ALL_PROJECTIONS.map((p) => p.name),

@@ -230,19 +230,48 @@ ratios, not the absolute rates, across machines. Raw runs are in \`bench/results
  * absent), formatted as `npm run lint` expects, and writes the raw runs to
  * bench/results/<name>-<time>.json (git-ignored). Returns the JSON's path.
  */
-export async function saveReport(report: BenchReport): Promise<string> {
-  const begin = `<!-- bench:${report.name}:begin -->`;
-  const end = `<!-- bench:${report.name}:end -->`;
-  const section = `${begin}\n${markdownSection(report)}\n${end}`;
+/**
+ * Writes `body` between its section's markers in RESULTS.md, replacing an earlier run of it; a new
+ * section goes at the end, or `first` right after the preamble.
+ */
+async function writeSection(name: string, body: string, first = false): Promise<void> {
+  const begin = `<!-- bench:${name}:begin -->`;
+  const end = `<!-- bench:${name}:end -->`;
+  const section = `${begin}\n${body}\n${end}`;
   const current = existsSync(RESULTS_FILE) ? readFileSync(RESULTS_FILE, 'utf8') : RESULTS_PREAMBLE;
   const from = current.indexOf(begin);
   const to = current.indexOf(end);
+  const firstSection = current.indexOf('<!-- bench:');
   const next =
     from >= 0 && to > from
       ? current.slice(0, from) + section + current.slice(to + end.length)
-      : `${current.trimEnd()}\n\n${section}\n`;
+      : first && firstSection >= 0
+        ? `${current.slice(0, firstSection)}${section}\n\n${current.slice(firstSection)}`
+        : `${current.trimEnd()}\n\n${section}\n`;
   const options = (await prettier.resolveConfig(RESULTS_FILE)) ?? {};
   writeFileSync(RESULTS_FILE, await prettier.format(next, { ...options, filepath: RESULTS_FILE }));
+}
+
+/** The combined table of a full `npm run bench`, first in RESULTS.md, with the machine it ran on. */
+export async function saveSummary(combinedTable: string, machine: Record<string, string>): Promise<void> {
+  const machineLines = Object.entries(machine).map(([key, value]) => `- ${key}: ${value}`);
+  await writeSection(
+    'all',
+    [
+      '## All benches, one run (`npm run bench`)',
+      '',
+      `Run finished ${new Date().toISOString()}. Each row's baseline ran in the same bench, on the same machine:`,
+      '',
+      ...machineLines,
+      '',
+      combinedTable,
+    ].join('\n'),
+    true,
+  );
+}
+
+export async function saveReport(report: BenchReport): Promise<string> {
+  await writeSection(report.name, markdownSection(report));
 
   mkdirSync(RESULTS_DIR, { recursive: true });
   const file = path.join(

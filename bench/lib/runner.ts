@@ -1,7 +1,7 @@
 import path from 'node:path';
 
 import { removeScratchDir, REPO_ROOT, stopAllOnInterrupt } from './processes';
-import { consoleReport, saveReport, table, type BenchModule, type BenchReport } from './report';
+import { consoleReport, saveReport, saveSummary, table, type BenchModule, type BenchReport } from './report';
 
 /** A bench to run: its name (the file name without `.bench.ts`) and how to load it. */
 export interface BenchEntry {
@@ -14,7 +14,10 @@ export interface BenchEntry {
  * saves each as it finishes, then prints one combined table. Sets the exit code to 1 if any bench
  * failed or produced an invalid run (a non-2xx answer or an error under load).
  */
-export async function runBenches(entries: readonly BenchEntry[]): Promise<void> {
+export async function runBenches(
+  entries: readonly BenchEntry[],
+  options: { readonly saveSummary?: boolean } = {},
+): Promise<void> {
   stopAllOnInterrupt();
   const reports: BenchReport[] = [];
   const failures: string[] = [];
@@ -45,7 +48,11 @@ export async function runBenches(entries: readonly BenchEntry[]): Promise<void> 
         workload: `${report.name}: ${row.workload}${mixed ? ` [${report.rateUnit ?? 'req/s'}]` : ''}`,
       })),
     );
-    process.stdout.write(`\n== All benches\n\n${table(rows, mixed ? 'rate/s' : [...units][0])}\n`);
+    const combined = table(rows, mixed ? 'rate/s' : [...units][0]);
+    process.stdout.write(`\n== All benches\n\n${combined}\n`);
+    // Only a complete run of every bench stands as "the" table; a partial run keeps its sections only.
+    if (options.saveSummary && reports.length === entries.length && reports[0])
+      await saveSummary(combined, reports[0].machine);
   }
   const invalid = reports.filter((report) => report.problems.length > 0).map((report) => report.name);
   if (invalid.length > 0) process.stdout.write(`\n!!! INVALID RUNS: ${invalid.join(', ')}\n`);

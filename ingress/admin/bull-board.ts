@@ -14,7 +14,7 @@ import { authenticatedPrincipal } from '../auth/principal';
 /** Where the dashboard is served. */
 export const BULL_BOARD_PATH = '/admin/queues';
 
-const BULL_BOARD_ROLES: readonly Role[] = ['Admin'];
+export const BULL_BOARD_ROLES: readonly Role[] = ['Admin'];
 
 export interface BullBoardDeps {
   readonly passport: PassportAuthenticator;

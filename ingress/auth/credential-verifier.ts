@@ -26,6 +26,8 @@ export class CredentialVerifier {
   /** Absent when AUTH_CACHE_TTL_SECONDS is 0: every check then hashes. */
   private readonly cache: LRUCache<string, CachedVerification> | undefined;
   private readonly cacheKeySecret = randomBytes(32);
+  /** Checks under way, by the same key as the cache: identical credentials wait for the same one. */
+  private readonly inFlight = new Map<string, Promise<Account | null>>();
 
   private constructor(
     private readonly accounts: AccountService,
@@ -67,17 +69,42 @@ export class CredentialVerifier {
       this.cache?.delete(cacheKey);
     }
 
+    // Identical credentials arriving together share one check: a client's first burst of parallel
+    // requests is one sign-in, not one each. Each would take a point of the throttle before its
+    // hash (20 right passwords at once were refused with 429 past AUTH_MAX_FAILURES_PER_ACCOUNT),
+    // and a hash of its own. Parallel guesses differ in their password, so each still counts.
+    const pending = this.inFlight.get(cacheKey);
+    if (pending) return pending;
+    const check = this.check(email, password, clientAddress, cacheKey).finally(() =>
+      this.inFlight.delete(cacheKey),
+    );
+    this.inFlight.set(cacheKey, check);
+    return check;
+  }
+
+  /** One real verification: a throttle point, the account, the hash. */
+  private async check(
+    email: string,
+    password: string,
+    clientAddress: string,
+    cacheKey: string,
+  ): Promise<Account | null> {
     const accountKey = userIdForEmail(email);
-    await this.throttle.assertAllowed(accountKey, clientAddress);
-    const { account, credential } = await this.accounts.findWithCredential(email);
-    // Always one full verification, against a decoy when there is no credential: no timing oracle.
-    const matches = await this.hasher.verify(credential ?? this.decoyHash, password);
-    if (!account || !credential || !matches) {
-      await this.throttle.recordFailure(accountKey, clientAddress);
-      return null;
+    // The attempt counts as a failure from here on unless it proves right (see SignInThrottle).
+    const attempt = await this.throttle.begin(accountKey, clientAddress);
+    let verified: Account | null;
+    try {
+      const { account, credential } = await this.accounts.findWithCredential(email);
+      // Always one full verification, against a decoy when there is no credential: no timing oracle.
+      const matches = await this.hasher.verify(credential ?? this.decoyHash, password);
+      verified = account && credential && matches ? account : null;
+    } catch (error) {
+      await attempt.abandoned().catch(() => undefined);
+      throw error;
     }
-    await this.throttle.recordSuccess(accountKey);
-    this.cache?.set(cacheKey, { userId: account.userId, version: account.version });
-    return account;
+    if (!verified) return null;
+    await attempt.succeeded();
+    this.cache?.set(cacheKey, { userId: verified.userId, version: verified.version });
+    return verified;
   }
 }

@@ -4,6 +4,7 @@ import { BasicStrategy } from 'passport-http';
 import { Strategy as BearerStrategy } from 'passport-http-bearer';
 
 import type { AccountCache } from '../../shared/accounts/account-cache';
+import type { AccountRateLimit } from './account-rate-limit';
 import { parseBasicCredentials } from './basic-header';
 import type { CredentialVerifier } from './credential-verifier';
 import { principalOf } from './principal';
@@ -31,12 +32,9 @@ class Rfc7617BasicStrategy extends BasicStrategy {
   }
 }
 
-type BasicVerifyWithRequest = (
-  req: Request,
-  userId: string,
-  password: string,
-  done: (error: unknown, user?: Express.User | false) => void,
-) => void;
+type Done = (error: unknown, user?: Express.User | false) => void;
+
+type BasicVerifyWithRequest = (req: Request, userId: string, password: string, done: Done) => void;
 
 /**
  * A passport instance of our own (not the global singleton), with the two schemes the spec names:
@@ -46,14 +44,26 @@ export function createPassport(
   verifier: CredentialVerifier,
   tokens: TokenService,
   accounts: AccountCache,
+  rateLimit: AccountRateLimit,
 ): PassportAuthenticator {
   const authenticator = new passport.Authenticator();
+  /** Every authenticated request counts against its account's rate limit before it goes on. */
+  const admit = (principal: Express.User | false, done: Done) => {
+    if (!principal) {
+      done(null, false);
+      return;
+    }
+    rateLimit.consume(principal.userId).then(
+      () => done(null, principal),
+      (error: unknown) => done(error),
+    );
+  };
 
   authenticator.use(
     'basic',
     new Rfc7617BasicStrategy({ realm: REALM, passReqToCallback: true }, ((req, email, password, done) => {
       verifier.verify(email, password, req.ip ?? 'unknown').then(
-        (account) => done(null, account ? principalOf(account, 'Basic') : false),
+        (account) => admit(account ? principalOf(account, 'Basic') : false, done),
         (error: unknown) => done(error),
       );
     }) as BasicVerifyWithRequest),
@@ -61,22 +71,19 @@ export function createPassport(
 
   authenticator.use(
     'bearer',
-    new BearerStrategy(
-      { realm: REALM },
-      (token: string, done: (error: unknown, user?: Express.User | false) => void) => {
-        const claims = tokens.verify(token);
-        if (!claims) {
-          done(null, false);
-          return;
-        }
-        // The account is looked up on every request (from a cache every change evicts): roles are
-        // current and a removed account is refused.
-        accounts.findById(claims.sub).then(
-          (account) => done(null, account ? principalOf(account, 'Bearer') : false),
-          (error: unknown) => done(error),
-        );
-      },
-    ),
+    new BearerStrategy({ realm: REALM }, (token: string, done: Done) => {
+      const claims = tokens.verify(token);
+      if (!claims) {
+        done(null, false);
+        return;
+      }
+      // The account is looked up on every request (from a cache every change evicts): roles are
+      // current and a removed account is refused.
+      accounts.findById(claims.sub).then(
+        (account) => admit(account ? principalOf(account, 'Bearer') : false, done),
+        (error: unknown) => done(error),
+      );
+    }),
   );
   return authenticator;
 }

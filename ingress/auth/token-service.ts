@@ -1,5 +1,5 @@
 import { createSecretKey, randomBytes, randomUUID, type KeyObject } from 'node:crypto';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../../shared/redis/connections';
 import jwt from 'jsonwebtoken';
 import { LRUCache } from 'lru-cache';
 
@@ -37,23 +37,29 @@ export class TokenService {
    * on every call, which cost nearly half the CPU of a Bearer request.
    */
   private readonly secret: KeyObject;
+  /** JWT_PREVIOUS_SECRET: verifies tokens signed before a rotation, until `until`; signs nothing. */
+  private readonly previous: { readonly secret: KeyObject; readonly until: Date | undefined } | undefined;
   /**
    * A token string fully determines its claims, so once its signature, issuer and audience are
    * checked it need not be checked again before it expires: a client sends the same token with
    * every request, and verification was the largest auth cost of a Bearer request.
    */
-  private readonly verified = new LRUCache<string, AccessTokenClaims>({ max: MAX_VERIFIED_TOKENS });
+  private readonly verified = new LRUCache<string, { claims: AccessTokenClaims; acceptedUntilMs: number }>({
+    max: MAX_VERIFIED_TOKENS,
+  });
 
   private constructor(
     secret: string,
+    previous: Config['jwtPreviousSecret'],
     private readonly settings: Config['jwt'],
   ) {
-    this.secret = createSecretKey(Buffer.from(secret, 'utf8'));
+    this.secret = secretKey(secret);
+    this.previous = previous && { secret: secretKey(previous.secret), until: previous.until };
   }
 
-  static async create(config: Config, redis: Redis, keys: Keys): Promise<TokenService> {
+  static async create(config: Config, redis: RedisClient, keys: Keys): Promise<TokenService> {
     const secret = config.jwtSecret ?? (await sharedGeneratedSecret(redis, keys));
-    return new TokenService(secret, config.jwt);
+    return new TokenService(secret, config.jwtPreviousSecret, config.jwt);
   }
 
   issue(account: Account): IssuedToken {
@@ -73,31 +79,52 @@ export class TokenService {
   verify(token: string): AccessTokenClaims | null {
     const known = this.verified.get(token);
     if (known) {
-      if (known.exp !== undefined && known.exp * 1000 > Date.now()) return known;
+      if (known.acceptedUntilMs > Date.now()) return known.claims;
       this.verified.delete(token);
     }
-    const claims = this.check(token);
-    // Only tokens that expire are remembered (ours always do), and only until they do.
-    if (claims?.exp !== undefined) this.verified.set(token, claims);
-    return claims;
+    const checked = this.check(token);
+    // Only tokens that expire are remembered (ours always do), and only while they are accepted.
+    if (checked && checked.claims.exp !== undefined) {
+      const acceptedUntilMs = Math.min(checked.claims.exp * 1000, checked.keyAcceptedUntilMs);
+      this.verified.set(token, { claims: checked.claims, acceptedUntilMs });
+    }
+    return checked?.claims ?? null;
   }
 
-  private check(token: string): AccessTokenClaims | null {
+  private check(token: string): { claims: AccessTokenClaims; keyAcceptedUntilMs: number } | null {
+    const claims = this.checkWith(token, this.secret);
+    if (claims !== 'bad-signature') return claims && { claims, keyAcceptedUntilMs: Infinity };
+    // Only a signature that is not ours is worth a second try: with the previous secret, while
+    // the rotation's grace period lasts (tokens it signed are current for at most JWT_TTL_SECONDS).
+    const previousUntilMs = this.previous?.until?.getTime() ?? Infinity;
+    if (!this.previous || previousUntilMs <= Date.now()) return null;
+    const previousClaims = this.checkWith(token, this.previous.secret);
+    if (previousClaims === 'bad-signature' || previousClaims === null) return null;
+    return { claims: previousClaims, keyAcceptedUntilMs: previousUntilMs };
+  }
+
+  private checkWith(token: string, secret: KeyObject): AccessTokenClaims | null | 'bad-signature' {
     try {
-      const payload = jwt.verify(token, this.secret, {
+      const payload = jwt.verify(token, secret, {
         algorithms: [ALGORITHM],
         issuer: this.settings.issuer,
         audience: this.settings.audience,
       });
       if (typeof payload !== 'object' || typeof payload.sub !== 'string') return null;
       return payload as unknown as AccessTokenClaims;
-    } catch {
-      return null;
+    } catch (error) {
+      return error instanceof jwt.JsonWebTokenError && error.message === 'invalid signature'
+        ? 'bad-signature'
+        : null;
     }
   }
 }
 
-async function sharedGeneratedSecret(redis: Redis, keys: Keys): Promise<string> {
+function secretKey(secret: string): KeyObject {
+  return createSecretKey(Buffer.from(secret, 'utf8'));
+}
+
+async function sharedGeneratedSecret(redis: RedisClient, keys: Keys): Promise<string> {
   const key = keys.generatedJwtSecret();
   await redis.set(key, randomBytes(48).toString('base64url'), 'NX');
   const secret = await redis.get(key);

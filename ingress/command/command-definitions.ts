@@ -7,7 +7,8 @@ import {
   type FantasyTeamCommand,
   type RosterSlot,
 } from '../../shared/domain/fantasy-team/fantasy-team.commands';
-import { guid, long, seasonYear } from '../../shared/validation';
+import { TEAM_MESSAGES } from '../../shared/domain/fantasy-team/fantasy-team.messages';
+import { boundedArray, guid, long, seasonYear } from '../../shared/validation';
 
 /**
  * One entry per command type: the schema of its `command` object and how a validated object
@@ -44,8 +45,13 @@ export const COMMAND_DEFINITIONS: readonly CommandDefinition[] = [
     description: 'Links a fantasy-game team identity to the team (spec 4.5).',
     schema: Joi.object({
       aggregateRootId,
-      fantasyTeamExternalId: long().required(),
-      fantasyUserId: long().required(),
+      // Positivity is the decider's rule, so the answer carries the spec's message, not a field error.
+      fantasyTeamExternalId: long()
+        .required()
+        .description(`Greater than 0, else refused with "${TEAM_MESSAGES.externalIdNotPositive}".`),
+      fantasyUserId: long()
+        .required()
+        .description(`Greater than 0, else refused with "${TEAM_MESSAGES.userIdNotPositive}".`),
     }),
     toDomain: (c) => ({
       type: 'LinkFantasyTeam',
@@ -72,18 +78,16 @@ export const COMMAND_DEFINITIONS: readonly CommandDefinition[] = [
     description: 'Replaces the roster: at most 30 players, one Captain, one ViceCaptain.',
     schema: Joi.object({
       aggregateRootId,
-      players: Joi.array()
-        .items(
-          Joi.object({
-            participantId: guid().required(),
-            selectionStatus: Joi.number()
-              .strict()
-              .valid(...Object.values(SELECTION_STATUS))
-              .required(),
-          }),
-        )
-        .max(ROSTER_LIMIT_FOR_SCHEMA)
-        .required(),
+      players: boundedArray(
+        Joi.object({
+          participantId: guid().required(),
+          selectionStatus: Joi.number()
+            .strict()
+            .valid(...Object.values(SELECTION_STATUS))
+            .required(),
+        }),
+        ROSTER_LIMIT_FOR_SCHEMA,
+      ).required(),
     }),
     toDomain: (c) => ({
       type: 'SetFantasyTeamRoster',

@@ -1,9 +1,10 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../../shared/redis/connections';
 
+import { REQUEST_ID_WINDOW_MS } from '../../shared/event-store/event-store';
 import type { Keys } from '../../shared/redis/keys';
 import type { CommandAnswer } from './command-response';
 
-const REPLAY_WINDOW_SECONDS = 24 * 60 * 60;
+const REPLAY_WINDOW_SECONDS = REQUEST_ID_WINDOW_MS / 1000;
 
 interface StoredAnswer {
   /** What the request id was first used for: commandType and aggregate. */
@@ -18,11 +19,13 @@ export type Recall =
 
 /**
  * Remembers the first answer to each command requestId for 24 h. Only final answers are kept
- * (success, rule failure, forbidden); a 409 or 503 invites a retry, which must really run.
+ * (success, rule failure, forbidden); a 409 or 503 invites a retry, which must really run. An
+ * answer lost before it was remembered (Redis or the process died after the append) is not needed
+ * for that: the aggregate keeps the request id with its events, and the retry gets them back.
  */
 export class CommandIdempotency {
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly keys: Keys,
   ) {}
 

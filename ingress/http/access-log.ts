@@ -20,6 +20,7 @@ export function accessLog(logger: Logger): RequestHandler {
         status: res.statusCode,
         durationMs: Number(process.hrtime.bigint() - started) / 1e6,
         requestId: req.requestId,
+        clientAddress: req.ip,
         userId: context?.userId,
       });
     });

@@ -12,8 +12,18 @@ interface BodyParserError extends Error {
   limit?: number;
 }
 
+/**
+ * body-parser marks the errors it raises with a `type`, but passes on a failing decompression
+ * stream's error (a corrupt gzip, deflate or br body) as a bare http-errors 400: `expose`, a 4xx
+ * status and no type. Both are about the caller's body.
+ */
 function isBodyParserError(error: unknown): error is BodyParserError {
-  return error instanceof Error && typeof (error as BodyParserError).type === 'string';
+  if (!(error instanceof Error)) return false;
+  const { type, status, expose } = error as BodyParserError & { expose?: unknown };
+  return (
+    typeof type === 'string' ||
+    (expose === true && typeof status === 'number' && status >= 400 && status < 500)
+  );
 }
 
 /** Unknown paths: a 404 problem. Registered after every route. */

@@ -22,6 +22,11 @@ export class RouteTable {
     return this;
   }
 
+  /** Every registered path and its methods (HEAD wherever GET is), e.g. to hold them to the OpenAPI document. */
+  registered(): ReadonlyMap<string, ReadonlySet<string>> {
+    return this.allowed;
+  }
+
   methodNotAllowed(): RequestHandler {
     return (req, res, next) => {
       const methods = this.allowed.get(req.path);

@@ -4,31 +4,57 @@ import Joi from 'joi';
 import type { CoreServices } from '../../shared/composition';
 import type { Config } from '../../shared/config';
 import { validationError } from '../../shared/errors';
-import { IMPORT_PRIORITIES, importDataSchema, type ImportPriority } from '../../shared/importers/importer';
+import {
+  IMPORT_PRIORITIES,
+  importDataSchema,
+  type Importer,
+  type ImportPriority,
+} from '../../shared/importers/importer';
 import { processImport } from '../../shared/importers/import-processor';
 import { importJobIdFor, type ImportJobData, type ImportQueue } from '../../shared/importers/import-queue';
-import type { ImportResults } from '../../shared/importers/import-results';
+import type { ImportRecord, ImportResults } from '../../shared/importers/import-results';
+import type { Logger } from '../../shared/logger';
 import { IMPORTERS } from '../../shared/importers/registry';
-import { GUID_FORMAT_MESSAGE, isGuid, validate } from '../../shared/validation';
+import { GUID_FORMAT_MESSAGE, guid, isGuid, validate } from '../../shared/validation';
 import { authenticate } from '../auth/authenticate';
 import type { PassportAuthenticator } from '../auth/passport';
 import type { RouteTable } from '../http/route-table';
-import { EMPTY_GUID, responseFromRecord } from './import-response';
+import { EMPTY_GUID, responseFromRecord, unknownImporterMessage } from './import-response';
 import { authenticatedPrincipal } from '../auth/principal';
 import { jsonObjectBody } from '../http/json-body';
+import type { Metrics } from '../../shared/metrics/metrics';
+import { labelOperation } from '../metrics/http-metrics';
 
 /** Long enough for any inline import; released as soon as it ends. */
 const INLINE_CLAIM_TTL_MS = 10 * 60 * 1000;
 
+/** Every import's envelope; `importData` is the importer's own schema. */
 const envelopeSchema = Joi.object({
-  requestId: Joi.any(),
+  // Checked before the envelope, to answer the spec's own message (section 7, rule 1).
+  requestId: guid().required().description('A fresh GUID per import; resending it answers the same job.'),
   importerType: Joi.string().max(100).required(),
   priority: Joi.string()
     .valid(...IMPORT_PRIORITIES)
-    .default('Normal'),
+    .default('Normal')
+    .description('Normal is queued; High runs inline when the queue is idle, else it is queued too.'),
   importData: Joi.object().required(),
-  dryRun: Joi.boolean().default(false),
+  dryRun: Joi.boolean()
+    .strict()
+    .default(false)
+    .description('Checks everything and changes nothing; the answer says what a real run would do.'),
 });
+
+/**
+ * The whole request body of one importer: the envelope with its importerType fixed and the
+ * importer's schema (for `maxRows`) as `importData`, as the OpenAPI document shows it. The route
+ * validates the same parts one after the other, to answer an unknown importer in the spec's shape.
+ */
+export function importRequestSchema(importer: Importer, maxRows: number): Joi.ObjectSchema {
+  return envelopeSchema.keys({
+    importerType: Joi.string().valid(importer.importerType).required(),
+    importData: importDataSchema(importer, maxRows).required(),
+  });
+}
 
 interface Envelope {
   readonly importerType: string;
@@ -38,11 +64,13 @@ interface Envelope {
 }
 
 export interface ImportRouteDeps {
+  readonly logger: Logger;
   readonly passport: PassportAuthenticator;
   readonly services: CoreServices;
   readonly importQueue: ImportQueue;
   readonly importResults: ImportResults;
   readonly config: Config;
+  readonly metrics: Metrics;
 }
 
 /**
@@ -50,7 +78,7 @@ export interface ImportRouteDeps {
  * idle queue), or enqueue. The same requestId always answers the same job.
  */
 export function registerImportRoutes(routes: RouteTable, deps: ImportRouteDeps): void {
-  const { services, importQueue, importResults, config } = deps;
+  const { services, importQueue, importResults, config, logger } = deps;
 
   const handle: RequestHandler = async (req, res) => {
     const principal = authenticatedPrincipal(req);
@@ -62,7 +90,7 @@ export function registerImportRoutes(routes: RouteTable, deps: ImportRouteDeps):
     const envelope = validate(envelopeSchema, body) as Envelope;
     const importer = IMPORTERS.get(envelope.importerType);
     if (!importer) {
-      const message = `Unknown importer type: ${envelope.importerType}`;
+      const message = unknownImporterMessage(envelope.importerType);
       res.status(400).json({
         requestId,
         importJobId: EMPTY_GUID,
@@ -110,7 +138,7 @@ export function registerImportRoutes(routes: RouteTable, deps: ImportRouteDeps):
       submitterUserId: principal.userId,
       importData,
     };
-    const release = envelope.priority === 'High' ? await importQueue.claimInline(INLINE_CLAIM_TTL_MS) : null;
+    let release = envelope.priority === 'High' ? await importQueue.claimInline(INLINE_CLAIM_TTL_MS) : null;
     try {
       const message = release
         ? 'Import is being processed synchronously'
@@ -133,7 +161,27 @@ export function registerImportRoutes(routes: RouteTable, deps: ImportRouteDeps):
       }
       // 4. Inline on an idle queue; otherwise the workers take it.
       if (release) {
-        res.json(responseFromRecord(await processImport(job, services, importResults, config)));
+        let finished: ImportRecord;
+        try {
+          finished = await processImport(job, services, importResults, config, {
+            onFinished: (record) => deps.metrics.recordImport('inline', record),
+          });
+        } catch (error) {
+          // Failed part-way (Redis went away): the record stays Pending and nobody would finish it,
+          // nor free the inline claim, until a resend after the claim lapsed. The workers take it
+          // over as soon as Redis allows; the caller gets this error (a 503) meanwhile.
+          const handOver = release;
+          release = null;
+          void importQueue.handOver(job, handOver).then((handedOver) =>
+            handedOver
+              ? logger.info('inline import handed to the workers', { importJobId })
+              : logger.warn('inline import not handed to the workers; a resend will queue it', {
+                  importJobId,
+                }),
+          );
+          throw error;
+        }
+        res.json(responseFromRecord(finished));
         return;
       }
       try {
@@ -148,5 +196,11 @@ export function registerImportRoutes(routes: RouteTable, deps: ImportRouteDeps):
     }
   };
 
-  routes.add('post', '/api/import', authenticate(deps.passport, 'empty'), handle);
+  routes.add(
+    'post',
+    '/api/import',
+    labelOperation(['importerType'], (importerType) => IMPORTERS.has(importerType)),
+    authenticate(deps.passport, 'empty'),
+    handle,
+  );
 }

@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../../shared/redis/connections';
 
 import type { ImportResults } from '../../shared/importers/import-results';
 import type { Keys } from '../../shared/redis/keys';
@@ -11,7 +11,7 @@ import { getTeamRatingInputQuery } from './get-team-rating-input/get-team-rating
 import type { RegisteredQuery } from './query-definition';
 
 export interface QueryDependencies {
-  readonly redis: Redis;
+  readonly redis: RedisClient;
   readonly keys: Keys;
   readonly importResults: ImportResults;
 }

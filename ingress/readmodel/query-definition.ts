@@ -3,6 +3,7 @@ import Joi from 'joi';
 import type { ModuleName } from '../../shared/config';
 import type { Role } from '../../shared/roles';
 import type { AuthenticationScheme, Principal } from '../auth/principal';
+import type { JsonSchema } from '../openapi/json-schema';
 
 export interface QueryContext<Body> {
   readonly principal: Principal;
@@ -37,6 +38,13 @@ export interface QueryDefinition<Body = unknown> {
   readonly module?: ModuleName;
   /** Validates the whole request body (`query` and envelope fields such as skip and take). */
   readonly schema: Joi.ObjectSchema<Body>;
+  /**
+   * The JSON Schema of its 200 body. The OpenAPI document shows it, and the contract tests hold
+   * every answer the integration suite receives to it.
+   */
+  readonly response: JsonSchema;
+  /** True when it may answer the spec's 404 listing (4.1 rule 2): missing, or not the caller's. */
+  readonly answersNotFoundListing?: boolean;
   handle(context: QueryContext<Body>): Promise<QueryAnswer>;
 }
 

@@ -13,6 +13,7 @@ import type { RouteTable } from '../http/route-table';
 import { JSON_CONTENT_TYPE, sendJsonPieces } from '../http/json-stream';
 import { envelopeSchema, type RegisteredQuery } from './query-definition';
 import { authenticatedPrincipal } from '../auth/principal';
+import { labelOperation } from '../metrics/http-metrics';
 
 /**
  * POST /api/readmodel: authenticate, validate the envelope, find the query, check its scheme and
@@ -72,5 +73,11 @@ export function registerReadModelRoutes(
     else res.status(status).json(answer.body);
   };
 
-  routes.add('post', '/api/readmodel', authenticate(deps.passport, 'problem'), dispatch);
+  routes.add(
+    'post',
+    '/api/readmodel',
+    labelOperation(['query', 'queryType'], (queryType) => registry.has(queryType)),
+    authenticate(deps.passport, 'problem'),
+    dispatch,
+  );
 }

@@ -7,7 +7,11 @@ export interface LocalRedis {
   readonly url: string;
   readonly port: number;
   readonly pid: number;
-  stop(): Promise<void>;
+  /**
+   * Stops it and resolves once it has exited. SIGTERM lets Redis finish writing its AOF; SIGKILL
+   * (for fault tests) stops it dead, keeping on disk only what was fsynced.
+   */
+  stop(signal?: 'SIGTERM' | 'SIGKILL'): Promise<void>;
 }
 
 export interface LocalRedisOptions {
@@ -15,6 +19,11 @@ export interface LocalRedisOptions {
   port?: number;
   /** With a directory, data is kept there with AOF on; without, nothing is written to disk. */
   dataDir?: string;
+  /**
+   * With `dataDir`: when the AOF is fsynced. `always` acknowledges a write only once it is on disk,
+   * so a Redis killed with SIGKILL keeps every write it answered; Redis's default is `everysec`.
+   */
+  appendfsync?: 'always' | 'everysec' | 'no';
   /** Extra redis-server arguments, e.g. ['--appendfsync', 'always']. */
   extraArgs?: string[];
 }
@@ -66,7 +75,15 @@ async function waitUntilAnswering(port: number, child: ChildProcess, timeoutMs: 
 export async function startLocalRedis(options: LocalRedisOptions = {}): Promise<LocalRedis> {
   const port = options.port || (await freePort());
   const persistence = options.dataDir
-    ? ['--dir', options.dataDir, '--appendonly', 'yes', '--save', '']
+    ? [
+        '--dir',
+        options.dataDir,
+        '--appendonly',
+        'yes',
+        '--save',
+        '',
+        ...(options.appendfsync ? ['--appendfsync', options.appendfsync] : []),
+      ]
     : ['--save', '', '--appendonly', 'no'];
   if (options.dataDir) mkdirSync(options.dataDir, { recursive: true });
   const child = spawn(
@@ -91,13 +108,13 @@ export async function startLocalRedis(options: LocalRedisOptions = {}): Promise<
     url: `redis://127.0.0.1:${port}`,
     port,
     pid: child.pid ?? 0,
-    async stop() {
+    async stop(signal = 'SIGTERM') {
       if (child.exitCode !== null || child.signalCode !== null) return;
       // Referenced again while we wait: an unref'd child alone does not keep the event loop alive,
       // so the process could end before its exit is seen, and the caller's await would never return
       // (jest's global teardown did exactly that and lost the run's exit code).
       child.ref();
-      child.kill('SIGTERM');
+      child.kill(signal);
       const forced = setTimeout(() => child.kill('SIGKILL'), 5_000);
       await exited;
       clearTimeout(forced);

@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../redis/connections';
 import { LRUCache } from 'lru-cache';
 
 import { userDecider } from '../domain/user/user.decider';
@@ -11,7 +11,7 @@ const MAX_CACHED_ACCOUNTS = 50_000;
 
 /**
  * Accounts kept in-process, so an authenticated request costs no Redis round trip. Every append to
- * a user's stream publishes its id (append-events-4.lua), and every replica drops that account at
+ * a user's stream publishes its id (append-events-6.lua), and every replica drops that account at
  * once. While the subscription is down nothing is cached, and when it comes back the cache starts
  * empty, so a change can never be missed; the TTL is a last bound on staleness.
  */
@@ -21,7 +21,7 @@ export class AccountCache {
 
   private constructor(
     private readonly source: AccountService,
-    private readonly subscriber: Redis,
+    private readonly subscriber: RedisClient,
     ttlSeconds: number,
   ) {
     this.accounts =
@@ -31,7 +31,7 @@ export class AccountCache {
   /** `subscriber` becomes a dedicated subscriber connection; close it with close(). */
   static async start(
     source: AccountService,
-    subscriber: Redis,
+    subscriber: RedisClient,
     keys: Keys,
     ttlSeconds: number,
     logger: Logger,

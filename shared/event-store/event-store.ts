@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../redis/connections';
 
 import type { Keys } from '../redis/keys';
 import { registerScripts } from '../redis/scripts';
@@ -12,6 +12,21 @@ export interface AggregateRecord<State> {
   readonly state: State;
 }
 
+/** How long an aggregate remembers the request ids of its appends (as the HTTP answers are kept). */
+export const REQUEST_ID_WINDOW_MS = 24 * 60 * 60 * 1000;
+
+/** The versions of the events one request appended to an aggregate. */
+export interface AppliedRequest {
+  readonly firstVersion: number;
+  readonly lastVersion: number;
+}
+
+/** A record loaded under the aggregate's lock, with what the caller's request appended already. */
+export interface LockedRecord<State> extends AggregateRecord<State> {
+  /** Set when the caller's request id is among the aggregate's appends: it must not run again. */
+  readonly appliedRequest: AppliedRequest | null;
+}
+
 export interface AppendRequest {
   readonly aggregateType: string;
   readonly aggregateId: string;
@@ -23,6 +38,8 @@ export interface AppendRequest {
   readonly attachments?: Readonly<Record<string, string>>;
   /** The caller's lock token: the append releases the aggregate's lock if it is still theirs. */
   readonly lockToken?: string;
+  /** Recorded with the events for REQUEST_ID_WINDOW_MS, so a retry of the request finds them. */
+  readonly requestId?: string;
 }
 
 /** A record from its stored `version` and `state` fields; a missing one is a new aggregate. */
@@ -38,7 +55,7 @@ function recordFrom<State>(
 /** Redis streams as an event store: per-aggregate streams plus a partitioned global log. */
 export class EventStore {
   constructor(
-    readonly redis: Redis,
+    readonly redis: RedisClient,
     readonly keys: Keys,
   ) {
     registerScripts(redis);
@@ -59,8 +76,8 @@ export class EventStore {
   }
 
   /**
-   * Takes the aggregate's lock and reads its record in one round trip; null when another holds
-   * the lock.
+   * Takes the aggregate's lock and reads its record, and whether `requestId` appended to it
+   * already, in one round trip; null when another holds the lock.
    */
   async lockAndLoad<State>(
     aggregateType: string,
@@ -68,16 +85,23 @@ export class EventStore {
     initialState: State,
     token: string,
     ttlMs: number,
-  ): Promise<AggregateRecord<State> | null> {
+    requestId?: string,
+  ): Promise<LockedRecord<State> | null> {
     const reply = await this.redis.lockAndLoad(
       this.keys.aggregateLock(aggregateType, aggregateId),
       this.keys.aggregateRecord(aggregateType, aggregateId),
+      this.keys.aggregateRequests(aggregateType, aggregateId),
       token,
       ttlMs,
+      requestId ?? '',
     );
     if (reply[0] !== 1) return null;
-    const [, version, state] = reply;
-    return recordFrom(version, state, initialState);
+    const [, version, state, applied] = reply;
+    const [firstVersion, lastVersion] = (applied ?? '').split(':').map(Number);
+    return {
+      ...recordFrom(version, state, initialState),
+      appliedRequest: firstVersion && lastVersion ? { firstVersion, lastVersion } : null,
+    };
   }
 
   /** Releases the aggregate's lock if `token` still holds it. */
@@ -111,10 +135,15 @@ export class EventStore {
       this.keys.logPartition(partitionOf(aggregateId)),
       this.keys.aggregateRecord(aggregateType, aggregateId),
       this.keys.aggregateLock(aggregateType, aggregateId),
+      this.keys.aggregateRequests(aggregateType, aggregateId),
+      this.keys.aggregateRequestTimes(aggregateType, aggregateId),
       expectedVersion,
       events.length,
       this.keys.aggregateChanges(aggregateType),
       request.lockToken ?? '',
+      request.requestId ?? '',
+      Date.now(),
+      REQUEST_ID_WINDOW_MS,
       ...events.map((event) => JSON.stringify(event)),
       JSON.stringify(request.state),
       ...attachmentArgs,
@@ -128,6 +157,21 @@ export class EventStore {
 
   async readStream(aggregateType: string, aggregateId: string): Promise<EventEnvelope[]> {
     const entries = await this.redis.xrange(this.keys.aggregateStream(aggregateType, aggregateId), '-', '+');
+    return entries.map(([, fields]) => parseEnvelope(fields[1] ?? 'null'));
+  }
+
+  /** The events at versions `from`..`to` (inclusive). */
+  async readVersions(
+    aggregateType: string,
+    aggregateId: string,
+    from: number,
+    to: number,
+  ): Promise<EventEnvelope[]> {
+    const entries = await this.redis.xrange(
+      this.keys.aggregateStream(aggregateType, aggregateId),
+      `0-${from}`,
+      `0-${to}`,
+    );
     return entries.map(([, fields]) => parseEnvelope(fields[1] ?? 'null'));
   }
 

@@ -15,6 +15,14 @@ export interface CommandInput<Command> {
   readonly metadata: EventMetadata;
   /** Private record fields written with the events if the command is accepted (a credential). */
   readonly attachments?: Readonly<Record<string, string>>;
+  /**
+   * The caller's request id, when a retry of the request must not apply the command twice: the
+   * append records it with the aggregate (REQUEST_ID_WINDOW_MS), and a later attempt with the same
+   * id gets the first attempt's events back instead of a new decision. That attempt may have
+   * appended and then lost its answer (Redis or the process died in between). Imports leave it
+   * unset: one import request runs many commands, made idempotent by their correlation id.
+   */
+  readonly requestId?: string;
 }
 
 export type CommandOutcome<State, Event extends DomainEvent> =
@@ -23,6 +31,8 @@ export type CommandOutcome<State, Event extends DomainEvent> =
       readonly events: readonly EventEnvelope<Event>[];
       readonly version: number;
       readonly state: State;
+      /** The request had appended these events already (an earlier attempt); nothing new was written. */
+      readonly replayed?: true;
     }
   | {
       readonly accepted: false;
@@ -31,9 +41,19 @@ export type CommandOutcome<State, Event extends DomainEvent> =
       readonly version: number;
     };
 
-/** Test seam: lets a test pause a holder between deciding and appending (to outlive its lock). */
+/**
+ * Seams of the command path: `beforeAppend` and `afterAppend` let a fault test pause a holder or
+ * stop Redis at those steps; the others let metrics observe it without entering it.
+ */
 export interface CommandHandlerHooks {
+  /** Between deciding and appending: a holder paused here can outlive its lock. */
   beforeAppend?(aggregateId: string): Promise<void>;
+  /** After the append succeeded, before handle() returns: the answer can be lost from here on. */
+  afterAppend?(aggregateId: string): Promise<void>;
+  /** How long taking the aggregate's lock took, and whether it was taken (false: AGGREGATE_BUSY). */
+  lockWaited?(aggregateType: string, waitedSeconds: number, acquired: boolean): void;
+  /** Events this handler has just appended. */
+  eventsAppended?(aggregateType: string, events: readonly EventEnvelope[]): void;
 }
 
 /** Runs one command on one aggregate: the path every command, from HTTP or an import, takes. */
@@ -51,24 +71,51 @@ export class CommandHandler {
     const { aggregateType } = decider;
     // Ids are GUIDs compared case-insensitively: keys and envelopes both carry the lower-case form.
     const aggregateId = input.aggregateId.toLowerCase();
-    // 1. Take the aggregate's lock and load its record (version and folded state): one round trip.
+    // 1. Take the aggregate's lock and load its record (version and folded state) and whether the
+    //    request appended already: one round trip.
     const token = lockToken();
-    const { version, state } = await waitForLock(aggregateId, this.lockOptions, () =>
-      this.store.lockAndLoad(aggregateType, aggregateId, decider.initialState, token, this.lockOptions.ttlMs),
+    const { version, state, appliedRequest } = await waitForLock(
+      aggregateId,
+      this.lockOptions,
+      () =>
+        this.store.lockAndLoad(
+          aggregateType,
+          aggregateId,
+          decider.initialState,
+          token,
+          this.lockOptions.ttlMs,
+          input.requestId,
+        ),
+      (waitedMs, acquired) => this.hooks.lockWaited?.(aggregateType, waitedMs / 1000, acquired),
     );
     let released = false;
     try {
-      // 2. The caller's optimistic-concurrency check.
+      // 2. A retry of a request that appended already is answered with its events, not decided
+      //    again (before the version check: the version moved because of that very request).
+      if (appliedRequest) {
+        const { firstVersion, lastVersion } = appliedRequest;
+        // Written by this decider's own append, so they are its events.
+        const events = (await this.store.readVersions(
+          aggregateType,
+          aggregateId,
+          firstVersion,
+          lastVersion,
+        )) as EventEnvelope<Event>[];
+        return { accepted: true, replayed: true, events, version, state };
+      }
+
+      // 3. The caller's optimistic-concurrency check.
       if (input.expectedVersion && input.expectedVersion !== version) {
         throw new ConcurrencyConflictError(aggregateId, input.expectedVersion, version);
       }
 
-      // 3. Decide (pure).
+      // 4. Decide (pure).
       const decision = decider.decide(input.command, state, input.context);
       if (!decision.accepted)
         return { accepted: false, kind: decision.kind, message: decision.message, version };
 
-      // 4. Append with the loaded version as the fence; the same script releases the lock.
+      // 5. Append with the loaded version as the fence; the same script releases the lock and
+      //    records the request id.
       const occurredAt = input.context.now.toISOString();
       const envelopes = decision.events.map((event, index): EventEnvelope<Event> => ({
         eventId: randomUUID(),
@@ -90,8 +137,11 @@ export class CommandHandler {
         state: nextState,
         lockToken: token,
         ...(input.attachments ? { attachments: input.attachments } : {}),
+        ...(input.requestId ? { requestId: input.requestId } : {}),
       });
       released = true;
+      this.hooks.eventsAppended?.(aggregateType, envelopes);
+      await this.hooks.afterAppend?.(aggregateId);
       return { accepted: true, events: envelopes, version: newVersion, state: nextState };
     } finally {
       if (!released) await this.store.unlock(aggregateType, aggregateId, token).catch(() => undefined);

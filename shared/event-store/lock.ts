@@ -14,6 +14,9 @@ export function lockToken(): string {
   return randomBytes(16).toString('base64url');
 }
 
+/** Told how long a wait lasted (in ms, the taking round trip included) and whether it got the lock. */
+export type LockWaitObserver = (waitedMs: number, acquired: boolean) => void;
+
 /**
  * Calls `attempt` (which takes the lock, returning null while someone else holds it) until it
  * succeeds or `waitMs` has passed, with full-jitter backoff so waiters on a hot aggregate do not
@@ -24,14 +27,22 @@ export async function waitForLock<T>(
   aggregateId: string,
   options: LockOptions,
   attempt: () => Promise<T | null>,
+  observe?: LockWaitObserver,
 ): Promise<T> {
-  const started = Date.now();
+  // performance.now(): an uncontended wait is one round trip, well under Date.now()'s millisecond.
+  const started = performance.now();
   let backoffMs = 5;
   for (;;) {
     const taken = await attempt();
-    if (taken !== null) return taken;
-    const waited = Date.now() - started;
-    if (waited >= options.waitMs) throw new AggregateBusyError(aggregateId, waited);
+    const waited = performance.now() - started;
+    if (taken !== null) {
+      observe?.(waited, true);
+      return taken;
+    }
+    if (waited >= options.waitMs) {
+      observe?.(waited, false);
+      throw new AggregateBusyError(aggregateId, Math.round(waited));
+    }
     const delay = Math.min(Math.random() * backoffMs, options.waitMs - waited);
     await new Promise((resolve) => setTimeout(resolve, delay));
     backoffMs = Math.min(backoffMs * 2, 100);

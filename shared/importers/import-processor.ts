@@ -10,6 +10,23 @@ import { IMPORTERS } from './registry';
 
 const PROGRESS_INTERVAL_MS = 250;
 
+/** One import that ran to its end, as metrics see it. */
+export interface FinishedImport {
+  /** null when the job names no registered importer. */
+  readonly importerType: string | null;
+  readonly status: ImportOutcome['status'];
+  /** The rows of its data (0 when it failed before reading them). */
+  readonly rows: number;
+  readonly durationSeconds: number;
+}
+
+export interface ProcessImportHooks {
+  /** Progress of the running attempt (a worker reports it to BullMQ too). */
+  readonly onProgress?: (done: number, total: number) => Promise<void>;
+  /** Called once the import ran and its result is recorded; not for a job already finished. */
+  readonly onFinished?: (finished: FinishedImport) => void;
+}
+
 /**
  * Runs one import to its end, wherever it runs (inline in the ingress, or in a worker), and
  * records the result. A finished record is final: running the same job again answers it unchanged.
@@ -19,7 +36,7 @@ export async function processImport(
   services: CoreServices,
   results: ImportResults,
   config: Config,
-  onProgress: (done: number, total: number) => Promise<void> = () => Promise.resolve(),
+  hooks: ProcessImportHooks = {},
 ): Promise<ImportRecord> {
   const existing = await results.get(job.importJobId);
   if (existing && existing.status !== 'Pending') return existing;
@@ -27,6 +44,8 @@ export async function processImport(
   const started = Date.now();
   const importer = IMPORTERS.get(job.importerType);
   const submitter = await services.accounts.findById(job.submitterUserId);
+  const onProgress = hooks.onProgress ?? (() => Promise.resolve());
+  let rows = 0;
   let outcome: ImportOutcome;
   if (!importer) {
     outcome = failedBeforeRunning(`Unknown importer type: ${job.importerType}`);
@@ -36,6 +55,7 @@ export async function processImport(
     const actor: Actor = { userId: submitter.userId, email: submitter.email, roles: submitter.roles };
     let progressWrittenAt = 0;
     const data = importDataSchema(importer, config.imports.maxRows).validate(job.importData).value as unknown;
+    rows = importer.rowCount(data);
     outcome = await importer.run(
       data,
       {
@@ -56,13 +76,21 @@ export async function processImport(
       services,
     );
   }
-  return results.complete(
+  const durationMs = Date.now() - started;
+  const record = await results.complete(
     job.importJobId,
     outcome,
-    formatTimeSpan(Date.now() - started),
+    formatTimeSpan(durationMs),
     randomUUID(),
     new Date(),
   );
+  hooks.onFinished?.({
+    importerType: importer?.importerType ?? null,
+    status: outcome.status,
+    rows,
+    durationSeconds: durationMs / 1000,
+  });
+  return record;
 }
 
 function failedBeforeRunning(message: string): ImportOutcome {

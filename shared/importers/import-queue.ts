@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { Queue, type ConnectionOptions, type JobsOptions } from 'bullmq';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../redis/connections';
 import { v5 as uuidv5 } from 'uuid';
 
 import type { Config } from '../config';
@@ -15,6 +15,19 @@ const IMPORT_JOB_NAMESPACE = '3b1f0c9e-8a57-5d2e-b6a4-7c0e9d1f2a3b';
 
 /** BullMQ priorities (lower runs first): every High job goes before every Normal one. */
 const BULL_PRIORITY: Readonly<Record<ImportPriority, number>> = { High: 1, Normal: 10 };
+
+/**
+ * BullMQ's job states, as `getJobCounts` names them, reported as they are. Every import is queued
+ * with a priority, so a job waiting to run is `prioritized` instead, counted per priority.
+ */
+const COUNTED_STATES = ['waiting', 'active', 'delayed', 'paused', 'completed', 'failed'] as const;
+
+/** How many jobs are in one state (and, for `prioritized`, of one priority). */
+export interface QueueDepthSample {
+  readonly state: (typeof COUNTED_STATES)[number] | 'prioritized';
+  readonly priority?: ImportPriority;
+  readonly jobs: number;
+}
 
 /** What a queued import carries to the worker. */
 export interface ImportJobData {
@@ -51,7 +64,7 @@ export class ImportQueue {
 
   constructor(
     connection: ConnectionOptions,
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     keys: Keys,
     config: Config,
   ) {
@@ -91,6 +104,52 @@ export class ImportQueue {
     return async () => {
       await this.redis.releaseLock(this.claimKey, token);
     };
+  }
+
+  /**
+   * Queues a job whose inline run failed part-way (its record is still Pending) and gives the inline
+   * claim back, retrying every `retryMs` while Redis is away, for up to `giveUpAfterMs`. The workers
+   * then finish it: every step of an import is idempotent, and the job id derives from the request
+   * id, so a job queued meanwhile by a resend is not queued twice. Resolves true once handed over,
+   * false if it gave up; never rejects.
+   */
+  async handOver(
+    job: ImportJobData,
+    release: () => Promise<void>,
+    { retryMs = 1_000, giveUpAfterMs = 10 * 60 * 1000 } = {},
+  ): Promise<boolean> {
+    const giveUpAt = Date.now() + giveUpAfterMs;
+    for (;;) {
+      try {
+        await this.enqueue(job);
+        await release();
+        return true;
+      } catch {
+        if (Date.now() >= giveUpAt) return false;
+        // Unreferenced: a pending hand-over must not keep a stopping process alive.
+        await new Promise((resolve) => setTimeout(resolve, retryMs).unref());
+      }
+    }
+  }
+
+  /**
+   * Jobs per state, the `prioritized` ones (waiting to run) per priority: two reads, made when
+   * metrics are scraped. `completed` and `failed` count what BullMQ keeps (IMPORT_KEEP_*_JOBS).
+   */
+  async depth(): Promise<QueueDepthSample[]> {
+    const priorities = Object.entries(BULL_PRIORITY) as [ImportPriority, number][];
+    const [counts, perPriority] = await Promise.all([
+      this.queue.getJobCounts(...COUNTED_STATES),
+      this.queue.getCountsPerPriority(priorities.map(([, bullPriority]) => bullPriority)),
+    ]);
+    return [
+      ...COUNTED_STATES.map((state) => ({ state, jobs: counts[state] ?? 0 })),
+      ...priorities.map(([priority, bullPriority]) => ({
+        state: 'prioritized' as const,
+        priority,
+        jobs: perPriority[String(bullPriority)] ?? 0,
+      })),
+    ];
   }
 
   async inlineRunning(): Promise<boolean> {

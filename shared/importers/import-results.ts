@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../redis/connections';
 
 import type { Keys } from '../redis/keys';
 import type { ImportErrorCode, ImportOutcome, ImportPriority, ImportStatus, RowError } from './importer';
@@ -58,7 +58,7 @@ export type NewImportRecord = Pick<
 /** Import records in Redis, one JSON string each, kept IMPORT_RESULT_TTL_SECONDS. */
 export class ImportResults {
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly keys: Keys,
     private readonly ttlSeconds: number,
   ) {}
@@ -80,16 +80,32 @@ export class ImportResults {
     fields: NewImportRecord,
     now: Date,
   ): Promise<{ record: ImportRecord; created: boolean }> {
-    const { total, ...rest } = fields;
+    // Only the declared fields: a caller's object may carry more (a job with its importData and
+    // passwords), and the record is what GetImportJobResult answers.
+    const {
+      importJobId,
+      requestId,
+      importerType,
+      priority,
+      submitterUserId,
+      message,
+      processedSynchronously,
+    } = fields;
     const record: ImportRecord = {
-      ...rest,
+      importJobId,
+      requestId,
+      importerType,
+      priority,
+      submitterUserId,
+      message,
+      processedSynchronously,
       status: 'Pending',
       success: null,
       commandsExecuted: 0,
       eventsGenerated: 0,
       aggregatesProcessed: 0,
       skipped: 0,
-      progress: { done: 0, total },
+      progress: { done: 0, total: fields.total },
       executionDuration: null,
       errorMessage: null,
       errorCode: null,

@@ -6,11 +6,16 @@ import type { Role } from '../roles';
 
 export const IMPORT_PRIORITIES = ['Normal', 'High'] as const;
 export type ImportPriority = (typeof IMPORT_PRIORITIES)[number];
-export type ImportStatus = 'Pending' | 'Completed' | 'Failed';
+export const IMPORT_STATUSES = ['Pending', 'Completed', 'Failed'] as const;
+export type ImportStatus = (typeof IMPORT_STATUSES)[number];
 
 /** Error codes of an import: the spec's two, plus one for a batch refused before any command ran. */
-export type ImportErrorCode =
-  'UNKNOWN_IMPORTER_TYPE' | 'AGGREGATE_PROCESSING_FAILED' | 'IMPORT_VALIDATION_FAILED';
+export const IMPORT_ERROR_CODES = [
+  'UNKNOWN_IMPORTER_TYPE',
+  'AGGREGATE_PROCESSING_FAILED',
+  'IMPORT_VALIDATION_FAILED',
+] as const;
+export type ImportErrorCode = (typeof IMPORT_ERROR_CODES)[number];
 
 /** One row an operator should look at: it failed, was skipped, or would be. */
 export interface RowError {

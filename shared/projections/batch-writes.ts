@@ -11,9 +11,13 @@ export class BatchWrites {
   private readonly keyIndex = new Map<string, number>();
   private readonly writes: Write[] = [];
 
-  /** @param checkpointKey always KEYS[1] of the script. */
-  constructor(checkpointKey: string) {
+  /**
+   * @param checkpointKey always KEYS[1] of the script.
+   * @param appliedCountKey always KEYS[2]: the entries applied so far, counted with the checkpoint.
+   */
+  constructor(checkpointKey: string, appliedCountKey: string) {
     this.keyIndex.set(checkpointKey, 1);
+    this.keyIndex.set(appliedCountKey, 2);
   }
 
   private add(op: string, key: string, ...args: string[]): void {
@@ -49,14 +53,19 @@ export class BatchWrites {
     }
   }
 
-  /** `numberOfKeys, ...keys, ...args` for applyProjectionBatch. */
-  scriptArguments(expectedCheckpoint: string, nextCheckpoint: string): [number, ...string[]] {
+  /** `numberOfKeys, ...keys, ...args` for applyProjectionBatch; `entries` is the batch's length. */
+  scriptArguments(
+    expectedCheckpoint: string,
+    nextCheckpoint: string,
+    entries: number,
+  ): [number, ...string[]] {
     return [
       this.keyIndex.size,
       ...this.keyIndex.keys(),
       expectedCheckpoint,
       nextCheckpoint,
       JSON.stringify(this.writes),
+      String(entries),
     ];
   }
 }

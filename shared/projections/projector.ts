@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../redis/connections';
 
 import { parseEnvelope, type EventEnvelope } from '../event-store/envelope';
 import { LOG_PARTITIONS } from '../event-store/partitions';
@@ -17,7 +17,7 @@ export interface ProjectorOptions {
   /** Pause between polls when every owned partition is caught up and no change is announced. */
   readonly idleMs: number;
   /**
-   * With a subscriber: the longest idle pause. Appends announce themselves (append-events-4.lua
+   * With a subscriber: the longest idle pause. Appends announce themselves (append-events-6.lua
    * publishes), so an idle projector sleeps until one concerns it; this only bounds a missed message.
    */
   readonly idleFallbackMs: number;
@@ -41,7 +41,7 @@ export type BatchResult = { readonly entries: number; readonly checkpoint: strin
  * entries and the new checkpoint in one fenced script.
  */
 export async function applyNextBatch(
-  redis: Redis,
+  redis: RedisClient,
   keys: Keys,
   projection: AnyProjection,
   partition: number,
@@ -70,7 +70,8 @@ export async function applyNextBatch(
     docs.set(key, projection.evolve(docs.get(key) ?? null, event));
   }
 
-  const writes = new BatchWrites(projection.checkpointKey(keys, partition));
+  const checkpointKey = projection.checkpointKey(keys, partition);
+  const writes = new BatchWrites(checkpointKey, keys.projectionAppliedCount(checkpointKey));
   for (const key of docKeys) {
     const previous = before.get(key) ?? null;
     const doc = docs.get(key) ?? null;
@@ -83,7 +84,9 @@ export async function applyNextBatch(
       writes.indexes(entriesOf(previous), entriesOf(next));
     }
   }
-  const written = await redis.applyProjectionBatch(...writes.scriptArguments(checkpoint, last[0]));
+  const written = await redis.applyProjectionBatch(
+    ...writes.scriptArguments(checkpoint, last[0], entries.length),
+  );
   return written < 0 ? 'fenced' : { entries: entries.length, checkpoint: last[0] };
 }
 
@@ -109,13 +112,13 @@ export class Projector {
   private readonly options: ProjectorOptions;
 
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly keys: Keys,
     private readonly projections: readonly AnyProjection[],
     private readonly logger: Logger,
     options: Partial<ProjectorOptions> = {},
     /** A connection of its own for change announcements; without one the projector polls. */
-    private readonly subscriber?: Redis,
+    private readonly subscriber?: RedisClient,
   ) {
     this.options = { ...DEFAULT_PROJECTOR_OPTIONS, ...options };
     registerScripts(redis);

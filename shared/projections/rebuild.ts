@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import { scanKeys, type RedisClient } from '../redis/connections';
 
 import { LOG_PARTITIONS } from '../event-store/partitions';
 import type { Keys } from '../redis/keys';
@@ -17,7 +17,7 @@ const REPLAY_BATCH = 500;
  * keep the projectors from doing the same work meanwhile.
  */
 export async function rebuildProjection(
-  redis: Redis,
+  redis: RedisClient,
   keys: Keys,
   projection: AnyProjection,
 ): Promise<number> {
@@ -52,11 +52,13 @@ export async function rebuildProjection(
   return replayed;
 }
 
-async function deleteMatching(redis: Redis, pattern: string): Promise<void> {
-  let cursor = '0';
-  do {
-    const [next, found] = await redis.scan(cursor, 'MATCH', pattern, 'COUNT', 1000);
-    if (found.length) await redis.unlink(...found);
-    cursor = next;
-  } while (cursor !== '0');
+/**
+ * Deletes every key matching `pattern` on every server that holds keys. One UNLINK per key: the
+ * keys a node returns may lie in different slots, and a cluster refuses a multi-key command across
+ * slots; each goes to its slot's master (the replies still share round trips).
+ */
+async function deleteMatching(redis: RedisClient, pattern: string): Promise<void> {
+  for await (const found of scanKeys(redis, pattern)) {
+    await Promise.all(found.map((key) => redis.unlink(key)));
+  }
 }

@@ -1,6 +1,15 @@
-import { Redis, type RedisOptions } from 'ioredis';
+import { Cluster, Redis, type ClusterOptions, type RedisOptions } from 'ioredis';
 
+import type { RedisTarget } from '../config';
 import type { Logger } from '../logger';
+import { SCRIPTS_WITH_KEY_COUNT_FIRST } from './scripts';
+
+/**
+ * A connection to one Redis server or to a Redis Cluster. Every module takes this type, never
+ * `Redis` alone, so the same code runs on both (REDIS_URL or REDIS_CLUSTER_NODES). What makes that
+ * safe is the key layout (keys.ts): every command and script touches the keys of one hash slot.
+ */
+export type RedisClient = Redis | Cluster;
 
 /**
  * Why a connection exists decides how it behaves while Redis is away:
@@ -12,11 +21,14 @@ import type { Logger } from '../logger';
 export type ConnectionPurpose = 'request' | 'queue';
 
 const MAX_RECONNECT_DELAY_MS = 2_000;
+const COMMAND_TIMEOUT_MS = 2_000;
+
+/** Reconnect forever with a capped backoff: an outage never needs a process restart. */
+const reconnectDelay = (attempt: number) => Math.min(50 * 2 ** Math.min(attempt, 6), MAX_RECONNECT_DELAY_MS);
 
 function optionsFor(purpose: ConnectionPurpose): RedisOptions {
   const common: RedisOptions = {
-    // Reconnect forever with a capped backoff: an outage never needs a process restart.
-    retryStrategy: (attempt) => Math.min(50 * 2 ** Math.min(attempt, 6), MAX_RECONNECT_DELAY_MS),
+    retryStrategy: reconnectDelay,
     connectTimeout: 2_000,
     lazyConnect: false,
   };
@@ -27,23 +39,75 @@ function optionsFor(purpose: ConnectionPurpose): RedisOptions {
     ...common,
     enableOfflineQueue: false,
     maxRetriesPerRequest: 1,
-    commandTimeout: 2_000,
+    commandTimeout: COMMAND_TIMEOUT_MS,
     enableAutoPipelining: true,
   };
 }
 
-/** Opens a connection whose state changes are logged once each (not once per retry). */
+/**
+ * The same purposes on a cluster. Per-node settings go to `redisOptions`; the offline queue, the
+ * reconnect strategy and auto-pipelining (which ioredis groups by slot) belong to the cluster.
+ */
+function clusterOptionsFor(purpose: ConnectionPurpose, connectionName: string): ClusterOptions {
+  const common: ClusterOptions = {
+    clusterRetryStrategy: reconnectDelay,
+    lazyConnect: false,
+    // A failover takes the cluster a few seconds (cluster-node-timeout plus an election): commands
+    // to the moving slots are retried meanwhile rather than failed at once.
+    retryDelayOnFailover: 200,
+    retryDelayOnClusterDown: 200,
+    slotsRefreshTimeout: 2_000,
+    // Replicas lag: a read right after a command must see it, so every command goes to a master.
+    scaleReads: 'master',
+  };
+  if (purpose === 'queue') {
+    return {
+      ...common,
+      redisOptions: { connectTimeout: 2_000, maxRetriesPerRequest: null, connectionName },
+    };
+  }
+  return {
+    ...common,
+    enableOfflineQueue: false,
+    enableAutoPipelining: true,
+    autoPipeliningIgnoredCommands: [...SCRIPTS_WITH_KEY_COUNT_FIRST],
+    redisOptions: {
+      connectTimeout: 2_000,
+      maxRetriesPerRequest: 1,
+      commandTimeout: COMMAND_TIMEOUT_MS,
+      connectionName,
+    },
+  };
+}
+
+/**
+ * Opens a connection to `target` (one server, or a cluster through its listed nodes) whose state
+ * changes are logged once each (not once per retry).
+ */
 export function createRedisConnection(
-  url: string,
+  target: RedisTarget,
   purpose: ConnectionPurpose,
   logger: Logger,
-  name = purpose,
-): Redis {
-  const redis = new Redis(url, { ...optionsFor(purpose), connectionName: `fts-${name}` });
+  name: string = purpose,
+): RedisClient {
+  const connectionName = `fts-${name}`;
+  const redis: RedisClient =
+    target.kind === 'cluster'
+      ? new Cluster(
+          target.nodes.map(({ host, port }) => ({ host, port })),
+          clusterOptionsFor(purpose, connectionName),
+        )
+      : new Redis(target.url, { ...optionsFor(purpose), connectionName });
+  return watchConnection(redis, logger, name);
+}
+
+/** Logs the connection's state changes once each (not once per reconnect attempt). */
+function watchConnection(redis: RedisClient, logger: Logger, name: string): RedisClient {
+  const mode = redis instanceof Cluster ? 'cluster' : 'standalone';
   // undefined until the first outcome, so a Redis that is down from the start is reported too.
   let healthy: boolean | undefined;
   redis.on('ready', () => {
-    if (healthy !== true) logger.info('redis connection ready', { connection: name });
+    if (healthy !== true) logger.info('redis connection ready', { connection: name, mode });
     healthy = true;
   });
   redis.on('error', (error: Error) => {
@@ -55,10 +119,56 @@ export function createRedisConnection(
 }
 
 /**
+ * A second connection like `client` (same server or cluster, same purpose), for what must not
+ * share one: a subscriber (a subscribed connection can run nothing else). The offline queue is on,
+ * so a SUBSCRIBE sent while connecting waits for the connection instead of failing. ioredis copies
+ * options, not listeners: without its own 'error' listener, every failed reconnect while Redis is
+ * away was printed to stderr as an unhandled error event.
+ */
+export function duplicateConnection(client: RedisClient, logger: Logger, name: string): RedisClient {
+  const copy =
+    client instanceof Cluster
+      ? client.duplicate([], { enableOfflineQueue: true })
+      : client.duplicate({ enableOfflineQueue: true, connectionName: `fts-${name}` });
+  return watchConnection(copy, logger, name);
+}
+
+/**
+ * The servers that hold keys: the one server, or every master of a cluster. Commands without a key
+ * (SCAN, INFO) reach one random node on a cluster, so whatever must see every key runs on each.
+ */
+export function keyHoldingNodes(client: RedisClient): Redis[] {
+  if (!(client instanceof Cluster)) return [client];
+  const masters = client.nodes('master');
+  // Before the slot map arrives there are none: seeing no keys then would be a silent lie.
+  if (masters.length === 0) throw new Error("Cluster isn't ready: no master is known yet");
+  return masters;
+}
+
+/**
+ * Every key matching `pattern`, in batches (SCAN on each server that holds keys). Keys written
+ * while it runs may or may not be seen, as SCAN promises.
+ */
+export async function* scanKeys(
+  client: RedisClient,
+  pattern: string,
+  count = 1000,
+): AsyncGenerator<string[]> {
+  for (const node of keyHoldingNodes(client)) {
+    let cursor = '0';
+    do {
+      const [next, found] = await node.scan(cursor, 'MATCH', pattern, 'COUNT', count);
+      if (found.length) yield found;
+      cursor = next;
+    } while (cursor !== '0');
+  }
+}
+
+/**
  * Resolves once Redis answers, retrying with the connection's own backoff. Start-up waits here
  * instead of crashing, so a process started before Redis simply becomes ready after it.
  */
-export async function waitForRedis(redis: Redis, logger: Logger): Promise<void> {
+export async function waitForRedis(redis: RedisClient, logger: Logger): Promise<void> {
   let delayMs = 100;
   for (;;) {
     try {
@@ -72,19 +182,24 @@ export async function waitForRedis(redis: Redis, logger: Logger): Promise<void> 
   }
 }
 
-/** True when an error means "Redis is unreachable right now", which callers answer with a 503. */
+/**
+ * True when an error means "Redis is unreachable right now", which callers answer with a 503.
+ * The cluster's own words for it: not ready yet, no node answers, a failover in progress.
+ * And rate-limiter-flexible's own refusal (`rejectIfRedisNotReady`).
+ */
 export function isRedisUnavailable(error: unknown): boolean {
   if (!(error instanceof Error)) return false;
   return (
     error.name === 'MaxRetriesPerRequestError' ||
-    /Stream isn't writeable|Connection is closed|Command timed out|ECONNREFUSED|ECONNRESET|connect ETIMEDOUT|LOADING/.test(
+    error.name === 'ClusterAllFailedError' ||
+    /Stream isn't writeable|Connection is closed|Command timed out|ECONNREFUSED|ECONNRESET|EPIPE|connect ETIMEDOUT|LOADING|Cluster isn't ready|None of startup nodes is available|Failed to refresh slots cache|CLUSTERDOWN|TRYAGAIN|MASTERDOWN|Too many Cluster redirections|Redis connection is not ready/.test(
       error.message,
     )
   );
 }
 
 /** Closes connections without throwing when one is already gone. */
-export async function closeConnections(...connections: Redis[]): Promise<void> {
+export async function closeConnections(...connections: RedisClient[]): Promise<void> {
   await Promise.all(
     connections.map(async (connection) => {
       try {

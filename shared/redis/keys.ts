@@ -24,6 +24,10 @@ export function createKeys(prefix: string) {
     aggregateChanges: (aggregateType: string) => `${prefix}changes:${aggregateType}`,
     /** Serialises command handling on one aggregate across every process. */
     aggregateLock: aggregate('lock'),
+    /** Hash: request id -> `first:last`, the versions of the events a request appended (24 h). */
+    aggregateRequests: aggregate('requests'),
+    /** Sorted set: request id -> when it was appended (unix ms), to forget the old ones. */
+    aggregateRequestTimes: aggregate('request-times'),
     /** One partition of the global event log that projectors consume. */
     logPartition: (partition: number) => `${prefix}${partitionTag(partition)}:log`,
     /** A projection's document for one aggregate, in the aggregate's partition. */
@@ -36,7 +40,13 @@ export function createKeys(prefix: string) {
     projectionPatterns: (projection: string) => [
       `${prefix}{p*}:projection:${projection}:*`,
       `${prefix}{p*}:checkpoint:${projection}`,
+      `${prefix}{p*}:checkpoint:${projection}:applied`,
     ],
+    /**
+     * How many log entries a projection has applied from one partition, kept beside its
+     * checkpoint (same hash tag, so the batch script writes both): the lag metric's other half.
+     */
+    projectionAppliedCount: (checkpointKey: string) => `${checkpointKey}:applied`,
     /**
      * The sport projections keep every key under one tag, so a batch can update a player's
      * document and the indexes spanning all players in one script (one cluster slot).
@@ -100,6 +110,8 @@ export function createKeys(prefix: string) {
     commandResponse: (requestId: string) => `${prefix}idempotency:command:${requestId.toLowerCase()}`,
     /** Failed sign-in counters (the throttle), by account and by client address. */
     authFailuresPrefix: () => `${prefix}auth:failures`,
+    /** Requests counted per account within the rate-limit window (one single-key counter each). */
+    accountRequestsPrefix: () => `${prefix}rate:account`,
   });
 }
 

@@ -2,7 +2,10 @@ import { randomUUID } from 'node:crypto';
 import request from 'supertest';
 
 import { userIdForEmail } from '../../shared/domain/user/user-id';
-import { createTestApp, testRedisUrl, uniquePrefix, type TestApp } from './app-fixture';
+import { parseEnvelope, type EventEnvelope } from '../../shared/event-store/envelope';
+import { LOG_PARTITIONS } from '../../shared/event-store/partitions';
+import { scanKeys } from '../../shared/redis/connections';
+import { createTestApp, testRedisEnv, uniquePrefix, type TestApp } from './app-fixture';
 import { eventually, startServiceProcess, type ServiceProcess } from './processes';
 
 const MANAGER_PASSWORD = 'import-workers-password';
@@ -71,6 +74,8 @@ export interface ImportWorkersHarness {
   userStreams(users: readonly SeedUser[]): Promise<{ existing: number; notExactlyOneEvent: string[] }>;
   /** Every user stream under the prefix (the seeded users plus the manager). */
   countAllUserStreams(): Promise<number>;
+  /** Every user event in the global log (all partitions), as projectors see them. */
+  userEventsInLog(): Promise<EventEnvelope[]>;
   close(): Promise<void>;
 }
 
@@ -98,7 +103,7 @@ export async function createImportWorkersHarness(
     prefix,
     async startWorker(env = {}) {
       const worker = startServiceProcess('workers/main.ts', {
-        REDIS_URL: testRedisUrl(),
+        ...testRedisEnv(),
         REDIS_KEY_PREFIX: prefix,
         ...workerEnv,
         ...env,
@@ -152,20 +157,20 @@ export async function createImportWorkersHarness(
       };
     },
     async countAllUserStreams() {
-      let cursor = '0';
       let count = 0;
-      do {
-        const [next, keys] = await subject.redis.scan(
-          cursor,
-          'MATCH',
-          `${prefix}*:stream:user:*`,
-          'COUNT',
-          1000,
-        );
-        cursor = next;
-        count += keys.length;
-      } while (cursor !== '0');
+      for await (const keys of scanKeys(subject.redis, `${prefix}*:stream:user:*`)) count += keys.length;
       return count;
+    },
+    async userEventsInLog() {
+      const partitions = await Promise.all(
+        Array.from({ length: LOG_PARTITIONS }, (_, partition) =>
+          subject.redis.xrange(subject.services.keys.logPartition(partition), '-', '+'),
+        ),
+      );
+      return partitions
+        .flat()
+        .map(([, fields]) => parseEnvelope(fields[1] ?? 'null'))
+        .filter((event) => event.aggregateType === 'user');
     },
     async close() {
       await Promise.all(

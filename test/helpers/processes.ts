@@ -44,7 +44,7 @@ export function startServiceProcess(entry: string, env: Record<string, string>):
 
 /** Polls `probe` until it returns true or the time runs out. */
 export async function eventually(
-  probe: () => Promise<boolean>,
+  probe: () => boolean | Promise<boolean>,
   timeoutMs = 10_000,
   everyMs = 100,
 ): Promise<void> {
@@ -53,4 +53,43 @@ export async function eventually(
     if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms`);
     await new Promise((resolve) => setTimeout(resolve, everyMs));
   }
+}
+
+/** A real ingress process and the base URL it listens on. */
+export interface IngressProcess {
+  readonly process: ServiceProcess;
+  readonly baseUrl: string;
+}
+
+/** Starts `ingress/main.ts` on a free loopback port and resolves once it listens. */
+export async function startIngressProcess(env: Record<string, string>): Promise<IngressProcess> {
+  const ingress = startServiceProcess('ingress/main.ts', { PORT: '0', HOST: '127.0.0.1', ...env });
+  try {
+    await ingress.waitForOutput('"message":"ingress listening"', 30_000);
+  } catch (error) {
+    ingress.child.kill('SIGKILL');
+    throw error;
+  }
+  const line = ingress
+    .stdout()
+    .split('\n')
+    .find((text) => text.includes('"message":"ingress listening"'));
+  const { port } = JSON.parse(line ?? '{}') as { port: number };
+  return { process: ingress, baseUrl: `http://127.0.0.1:${port}` };
+}
+
+/** Whether a process started by a test is still running (neither exited nor killed). */
+export function isAlive(service: ServiceProcess): boolean {
+  return service.child.exitCode === null && service.child.signalCode === null;
+}
+
+/** SIGKILLs `services` that still run and waits for each to exit: for afterEach and finally blocks. */
+export async function killAll(...services: (ServiceProcess | undefined)[]): Promise<void> {
+  await Promise.all(
+    services.map(async (service) => {
+      if (!service) return;
+      if (isAlive(service)) service.child.kill('SIGKILL');
+      await service.exited;
+    }),
+  );
 }

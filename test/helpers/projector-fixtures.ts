@@ -4,7 +4,6 @@
  * partition's checkpoint has reached the end of its log partition.
  */
 import { randomUUID } from 'node:crypto';
-import type { Redis } from 'ioredis';
 
 import type { DecisionContext } from '../../shared/domain/decider';
 import {
@@ -21,6 +20,7 @@ import {
   fantasyTeamProjection,
   type FantasyTeamView,
 } from '../../shared/projections/fantasy-team/fantasy-team.projection';
+import { scanKeys, type RedisClient } from '../../shared/redis/connections';
 import type { Keys } from '../../shared/redis/keys';
 
 const TEAM = fantasyTeamDecider.aggregateType;
@@ -37,6 +37,17 @@ export function teamIdsOverEveryPartition(count: number): string[] {
   }
   while (ids.length < count) ids.push(randomUUID());
   return ids;
+}
+
+/** `perPartition` fresh team ids in every log partition: a backlog equally deep everywhere. */
+export function teamIdsInEachPartition(perPartition: number): string[] {
+  const buckets = Array.from({ length: LOG_PARTITIONS }, (): string[] => []);
+  while (buckets.some((bucket) => bucket.length < perPartition)) {
+    const id = randomUUID();
+    const bucket = buckets[partitionOf(id)];
+    if (bucket && bucket.length < perPartition) bucket.push(id);
+  }
+  return buckets.flat();
 }
 
 /** A roster of `size` players whose ids depend on `seed`, with a Captain and a ViceCaptain. */
@@ -113,18 +124,15 @@ export async function runWithConcurrency(
  * Two snapshots are equal exactly when every query answered from them is.
  */
 export async function snapshotDocuments(
-  redis: Redis,
+  redis: RedisClient,
   keys: Keys,
   projection: Projection<unknown> = fantasyTeamProjection,
 ): Promise<Record<string, string>> {
   const found = new Set<string>();
   for (const pattern of projection.keyPatterns(keys)) {
-    let cursor = '0';
-    do {
-      const [next, batch] = await redis.scan(cursor, 'MATCH', pattern, 'COUNT', 1000);
+    for await (const batch of scanKeys(redis, pattern)) {
       batch.filter((key) => !key.includes(':checkpoint:')).forEach((key) => found.add(key));
-      cursor = next;
-    } while (cursor !== '0');
+    }
   }
   const snapshot: Record<string, string> = {};
   for (const key of [...found].sort()) {
@@ -146,7 +154,7 @@ export interface PartitionProgress {
 }
 
 export async function partitionProgress(
-  redis: Redis,
+  redis: RedisClient,
   keys: Keys,
   projection: Projection<unknown> = fantasyTeamProjection,
 ): Promise<PartitionProgress[]> {
@@ -164,7 +172,7 @@ export async function partitionProgress(
  * (empty partitions count).
  */
 export async function caughtUp(
-  redis: Redis,
+  redis: RedisClient,
   keys: Keys,
   projections: readonly Projection<unknown>[] = [fantasyTeamProjection],
 ): Promise<boolean> {
@@ -185,15 +193,18 @@ export async function viewFromRecord(store: EventStore, teamId: string): Promise
   return { id: teamId.toLowerCase(), ...state, version };
 }
 
-/** The documents of `teamIds` as stored (parsed), or null where there is none. */
-export async function storedViews(redis: Redis, keys: Keys, teamIds: readonly string[]) {
-  const values = await redis.mget(
-    ...teamIds.map((id) => keys.projectionDocument(fantasyTeamProjection.name, id)),
+/**
+ * The documents of `teamIds` as stored (parsed), or null where there is none. One GET each: the
+ * teams lie in different partitions, hence slots, and a cluster refuses an MGET across slots.
+ */
+export async function storedViews(redis: RedisClient, keys: Keys, teamIds: readonly string[]) {
+  const values = await Promise.all(
+    teamIds.map((id) => redis.get(keys.projectionDocument(fantasyTeamProjection.name, id))),
   );
   return values.map((value) => (value === null ? null : (JSON.parse(value) as FantasyTeamView)));
 }
 
 /** A team's stream length (its version as the event store counts it). */
-export function streamLength(redis: Redis, keys: Keys, teamId: string): Promise<number> {
+export function streamLength(redis: RedisClient, keys: Keys, teamId: string): Promise<number> {
   return redis.xlen(keys.aggregateStream(TEAM, teamId));
 }

@@ -7,7 +7,7 @@
  * stream. It prints `{"race":"ready"}` once connected and waits for RACE_GO_KEY to exist, so both
  * processes begin together however long each took to start.
  *
- * Env: REDIS_URL, REDIS_KEY_PREFIX, LOCK_WAIT_MS, LOCK_TTL_MS (read by loadConfig), plus
+ * Env: REDIS_URL or REDIS_CLUSTER_NODES, REDIS_KEY_PREFIX, LOCK_WAIT_MS, LOCK_TTL_MS (read by loadConfig), plus
  * RACE_AGGREGATE_ID, RACE_COMMANDS, RACE_GO_KEY.
  */
 import { createCoreServices } from '../../shared/composition';
@@ -28,7 +28,7 @@ async function main(): Promise<void> {
   const goKey = required('RACE_GO_KEY');
   const config = loadConfig(process.env);
   const logger = createLogger({ level: 'error', processRole: 'race-appender', silent: true });
-  const redis = createRedisConnection(config.redisUrl, 'request', logger);
+  const redis = createRedisConnection(config.redis, 'request', logger);
   await waitForRedis(redis, logger);
   const core = createCoreServices(config, redis);
 

@@ -34,6 +34,7 @@ const adminOnlyQuery = defineQuery<unknown>({
   schemes: ['Basic', 'Bearer'],
   roles: ['Admin'],
   schema: querySchema('TestAdminOnly'),
+  response: { type: 'object' },
   handle: () => Promise.resolve({ body: { ok: true } }),
 });
 const basicOnlyQuery = defineQuery<unknown>({
@@ -42,6 +43,7 @@ const basicOnlyQuery = defineQuery<unknown>({
   schemes: ['Basic'],
   roles: [],
   schema: querySchema('TestBasicOnly'),
+  response: { type: 'object' },
   handle: () => Promise.resolve({ body: { ok: true } }),
 });
 

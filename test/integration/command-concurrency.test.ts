@@ -6,7 +6,7 @@ import type { FantasyTeamEvent } from '../../shared/domain/fantasy-team/fantasy-
 import { partitionOf } from '../../shared/event-store/partitions';
 import { fantasyTeamProjection } from '../../shared/projections/fantasy-team/fantasy-team.projection';
 import { rebuildProjection } from '../../shared/projections/rebuild';
-import { createTestApp, testRedisUrl, uniquePrefix, type TestApp } from '../helpers/app-fixture';
+import { createTestApp, testRedisEnv, uniquePrefix, type TestApp } from '../helpers/app-fixture';
 import { startServiceProcess, type ServiceProcess } from '../helpers/processes';
 import { viewFromRecord } from '../helpers/projector-fixtures';
 
@@ -92,7 +92,7 @@ describe('Concurrent commands on one team through several ingress processes', ()
     const env = {
       PORT: '0',
       HOST: '127.0.0.1',
-      REDIS_URL: testRedisUrl(),
+      ...testRedisEnv(),
       REDIS_KEY_PREFIX: subject.config.redisKeyPrefix,
       JWT_SECRET: 'concurrency-test-secret-of-at-least-32-characters',
       ADMIN_EMAIL: ADMIN.email,

@@ -1,5 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import type { Redis } from 'ioredis';
 
 import { createCoreServices } from '../../shared/composition';
 import { loadConfig } from '../../shared/config';
@@ -12,23 +11,28 @@ import { AggregateBusyError, ConcurrencyConflictError } from '../../shared/event
 import type { CommandHandlerHooks, CommandInput } from '../../shared/event-store/handle-command';
 import { partitionOf } from '../../shared/event-store/partitions';
 import { createLogger } from '../../shared/logger';
-import { closeConnections, createRedisConnection, waitForRedis } from '../../shared/redis/connections';
-import { testRedisUrl, uniquePrefix } from '../helpers/app-fixture';
+import {
+  closeConnections,
+  createRedisConnection,
+  waitForRedis,
+  type RedisClient,
+} from '../../shared/redis/connections';
+import { testRedisEnv, uniquePrefix } from '../helpers/app-fixture';
 import { eventually, startServiceProcess, type ServiceProcess } from '../helpers/processes';
 import { counterDecider, INCREMENT, type Increment, type Incremented } from '../helpers/race-counter.decider';
 
 const logger = createLogger({ level: 'error', processRole: 'test', silent: true });
-const connections: Redis[] = [];
+const connections: RedisClient[] = [];
 
 /** The core services on their own connection and, unless one is given, their own key prefix. */
 async function buildCore(env: Record<string, string> = {}, hooks: CommandHandlerHooks = {}) {
   const config = loadConfig({
     NODE_ENV: 'test',
-    REDIS_URL: testRedisUrl(),
+    ...testRedisEnv(),
     REDIS_KEY_PREFIX: uniquePrefix(),
     ...env,
   });
-  const redis = createRedisConnection(config.redisUrl, 'request', logger);
+  const redis = createRedisConnection(config.redis, 'request', logger);
   connections.push(redis);
   await waitForRedis(redis, logger);
   return { config, redis, ...createCoreServices(config, redis, hooks) };
@@ -410,7 +414,7 @@ describe('Two processes racing on one aggregate', () => {
     const core = await buildCore();
     const id = randomUUID();
     const env = {
-      REDIS_URL: testRedisUrl(),
+      ...testRedisEnv(),
       REDIS_KEY_PREFIX: core.config.redisKeyPrefix,
       LOCK_WAIT_MS: '10000',
       RACE_AGGREGATE_ID: id,

@@ -24,6 +24,25 @@ describe('HTTP problems shared by every endpoint', () => {
   });
   afterAll(() => subject.close());
 
+  it('When anything is answered (a success or a problem), then helmet’s security headers are on it', async () => {
+    const answers = [
+      await request(subject.app).get('/healthz'),
+      await request(subject.app).get('/nowhere'),
+      await request(subject.app).get('/api/command'),
+    ];
+    for (const res of answers) {
+      expect(res.headers).toMatchObject({
+        'x-content-type-options': 'nosniff',
+        'x-frame-options': 'SAMEORIGIN',
+        'referrer-policy': 'no-referrer',
+        'cross-origin-opener-policy': 'same-origin',
+        'strict-transport-security': expect.stringContaining('max-age='),
+      });
+      expect(res.headers['content-security-policy']).toContain("default-src 'self'");
+      expect(res.headers['x-powered-by']).toBeUndefined();
+    }
+  });
+
   it('When the body is malformed JSON, then the answer is the 400 validation problem', async () => {
     const res = await request(subject.app)
       .post('/test/echo')

@@ -4,11 +4,10 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { Worker } from 'bullmq';
-import type { Redis } from 'ioredis';
 
 import { listen, type RunningServer } from '../../ingress/server';
 import { userIdForEmail } from '../../shared/domain/user/user-id';
-import { closeConnections, createRedisConnection } from '../../shared/redis/connections';
+import { closeConnections, createRedisConnection, type RedisClient } from '../../shared/redis/connections';
 import { freePort } from '../../scripts/lib/redis-server';
 import { startImportWorker } from '../../workers/import.worker';
 import { createTestApp, type TestApp } from '../helpers/app-fixture';
@@ -52,7 +51,7 @@ function seedUsers(count: number, tag = randomUUID().slice(0, 8)) {
 describe('npm run import (scripts/import.ts)', () => {
   let subject: TestApp;
   let server: RunningServer;
-  let workerConnection: Redis;
+  let workerConnection: RedisClient;
   let worker: Worker;
   let dir: string;
 
@@ -61,13 +60,14 @@ describe('npm run import (scripts/import.ts)', () => {
     await subject.createUser({ email: 'manager@example.com', password: PASSWORD, roles: ['UserManager'] });
     await subject.createUser({ email: 'member@example.com', password: PASSWORD, roles: ['Member'] });
     server = await listen(subject.app, 0, '127.0.0.1');
-    workerConnection = createRedisConnection(subject.config.redisUrl, 'queue', subject.logger);
+    workerConnection = createRedisConnection(subject.config.redis, 'queue', subject.logger);
     worker = startImportWorker(
       workerConnection,
       subject.services,
       subject.services.importResults,
       subject.config,
       subject.logger,
+      subject.metrics,
     );
     dir = await mkdtemp(path.join(tmpdir(), 'import-cli-'));
   });

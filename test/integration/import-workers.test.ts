@@ -1,3 +1,10 @@
+/**
+ * Issue 8, faults: "kill -9 a worker in the middle of an import: another worker finishes it;
+ * nothing is created twice or lost" is the first test below: SIGKILL mid-import, a successor
+ * finishes it, and users and log events are counted against the import's rows. The other fault
+ * tests are in test/faults/.
+ */
+import { userIdForEmail } from '../../shared/domain/user/user-id';
 import { eventually } from '../helpers/processes';
 import {
   createImportWorkersHarness,
@@ -44,7 +51,7 @@ describe('Import worker processes', () => {
     harness = undefined;
   });
 
-  it('When the worker running a 500-user import is killed with SIGKILL and a second worker starts, then the second finishes it with exactly 500 users created', async () => {
+  it('When the worker running a 500-user import is killed with SIGKILL and a second worker starts, then the second finishes it: 500 users, each created once in its stream and in the log, none missing', async () => {
     harness = await createImportWorkersHarness(SHORT_JOB_LOCK);
     const doomed = await harness.startWorker();
     const users = seedUsersWithPasswords(500);
@@ -73,6 +80,18 @@ describe('Import worker processes', () => {
     expect(await harness.userStreams(users)).toEqual({ existing: 500, notExactlyOneEvent: [] });
     // The 500 seeded users and the manager who submitted the import: nothing else was created.
     expect(await harness.countAllUserStreams()).toBe(501);
+    // Counted against the import's rows in the log the projectors read: one creation per row, by
+    // this job (its id as correlation id), none twice, none missing, the manager's the only other.
+    const logged = await harness.userEventsInLog();
+    const seededIds = new Set(users.map((user) => userIdForEmail(user.email)));
+    const byThisJob = logged.filter((event) => event.metadata.correlationId === importJobId);
+    expect(logged).toHaveLength(501);
+    expect(new Set(logged.map((event) => event.aggregateId)).size).toBe(501);
+    expect(byThisJob).toHaveLength(500);
+    expect(byThisJob.every((event) => event.eventType === 'UserCreatedEvent' && event.version === 1)).toBe(
+      true,
+    );
+    expect(new Set(byThisJob.map((event) => event.aggregateId))).toEqual(seededIds);
     expect(logLines(doomed.stdout(), 'import finished')).toEqual([]);
     expect(logLines(successor.stdout(), 'import finished')).toEqual([
       expect.objectContaining({ importJobId, status: 'Completed', commandsExecuted: 500 }),

@@ -1,9 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { Worker } from 'bullmq';
-import type { Redis } from 'ioredis';
 import request from 'supertest';
 
-import { createRedisConnection, closeConnections } from '../../shared/redis/connections';
+import { createRedisConnection, closeConnections, type RedisClient } from '../../shared/redis/connections';
 import { startImportWorker } from '../../workers/import.worker';
 import { createTestApp, type TestApp } from '../helpers/app-fixture';
 import { eventually } from '../helpers/processes';
@@ -25,7 +24,7 @@ function seedUsers(count: number, tag = randomUUID().slice(0, 8)) {
 
 describe('POST /api/import', () => {
   let subject: TestApp;
-  let workerConnection: Redis;
+  let workerConnection: RedisClient;
   let worker: Worker | undefined;
 
   beforeAll(async () => {
@@ -33,7 +32,7 @@ describe('POST /api/import', () => {
     await subject.createUser({ email: 'manager@example.com', password: PASSWORD, roles: ['UserManager'] });
     await subject.createUser({ email: 'member@example.com', password: PASSWORD, roles: ['Member'] });
     await subject.createUser({ email: 'admin@example.com', password: PASSWORD, roles: ['Admin'] });
-    workerConnection = createRedisConnection(subject.config.redisUrl, 'queue', subject.logger);
+    workerConnection = createRedisConnection(subject.config.redis, 'queue', subject.logger);
   });
   afterAll(async () => {
     await worker?.close();
@@ -49,6 +48,7 @@ describe('POST /api/import', () => {
       subject.services.importResults,
       subject.config,
       subject.logger,
+      subject.metrics,
     );
   };
   const stopWorker = async () => {
@@ -342,7 +342,7 @@ describe('POST /api/import', () => {
       expect((await jobResult(res.body.importJobId, 'admin@example.com')).status).toBe(200);
     });
 
-    it('When a queued import with passwords finishes, then its BullMQ job keeps no password', async () => {
+    it('When a queued import with passwords finishes, then neither its BullMQ job nor its result keeps a password', async () => {
       await idleQueue();
       const users = seedUsers(2).map((user) => ({ ...user, password: 'queued-secret-123' }));
       const res = await submit(seeding(users));
@@ -358,6 +358,10 @@ describe('POST /api/import', () => {
       expect((job?.data.importData as { users: { password: string }[] }).users[0]?.password).toBe(
         '[redacted]',
       );
+      expect((await jobResult(res.body.importJobId)).text).not.toContain('queued-secret-123');
+      const record = await subject.redis.get(subject.services.keys.importResult(res.body.importJobId));
+      expect(record).not.toContain('queued-secret-123');
+      expect(record).not.toContain('importData');
     });
 
     it('When AvailableImporters is asked, then every importer is listed with its roles', async () => {

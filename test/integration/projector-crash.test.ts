@@ -1,7 +1,7 @@
 import { LOG_PARTITIONS } from '../../shared/event-store/partitions';
 import { fantasyTeamProjection } from '../../shared/projections/fantasy-team/fantasy-team.projection';
 import { rebuildProjection } from '../../shared/projections/rebuild';
-import { createTestApp, testRedisUrl, type TestApp } from '../helpers/app-fixture';
+import { createTestApp, testRedisEnv, type TestApp } from '../helpers/app-fixture';
 import { eventually, startServiceProcess, type ServiceProcess } from '../helpers/processes';
 import {
   caughtUp,
@@ -37,7 +37,7 @@ describe('The worker process projecting the log', () => {
     const subject = await createTestApp();
     const { redis } = subject;
     const { keys, commands } = subject.services;
-    const env = { REDIS_URL: testRedisUrl(), REDIS_KEY_PREFIX: subject.config.redisKeyPrefix };
+    const env = { ...testRedisEnv(), REDIS_KEY_PREFIX: subject.config.redisKeyPrefix };
     const workers: ServiceProcess[] = [];
     try {
       const teamIds = teamIdsOverEveryPartition(TEAMS);

@@ -4,6 +4,7 @@ import { fantasyTeamDecider } from '../../shared/domain/fantasy-team/fantasy-tea
 import { LOG_PARTITIONS } from '../../shared/event-store/partitions';
 import { ALL_PROJECTIONS } from '../../shared/projections/all-projections';
 import { Projector } from '../../shared/projections/projector';
+import { duplicateConnection } from '../../shared/redis/connections';
 import { createTestApp, type TestApp } from '../helpers/app-fixture';
 import { eventually } from '../helpers/processes';
 
@@ -20,7 +21,7 @@ describe('Projector woken by change announcements', () => {
       ALL_PROJECTIONS,
       subject.logger,
       { idleFallbackMs: 60_000, leaseMs: 1_000 },
-      subject.redis.duplicate({ enableOfflineQueue: true }),
+      duplicateConnection(subject.redis, subject.logger, 'test-subscriber'),
     );
     projector.start();
     await eventually(

@@ -1,7 +1,7 @@
 import request from 'supertest';
 
 import { listen } from '../../ingress/server';
-import { createTestApp, testRedisUrl, uniquePrefix } from '../helpers/app-fixture';
+import { createTestApp, testRedisEnv, uniquePrefix } from '../helpers/app-fixture';
 import { startServiceProcess } from '../helpers/processes';
 
 describe('Graceful shutdown', () => {
@@ -38,7 +38,7 @@ describe('Graceful shutdown', () => {
     const ingress = startServiceProcess('ingress/main.ts', {
       PORT: '0',
       HOST: '127.0.0.1',
-      REDIS_URL: testRedisUrl(),
+      ...testRedisEnv(),
       REDIS_KEY_PREFIX: uniquePrefix(),
     });
     await ingress.waitForOutput('ingress listening');
@@ -59,7 +59,7 @@ describe('Graceful shutdown', () => {
 
   it('When the worker process gets SIGTERM, then it closes and exits 0', async () => {
     const worker = startServiceProcess('workers/main.ts', {
-      REDIS_URL: testRedisUrl(),
+      ...testRedisEnv(),
       REDIS_KEY_PREFIX: uniquePrefix(),
     });
     await worker.waitForOutput('worker ready');
@@ -68,7 +68,7 @@ describe('Graceful shutdown', () => {
   });
 
   it('When a setting is invalid, then the process exits at once with one line naming the variable', async () => {
-    const ingress = startServiceProcess('ingress/main.ts', { PORT: 'not-a-port', REDIS_URL: testRedisUrl() });
+    const ingress = startServiceProcess('ingress/main.ts', { PORT: 'not-a-port', ...testRedisEnv() });
     expect(await ingress.exited).toBe(78);
     expect(ingress.stderr().trim().split('\n')).toHaveLength(1);
     expect(ingress.stderr()).toMatch(/^\[ingress\] Invalid configuration: PORT: must be a number/);

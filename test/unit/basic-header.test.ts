@@ -32,6 +32,22 @@ describe('parseBasicCredentials', () => {
     });
   });
 
+  it('When the decoded credentials are not UTF-8, then the result is null rather than a U+FFFD lookalike', () => {
+    const bytes = (...parts: (string | number[])[]) =>
+      `Basic ${Buffer.concat(parts.map((part) => Buffer.from(part))).toString('base64')}`;
+    expect(parseBasicCredentials(bytes('ada@example.com:pass', [0xff], 'word'))).toBeNull();
+    expect(parseBasicCredentials(bytes('caf', [0xe9], '@example.com:pw'))).toBeNull(); // Latin-1 é
+    expect(parseBasicCredentials(bytes('ada@example.com:', [0xc3]))).toBeNull(); // truncated sequence
+    expect(parseBasicCredentials(bytes('ada@example.com:', [0xed, 0xa0, 0x80]))).toBeNull(); // a surrogate
+  });
+
+  it('When the credentials start with a byte order mark, then it is kept as part of the user id', () => {
+    expect(parseBasicCredentials(basic('\uFEFFada@example.com:pw'))).toEqual({
+      userId: '\uFEFFada@example.com',
+      password: 'pw',
+    });
+  });
+
   it('When the decoded credentials have no colon, then the result is null', () => {
     expect(parseBasicCredentials(basic('ada-without-colon'))).toBeNull();
   });

@@ -5,7 +5,7 @@ describe('loadConfig', () => {
     const config = loadConfig({});
     expect(config).toMatchObject({
       port: 8080,
-      redisUrl: 'redis://127.0.0.1:6379',
+      redis: { kind: 'standalone', url: 'redis://127.0.0.1:6379' },
       logLevel: 'info',
       modules: ['sport-core'],
       bodyLimitBytes: 1024 * 1024,
@@ -53,9 +53,88 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ BODY_LIMIT: 'lots' })).toThrow(/BODY_LIMIT/);
   });
 
+  it('When TRUST_PROXY is unset, then no proxy is believed; a hop count or a list is taken as given', () => {
+    expect(loadConfig({}).trustProxy).toBe(false);
+    expect(loadConfig({ TRUST_PROXY: '1' }).trustProxy).toBe(1);
+    expect(loadConfig({ TRUST_PROXY: 'loopback, 10.0.0.0/8, fd00::/8' }).trustProxy).toEqual([
+      'loopback',
+      '10.0.0.0/8',
+      'fd00::/8',
+    ]);
+  });
+
+  it('When TRUST_PROXY holds an address Express would reject, then loading fails naming TRUST_PROXY', () => {
+    for (const bad of ['true', '999.0.0.1', '10.0.0.0/33', 'proxy.internal']) {
+      expect(() => loadConfig({ TRUST_PROXY: bad })).toThrow(/TRUST_PROXY: .*hop count/);
+    }
+  });
+
+  it('When JWT_PREVIOUS_SECRET is set, then it needs JWT_SECRET, must differ from it, and may end at an instant', () => {
+    const previous = 'p'.repeat(32);
+    const current = 'c'.repeat(32);
+    expect(() => loadConfig({ JWT_PREVIOUS_SECRET: previous })).toThrow(
+      /JWT_PREVIOUS_SECRET needs JWT_SECRET to be set/,
+    );
+    expect(() => loadConfig({ JWT_SECRET: current, JWT_PREVIOUS_SECRET: current })).toThrow(
+      /JWT_PREVIOUS_SECRET: .*different from JWT_SECRET/,
+    );
+    expect(() =>
+      loadConfig({ JWT_SECRET: current, JWT_PREVIOUS_SECRET: previous, JWT_PREVIOUS_SECRET_UNTIL: 'soon' }),
+    ).toThrow(/JWT_PREVIOUS_SECRET_UNTIL: .*ISO 8601/);
+    expect(
+      loadConfig({
+        JWT_SECRET: current,
+        JWT_PREVIOUS_SECRET: previous,
+        JWT_PREVIOUS_SECRET_UNTIL: '2026-12-01T12:00:00Z',
+      }).jwtPreviousSecret,
+    ).toEqual({ secret: previous, until: new Date('2026-12-01T12:00:00Z') });
+  });
+
+  it('When no METRICS_* is set, then no metrics are exposed: no token, no listener', () => {
+    expect(loadConfig({}).metrics).toEqual({ token: undefined, port: 0, host: '0.0.0.0' });
+  });
+
+  it('When METRICS_TOKEN is short or METRICS_PORT is not a port, then loading fails naming them', () => {
+    expect(() => loadConfig({ METRICS_TOKEN: 'short' })).toThrow(/METRICS_TOKEN: .*16-1024 visible ASCII/);
+    expect(() => loadConfig({ METRICS_TOKEN: 'a token with spaces in it' })).toThrow(/METRICS_TOKEN/);
+    expect(() => loadConfig({ METRICS_PORT: '70000' })).toThrow(/METRICS_PORT/);
+    expect(loadConfig({ METRICS_PORT: '9464', METRICS_TOKEN: 'x'.repeat(16) }).metrics).toMatchObject({
+      port: 9464,
+      token: 'x'.repeat(16),
+    });
+  });
+
+  it('When REDIS_CLUSTER_NODES lists nodes, then the service targets that cluster and REDIS_URL is not used', () => {
+    const config = loadConfig({
+      REDIS_URL: 'redis://elsewhere:6379',
+      REDIS_CLUSTER_NODES: ' 10.0.0.1:7000, redis-b.internal:7001 ,[::1]:7002',
+    });
+    expect(config.redis).toEqual({
+      kind: 'cluster',
+      nodes: [
+        { host: '10.0.0.1', port: 7000 },
+        { host: 'redis-b.internal', port: 7001 },
+        { host: '::1', port: 7002 },
+      ],
+    });
+    expect(loadConfig({ REDIS_CLUSTER_NODES: '' }).redis.kind).toBe('standalone'); // empty means unset
+  });
+
+  it.each(['10.0.0.1', '10.0.0.1:70000', '10.0.0.1:7000,', 'redis://10.0.0.1:7000', '10.0.0.1:0', 'a:1;b:2'])(
+    'When REDIS_CLUSTER_NODES is %j, then loading fails saying it expects host:port entries',
+    (nodes) => {
+      expect(() => loadConfig({ REDIS_CLUSTER_NODES: nodes })).toThrow(
+        /^Invalid configuration: REDIS_CLUSTER_NODES: must be a comma-separated list of host:port \(expected Redis Cluster nodes/,
+      );
+    },
+  );
+
   it('When loaded, then the configuration cannot be changed', () => {
     const config = loadConfig({});
     expect(Object.isFrozen(config)).toBe(true);
     expect(Object.isFrozen(config.modules)).toBe(true);
+    const cluster = loadConfig({ REDIS_CLUSTER_NODES: '10.0.0.1:7000' }).redis;
+    expect(Object.isFrozen(cluster)).toBe(true);
+    expect(cluster.kind === 'cluster' && Object.isFrozen(cluster.nodes[0])).toBe(true);
   });
 });

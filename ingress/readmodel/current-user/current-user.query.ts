@@ -1,6 +1,8 @@
 import Joi from 'joi';
 
-import { effectiveRoles } from '../../../shared/roles';
+import { ASSIGNABLE_ROLES, PUBLIC_ROLE, effectiveRoles } from '../../../shared/roles';
+import { USER_TYPES } from '../../../shared/domain/user/user.commands';
+import { closedObject, TIMESTAMP_SCHEMA, type JsonSchema } from '../../openapi/json-schema';
 import { defineQuery, querySchema } from '../query-definition';
 
 /** Claim type URIs of the spec's 2.8, as the platform's identity layer names them. */
@@ -10,6 +12,36 @@ export const CLAIM_TYPES = {
   accountType: 'account_type',
   internalUserId: 'internal_user_id',
 } as const;
+
+const ROLE_LIST: JsonSchema = {
+  type: 'array',
+  items: { type: 'string', enum: [...ASSIGNABLE_ROLES, PUBLIC_ROLE] },
+};
+
+/** The caller's record (spec 2.8). */
+const CURRENT_USER_ITEM = closedObject(
+  {
+    name: { type: 'string', description: "The account's e-mail." },
+    email: { type: 'string' },
+    roles: { ...ROLE_LIST, description: 'Assigned roles.' },
+    claims: {
+      type: 'object',
+      properties: {
+        [CLAIM_TYPES.nameIdentifier]: { type: 'string', format: 'uuid', description: 'The user id.' },
+        [CLAIM_TYPES.role]: { type: 'string', description: 'The roles, joined by ", ".' },
+        [CLAIM_TYPES.accountType]: { type: 'string', enum: USER_TYPES },
+        [CLAIM_TYPES.internalUserId]: { type: 'string', format: 'uuid' },
+      },
+      required: Object.values(CLAIM_TYPES),
+      additionalProperties: { type: 'string' },
+    },
+    authenticationType: { type: 'string', enum: ['Basic', 'Bearer'] },
+    requestTime: TIMESTAMP_SCHEMA,
+    effectiveRoles: { ...ROLE_LIST, description: 'Roles after the hierarchy, with the implicit Public.' },
+  },
+  [],
+  { title: 'CurrentUserItem' },
+);
 
 interface CurrentUserBody {
   readonly skip: number;
@@ -26,9 +58,18 @@ export const currentUserQuery = defineQuery<CurrentUserBody>({
     'CurrentUser',
     {},
     {
-      skip: Joi.number().integer().min(0).default(0),
-      take: Joi.number().integer().min(1).max(1000).default(10),
+      skip: Joi.number().strict().integer().min(0).default(0),
+      take: Joi.number().strict().integer().min(1).max(1000).default(10),
     },
+  ),
+  response: closedObject(
+    {
+      data: { type: 'array', items: CURRENT_USER_ITEM, maxItems: 1 },
+      totalCount: { const: 1 },
+      skip: { type: 'integer', minimum: 0 },
+    },
+    [],
+    { title: 'CurrentUserResult' },
   ),
   handle({ principal, body }) {
     const item = {

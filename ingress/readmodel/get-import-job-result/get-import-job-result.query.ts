@@ -1,8 +1,39 @@
 import { toJobResultItem, type ImportResults } from '../../../shared/importers/import-results';
 import { isOwnerOrAdmin } from '../../../shared/roles';
 import { guid } from '../../../shared/validation';
-import { notFoundListing } from '../listing';
+import { IMPORT_ERROR_CODES, IMPORT_PRIORITIES, IMPORT_STATUSES } from '../../../shared/importers/importer';
+import { ROW_ERROR_SCHEMA } from '../../import/import-response';
+import { closedObject, GUID_SCHEMA, TIMESTAMP_SCHEMA, type JsonSchema } from '../../openapi/json-schema';
+import { listingSchema, notFoundListing } from '../listing';
 import { defineQuery, querySchema, type RegisteredQuery } from '../query-definition';
+
+const count: JsonSchema = { type: 'integer', minimum: 0 };
+
+/** An import's record as the query shows it (ImportJobResultItem). */
+const IMPORT_JOB_RESULT_SCHEMA = closedObject(
+  {
+    importJobId: GUID_SCHEMA,
+    requestId: GUID_SCHEMA,
+    importerType: { type: 'string' },
+    priority: { type: 'string', enum: IMPORT_PRIORITIES },
+    status: { type: 'string', enum: IMPORT_STATUSES },
+    message: { type: 'string' },
+    success: { type: ['boolean', 'null'], description: 'null while Pending.' },
+    commandsExecuted: count,
+    eventsGenerated: count,
+    aggregatesProcessed: count,
+    skipped: count,
+    progress: closedObject({ done: count, total: count }),
+    executionDuration: { type: ['string', 'null'], pattern: '^\\d{2,}:\\d{2}:\\d{2}\\.\\d{2}$' },
+    errorMessage: { type: ['string', 'null'] },
+    errorCode: { enum: [...IMPORT_ERROR_CODES, null] },
+    rowErrors: { type: 'array', items: ROW_ERROR_SCHEMA },
+    createdAt: TIMESTAMP_SCHEMA,
+    completedAt: { ...TIMESTAMP_SCHEMA, type: ['string', 'null'] },
+  },
+  [],
+  { title: 'ImportJobResult' },
+);
 
 interface Body {
   readonly query: { readonly importJobId: string };
@@ -16,6 +47,8 @@ export function getImportJobResultQuery(results: ImportResults): RegisteredQuery
     schemes: ['Basic', 'Bearer'],
     roles: [],
     schema: querySchema<Body>('GetImportJobResult', { importJobId: guid().required() }),
+    response: listingSchema('GetImportJobResultResult', IMPORT_JOB_RESULT_SCHEMA),
+    answersNotFoundListing: true,
     async handle({ principal, body }) {
       const record = await results.get(body.query.importJobId);
       if (!record || !isOwnerOrAdmin(principal, record.submitterUserId)) {

@@ -1,8 +1,10 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../../../shared/redis/connections';
 import Joi from 'joi';
 
 import type { Keys } from '../../../shared/redis/keys';
 import { guid, long, seasonYear } from '../../../shared/validation';
+import { closedObject, GUID_SCHEMA } from '../../openapi/json-schema';
+import { listingSchema } from '../listing';
 import { defineQuery, querySchema, type RegisteredQuery } from '../query-definition';
 import {
   MappedPlayersReader,
@@ -12,6 +14,30 @@ import {
 
 /** The largest page a caller may ask for; without `take` the whole table is streamed. */
 export const MAX_MAPPED_PLAYERS_TAKE = 1000;
+
+const INT64 = { type: 'integer', format: 'int64' } as const;
+const TEXT = { type: 'string' } as const;
+
+/** A result item of GetMappedPlayers: spec 2.4 in camelCase, members in the spec's order. */
+const MAPPED_PLAYER_SCHEMA = closedObject(
+  {
+    feedId: { ...INT64, description: 'Player id in the feed.' },
+    feedFirstName: TEXT,
+    feedLastName: TEXT,
+    feedFullName: TEXT,
+    feedShortName: TEXT,
+    leaguePlayerId: { ...TEXT, description: 'Player id in the league database.' },
+    leagueFirstName: TEXT,
+    leagueLastName: TEXT,
+    fantasyId: { ...INT64, description: 'Player id in the fantasy game.' },
+    fantasyCompositeId: { ...TEXT, pattern: '^\\d+-\\d{4}$', description: '`<fantasyId>-<season>`.' },
+    platformId: { ...GUID_SCHEMA, type: ['string', 'null'], description: 'Platform participant id.' },
+    platformFullName: TEXT,
+    platformSlug: TEXT,
+  },
+  [],
+  { title: 'MappedPlayer' },
+);
 
 interface GetMappedPlayersBody {
   readonly query: MappedPlayerFilter;
@@ -36,7 +62,7 @@ async function* listingJson(listing: MappedPlayerListing): AsyncGenerator<string
  * ServiceAccount role, while the sport-core module is enabled. Ordered by feed id; optionally
  * paged (skip, take) and filtered by one identifier or a season, each from its own index.
  */
-export function getMappedPlayersQuery(redis: Redis, keys: Keys): RegisteredQuery {
+export function getMappedPlayersQuery(redis: RedisClient, keys: Keys): RegisteredQuery {
   const reader = new MappedPlayersReader(redis, keys);
   return defineQuery<GetMappedPlayersBody>({
     queryType: 'GetMappedPlayers',
@@ -59,6 +85,7 @@ export function getMappedPlayersQuery(redis: Redis, keys: Keys): RegisteredQuery
         take: Joi.number().strict().integer().min(1).max(MAX_MAPPED_PLAYERS_TAKE),
       },
     ),
+    response: listingSchema('GetMappedPlayersResult', MAPPED_PLAYER_SCHEMA),
     async handle({ body }) {
       const listing = await reader.list(body.query, body.skip, body.take);
       return { jsonPieces: listingJson(listing) };

@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../../../shared/redis/connections';
 
 import { LATEST_SEASON } from '../../../shared/projections/sport/mapped-player';
 import type { Keys } from '../../../shared/redis/keys';
@@ -27,7 +27,7 @@ export interface MappedPlayerListing {
  */
 export class MappedPlayersReader {
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly keys: Keys,
     private readonly pageSize = 500,
   ) {}

@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../../../shared/redis/connections';
 import Joi from 'joi';
 
 import { DEFAULT_SEASON } from '../../../shared/domain/fantasy-team/fantasy-team.commands';
@@ -12,10 +12,55 @@ import type { SeasonRounds } from '../../../shared/projections/sport/seasons.pro
 import type { Keys } from '../../../shared/redis/keys';
 import { isOwnerOrAdmin } from '../../../shared/roles';
 import { guid, seasonYear } from '../../../shared/validation';
-import { notFoundListing } from '../listing';
+import { SELECTION_STATUS } from '../../../shared/domain/fantasy-team/fantasy-team.commands';
+import { closedObject } from '../../openapi/json-schema';
+import { listingSchema, notFoundListing } from '../listing';
 import { defineQuery, querySchema, type RegisteredQuery } from '../query-definition';
 
 export const TEAM_RATING_INPUT_DATA_TYPE = 'TeamRatingInput';
+
+/** TeamRatingPlayerInput (spec 2.3). */
+const TEAM_RATING_PLAYER_INPUT_SCHEMA = closedObject(
+  {
+    rating: { type: ['number', 'null'], description: "The player's current fantasy rating." },
+    breakdown: {
+      type: ['object', 'null'],
+      description: 'Per round (the key): projected points and price delta.',
+      patternProperties: {
+        '^\\d+$': closedObject({ projectedPoints: { type: 'number' }, priceDelta: { type: 'number' } }),
+      },
+      additionalProperties: false,
+    },
+    price: { type: 'integer', format: 'int64', description: "The player's current fantasy price." },
+    selectionStatus: {
+      type: 'integer',
+      enum: Object.values(SELECTION_STATUS),
+      description: '0 Captain, 1 ViceCaptain, 2 Selected, 3 Reserve, 4 Bench.',
+    },
+    fantasyPositions: { type: 'array', items: { type: 'integer' } },
+  },
+  [],
+  { title: 'TeamRatingPlayerInput' },
+);
+
+/** The team rating input result item (spec 2.2). */
+const TEAM_RATING_INPUT_SCHEMA = closedObject(
+  {
+    team: {
+      type: 'object',
+      description: 'Keyed by feed player id.',
+      patternProperties: { '^\\d+$': TEAM_RATING_PLAYER_INPUT_SCHEMA },
+      additionalProperties: false,
+    },
+    round: { type: 'integer', description: `Current round; ${DEFAULT_ROUND} when the season has none.` },
+    finalRound: {
+      type: 'integer',
+      description: `Final round; ${DEFAULT_FINAL_ROUND} when the season has none.`,
+    },
+  },
+  [],
+  { title: 'TeamRatingInput' },
+);
 
 interface GetTeamRatingInputBody {
   readonly query: { readonly id: string; readonly season: string };
@@ -29,7 +74,7 @@ interface GetTeamRatingInputBody {
  * projection joins participant -> feed id and the season's stats in advance) with the rounds.
  * The answer is joined as text: nothing per player is parsed or serialised per request.
  */
-export function getTeamRatingInputQuery(redis: Redis, keys: Keys): RegisteredQuery {
+export function getTeamRatingInputQuery(redis: RedisClient, keys: Keys): RegisteredQuery {
   return defineQuery<GetTeamRatingInputBody>({
     queryType: 'GetTeamRatingInputByTeamId',
     description: "A team's roster with each player's rating, price, positions and breakdown for a season.",
@@ -43,6 +88,13 @@ export function getTeamRatingInputQuery(redis: Redis, keys: Keys): RegisteredQue
       },
       { dataType: Joi.string().valid(TEAM_RATING_INPUT_DATA_TYPE).required() },
     ),
+    response: listingSchema('GetTeamRatingInputByTeamIdResult', TEAM_RATING_INPUT_SCHEMA, {
+      requestId: {
+        type: 'string',
+        description: "The request's id (its X-Request-Id): a GUID unless the caller sent an id of its own.",
+      },
+    }),
+    answersNotFoundListing: true,
     async handle({ principal, body, requestId }) {
       const { id, season } = body.query;
       // 1. The team, loaded directly by id (rule 3); missing or not the caller's: rule 2's answer.

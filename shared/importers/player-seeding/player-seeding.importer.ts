@@ -18,7 +18,7 @@ import {
   type PlayerSeasonStats,
 } from '../../domain/sport/sport.model';
 import { hasAnyRole, lacksRolesMessage, type Role } from '../../roles';
-import { guid, long, seasonYear } from '../../validation';
+import { boundedArray, guid, long, seasonYear } from '../../validation';
 import {
   batchRefused,
   failedAtAggregate,
@@ -60,13 +60,16 @@ const playerSchema = Joi.object<SeedPlayerRow>({
   platformFullName: name,
   platformSlug: name,
   stats: Joi.object<PlayerSeasonStats>({
-    rating: Joi.number().allow(null).required(),
+    rating: Joi.number().strict().allow(null).required(),
     price: long().required(),
-    fantasyPositions: Joi.array().items(Joi.number().strict().integer().min(0).max(1000)).max(20).default([]),
+    fantasyPositions: boundedArray(Joi.number().strict().integer().min(0).max(1000), 20).default([]),
     breakdown: Joi.object()
       .pattern(
         /^(0|[1-9]\d{0,2})$/,
-        Joi.object({ projectedPoints: Joi.number().required(), priceDelta: Joi.number().required() }),
+        Joi.object({
+          projectedPoints: Joi.number().strict().required(),
+          priceDelta: Joi.number().strict().required(),
+        }),
       )
       .allow(null)
       .default(null)
@@ -214,11 +217,11 @@ export const playerSeedingImporter: Importer<PlayerSeedingData> = {
         .default(DEFAULT_ROUND)
         .messages({ 'number.max': '{{#label}} must not be after the final round' }),
       finalRound: Joi.number().strict().integer().min(1).max(ROUND_LIMIT).default(DEFAULT_FINAL_ROUND),
-      players: Joi.array()
-        .items(playerSchema)
-        .max(maxRows)
-        .required()
-        .messages({ 'array.max': `{{#label}} holds at most ${maxRows} rows per import` }),
+      players: boundedArray(
+        playerSchema,
+        maxRows,
+        `{{#label}} holds at most ${maxRows} rows per import`,
+      ).required(),
     }),
 
   rowCount: (data) => data.players.length,

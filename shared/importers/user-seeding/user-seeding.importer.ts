@@ -5,6 +5,7 @@ import { USER_COMMAND_ROLES, USER_TYPES } from '../../domain/user/user.commands'
 import { USER_MESSAGES } from '../../domain/user/user.messages';
 import { normalizeEmail, userIdForEmail } from '../../domain/user/user-id';
 import { ASSIGNABLE_ROLES, hasAnyRole, lacksRolesMessage } from '../../roles';
+import { boundedArray } from '../../validation';
 import {
   batchRefused,
   failedAtAggregate,
@@ -32,21 +33,23 @@ export interface UserSeedingData {
   readonly users: readonly SeedUser[];
 }
 
+/** Far above the four assignable roles (repeats are allowed and merged); bounds a hostile list. */
+const MAX_ROLES_PER_USER = 16;
+
 const seedUserSchema = Joi.object({
   email: Joi.string().trim().email({ tlds: false }).max(254).required(),
   userName: Joi.string().trim().min(1).max(256),
   userType: Joi.string()
     .valid(...USER_TYPES)
     .required(),
-  roles: Joi.array()
-    .items(Joi.string().valid(...ASSIGNABLE_ROLES))
+  roles: boundedArray(Joi.string().valid(...ASSIGNABLE_ROLES), MAX_ROLES_PER_USER)
     .min(1)
     .required(),
   firstName: Joi.string().max(256).allow(null, ''),
   lastName: Joi.string().max(256).allow(null, ''),
   // A service account signs in by Basic, so it needs one; a Human may get one later.
   password: Joi.string().min(8).max(1024).when('userType', { is: 'ServiceAccount', then: Joi.required() }),
-  emailVerified: Joi.boolean().default(false),
+  emailVerified: Joi.boolean().strict().default(false),
 });
 
 interface PlannedRow {
@@ -63,13 +66,13 @@ export const userSeedingImporter: Importer<UserSeedingData> = {
 
   schema: (maxRows) =>
     Joi.object<UserSeedingData>({
-      enabled: Joi.boolean().default(true),
-      skipIfUsersExist: Joi.boolean().default(false),
-      users: Joi.array()
-        .items(seedUserSchema)
-        .max(maxRows)
-        .required()
-        .messages({ 'array.max': `{{#label}} holds at most ${maxRows} rows per import` }),
+      enabled: Joi.boolean().strict().default(true),
+      skipIfUsersExist: Joi.boolean().strict().default(false),
+      users: boundedArray(
+        seedUserSchema,
+        maxRows,
+        `{{#label}} holds at most ${maxRows} rows per import`,
+      ).required(),
     }),
 
   rowCount: (data) => data.users.length,

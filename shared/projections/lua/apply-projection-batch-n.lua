@@ -3,12 +3,14 @@
 
   Input:
     KEYS[1] the projection's checkpoint for this partition (last applied log entry id)
-    KEYS[2 ..] every key the batch writes (documents and index keys, all in one slot)
+    KEYS[2] how many log entries the projection has applied from this partition
+    KEYS[3 ..] every key the batch writes (documents and index keys, all in one slot)
     ARGV[1] the checkpoint the batch was read after ('0-0' when none)
     ARGV[2] the id of the batch's last log entry
     ARGV[3] the writes, a JSON array of [op, key index (into KEYS), arguments...]:
             ["set", k, json] ["del", k] ["hset", k, field, value] ["hdel-if", k, field, expected]
             ["zadd", k, member, score] ["zrem", k, member] ["sadd", k, member] ["srem", k, member]
+    ARGV[4] how many log entries the batch covers (its skipped entries of other types included)
 
   Output:
     the number of writes made, or
@@ -48,4 +50,12 @@ for _, write in ipairs(writes) do
   end
 end
 redis.call('SET', KEYS[1], ARGV[2])
+-- The count makes the lag metric two reads (log length minus count) instead of a range walk. A
+-- replay from the start resets it; a checkpoint older than the count (written before it existed)
+-- leaves it absent, so the lag reads as unknown until a rebuild rather than as a wrong number.
+if ARGV[1] == '0-0' then
+  redis.call('SET', KEYS[2], ARGV[4])
+elseif redis.call('EXISTS', KEYS[2]) == 1 then
+  redis.call('INCRBY', KEYS[2], ARGV[4])
+end
 return #writes

@@ -1,0 +1,182 @@
+import { execFile } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+
+import { freePort, startLocalRedis, type LocalRedis } from './redis-server';
+
+const run = promisify(execFile);
+
+const SLOTS = 16_384;
+const HOST = '127.0.0.1';
+
+/** One node's two ports: clients talk on `port`, nodes gossip on `busPort`. */
+export interface ClusterNodePorts {
+  readonly port: number;
+  readonly busPort: number;
+}
+
+/** A Redis Cluster of private redis-server processes on loopback, which this code may stop. */
+export interface LocalRedisCluster {
+  readonly nodes: readonly ClusterNodePorts[];
+  /** `127.0.0.1:p1,127.0.0.1:p2,...`: what REDIS_CLUSTER_NODES takes. */
+  readonly nodeList: string;
+  /** Where the nodes keep their cluster state (nodes-<port>.conf). */
+  readonly dataDir: string;
+  /** Stops every node; removes `dataDir` too when it was a temporary directory made here. */
+  stop(): Promise<void>;
+}
+
+export interface LocalRedisClusterOptions {
+  /** Masters (each owns a third of the slots for three); no replicas. Default 3. */
+  readonly masters?: number;
+  /**
+   * Keep cluster state here (and leave it on stop). Started again with the same `dataDir` and
+   * `nodes`, the nodes find their cluster in their state files and form it again without a create.
+   */
+  readonly dataDir?: string;
+  /** The ports of a cluster stopped before; fresh free ports when absent. */
+  readonly nodes?: readonly ClusterNodePorts[];
+  /** How long a node may be silent before the others count it as failed. Default 2000 ms. */
+  readonly nodeTimeoutMs?: number;
+}
+
+/** Two distinct free loopback ports. The bus port is set explicitly (Redis 7 `cluster-port`),
+ * so it need not be port + 10000, which may be taken or above 65535. */
+async function freeNodePorts(taken: Set<number>): Promise<ClusterNodePorts> {
+  const pick = async (): Promise<number> => {
+    for (;;) {
+      const port = await freePort();
+      if (!taken.has(port)) {
+        taken.add(port);
+        return port;
+      }
+    }
+  };
+  return { port: await pick(), busPort: await pick() };
+}
+
+function startNode(ports: ClusterNodePorts, dataDir: string, nodeTimeoutMs: number): Promise<LocalRedis> {
+  return startLocalRedis({
+    port: ports.port,
+    extraArgs: [
+      '--dir',
+      dataDir,
+      '--cluster-enabled',
+      'yes',
+      '--cluster-config-file',
+      path.join(dataDir, `nodes-${ports.port}.conf`),
+      '--cluster-port',
+      String(ports.busPort),
+      '--cluster-node-timeout',
+      String(nodeTimeoutMs),
+    ],
+  });
+}
+
+/** One node's `CLUSTER INFO` as a map (cluster_state, cluster_slots_ok, cluster_known_nodes...). */
+async function clusterInfo(port: number): Promise<Map<string, string>> {
+  const { stdout } = await run('redis-cli', ['-h', HOST, '-p', String(port), 'cluster', 'info'], {
+    timeout: 5_000,
+  });
+  return new Map(
+    stdout
+      .split(/\r?\n/)
+      .map((line) => line.split(':'))
+      .filter((pair): pair is [string, string] => pair.length === 2)
+      .map(([name, value]) => [name, value.trim()]),
+  );
+}
+
+/** True when every node sees a whole cluster of `count` nodes with every slot served. */
+async function clusterIsWhole(nodes: readonly ClusterNodePorts[]): Promise<boolean> {
+  const infos = await Promise.all(nodes.map(({ port }) => clusterInfo(port)));
+  return infos.every(
+    (info) =>
+      info.get('cluster_state') === 'ok' &&
+      info.get('cluster_slots_ok') === String(SLOTS) &&
+      info.get('cluster_known_nodes') === String(nodes.length),
+  );
+}
+
+async function waitUntilWhole(nodes: readonly ClusterNodePorts[], timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await clusterIsWhole(nodes))) {
+    if (Date.now() > deadline) {
+      const states = await Promise.all(
+        nodes.map(async ({ port }) => (await clusterInfo(port)).get('cluster_state')),
+      );
+      throw new Error(
+        `the cluster did not reach cluster_state:ok within ${timeoutMs} ms (states: ${states.join(', ')})`,
+      );
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+/**
+ * Starts `masters` redis-server processes in cluster mode on free loopback ports, joins them with
+ * `redis-cli --cluster create` (unless their state files already hold the cluster), and resolves
+ * once every node reports cluster_state:ok. Nothing is persisted but the cluster state.
+ */
+export async function startLocalRedisCluster(
+  options: LocalRedisClusterOptions = {},
+): Promise<LocalRedisCluster> {
+  const masters = options.nodes?.length ?? options.masters ?? 3;
+  const ownDir = options.dataDir === undefined;
+  const dataDir = options.dataDir ?? (await mkdtemp(path.join(tmpdir(), 'fts-redis-cluster-')));
+  const nodeTimeoutMs = options.nodeTimeoutMs ?? 2_000;
+  const servers: LocalRedis[] = [];
+  const stop = async () => {
+    await Promise.all(servers.map((server) => server.stop()));
+    if (ownDir) await rm(dataDir, { recursive: true, force: true });
+  };
+
+  try {
+    const taken = new Set<number>();
+    const nodes: ClusterNodePorts[] = [];
+    for (let i = 0; i < masters; i++) {
+      const given = options.nodes?.[i];
+      // A free port can be taken by someone else before redis-server binds it: try fresh ones.
+      for (let attempt = 1; ; attempt++) {
+        const ports = given ?? (await freeNodePorts(taken));
+        try {
+          servers.push(await startNode(ports, dataDir, nodeTimeoutMs));
+          nodes.push(ports);
+          break;
+        } catch (error) {
+          if (given || attempt >= 5) throw error;
+        }
+      }
+    }
+
+    const reformed =
+      options.nodes !== undefined &&
+      (await clusterInfo(nodes[0]?.port ?? 0)).get('cluster_known_nodes') === String(masters);
+    if (!reformed) {
+      await run(
+        'redis-cli',
+        [
+          '--cluster',
+          'create',
+          ...nodes.map(({ port }) => `${HOST}:${port}`),
+          '--cluster-replicas',
+          '0',
+          '--cluster-yes',
+        ],
+        { timeout: 30_000 },
+      );
+    }
+    await waitUntilWhole(nodes, 30_000);
+    return {
+      nodes,
+      nodeList: nodes.map(({ port }) => `${HOST}:${port}`).join(','),
+      dataDir,
+      stop,
+    };
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+}

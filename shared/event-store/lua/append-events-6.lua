@@ -1,0 +1,74 @@
+--[[
+  Appends events to one aggregate, fenced by its version, records the caller's request id with
+  them, and releases the caller's lock.
+
+  Input:
+    KEYS[1] aggregate stream (entry ids 0-<version>)
+    KEYS[2] global log partition of the aggregate
+    KEYS[3] aggregate record (hash: version, state, attachments)
+    KEYS[4] the aggregate's lock
+    KEYS[5] the request ids applied to the aggregate (hash: request id -> 'first:last' version)
+    KEYS[6] when each of those was applied (sorted set: request id -> unix ms)
+    ARGV[1] expected version (the stream length the caller folded)
+    ARGV[2] number of events N
+    ARGV[3] channel announcing that the aggregate changed (its id is published there)
+    ARGV[4] the caller's lock token ('' when it holds none): released here if still the caller's
+    ARGV[5] the caller's request id ('' for none)
+    ARGV[6] now, unix ms
+    ARGV[7] how long a request id is remembered, in ms
+    ARGV[8 .. 7+N] event envelopes as JSON, versions expected+1 .. expected+N
+    ARGV[8+N] the folded state after the events, as JSON
+    ARGV[9+N ..] attachment field/value pairs written to the record (e.g. a credential)
+
+  Output:
+    the new version, or
+    -1 when the stream's version is not the expected one (then nothing is written or released)
+
+  The version check and every write happen in this one script, so a holder whose lock expired
+  while it was deciding cannot write stale events: the fence rejects it. The request id is written
+  with the events it produced, so a retry whose first attempt's answer was lost finds them
+  (lock-and-load-3.lua) instead of applying the command twice.
+]]
+local expected = tonumber(ARGV[1])
+local count = tonumber(ARGV[2])
+local current = redis.call('XLEN', KEYS[1])
+if current ~= expected then
+  return -1
+end
+
+for i = 1, count do
+  local envelope = ARGV[7 + i]
+  redis.call('XADD', KEYS[1], '0-' .. (expected + i), 'event', envelope)
+  redis.call('XADD', KEYS[2], '*', 'event', envelope)
+end
+
+local version = expected + count
+redis.call('HSET', KEYS[3], 'version', version, 'state', ARGV[8 + count])
+for i = 9 + count, #ARGV, 2 do
+  redis.call('HSET', KEYS[3], ARGV[i], ARGV[i + 1])
+end
+
+local requestId = ARGV[5]
+if requestId ~= '' and count > 0 then
+  local now = tonumber(ARGV[6])
+  local window = tonumber(ARGV[7])
+  redis.call('HSET', KEYS[5], requestId, (expected + 1) .. ':' .. version)
+  redis.call('ZADD', KEYS[6], now, requestId)
+  -- Forget ids older than the window, a bounded number per append so that no call grows long.
+  local expired = redis.call('ZRANGEBYSCORE', KEYS[6], '-inf', now - window, 'LIMIT', 0, 100)
+  if #expired > 0 then
+    redis.call('HDEL', KEYS[5], unpack(expired))
+    redis.call('ZREM', KEYS[6], unpack(expired))
+  end
+  -- An aggregate left alone for a whole window forgets them all.
+  redis.call('PEXPIRE', KEYS[5], window)
+  redis.call('PEXPIRE', KEYS[6], window)
+end
+
+-- In-process caches of the record (sign-in) drop it at once on every replica.
+redis.call('PUBLISH', ARGV[3], string.match(KEYS[3], '[^:]+$'))
+-- Released only by its holder: a lock that expired and was taken by another stays theirs.
+if ARGV[4] ~= '' and redis.call('GET', KEYS[4]) == ARGV[4] then
+  redis.call('DEL', KEYS[4])
+end
+return version

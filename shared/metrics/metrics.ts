@@ -1,0 +1,241 @@
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+
+import type { CommandHandlerHooks } from '../event-store/handle-command';
+import type { FinishedImport } from '../importers/import-processor';
+import type { QueueDepthSample } from '../importers/import-queue';
+import type { Logger } from '../logger';
+import type { ProjectorLag } from '../projections/projector-lag';
+
+/** Every metric name starts with it, the process and Node.js defaults included. */
+export const METRIC_PREFIX = 'fts_';
+
+/**
+ * The label value of a query, command or importer type the service does not know, and of a
+ * request no route matched: labels only ever hold values the code defines, so a caller cannot
+ * grow the number of series by sending made-up names.
+ */
+export const UNKNOWN_LABEL = 'unknown';
+
+/** Where an import ran: inline in the ingress (High on an idle queue) or in a worker. */
+export type ImportMode = 'inline' | 'queued';
+
+/** A Redis client as the connection gauge reads it (ioredis' Redis and Cluster both have it). */
+export interface ConnectionStatus {
+  readonly status: string;
+}
+
+export interface HttpRequestLabels {
+  readonly method: string;
+  /** The route template (`/api/readmodel`), never the raw URL. */
+  readonly route: string;
+  /** The query, command or importer type, when the route has one. */
+  readonly operation?: string;
+  readonly status: number;
+}
+
+// Buckets in seconds. HTTP: a cached query takes about a millisecond, an inline import seconds.
+const HTTP_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+// An uncontended lock is one round trip (sub-millisecond); LOCK_WAIT_MS (2 s) is the cap.
+const LOCK_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5];
+// Imports: one argon2 hash per user makes a 10,000-user import take minutes.
+const IMPORT_BUCKETS = [0.1, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600, 1800, 3600];
+const ROWS_PER_SECOND_BUCKETS = [1, 5, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000, 10000];
+
+/**
+ * The service's metrics: one Prometheus registry per process (not prom-client's global one, so
+ * tests can build several apps in one process), every metric defined here once (names, help,
+ * labels, buckets), recorded through methods named for what happened. Values read from Redis
+ * (projector lag, queue depth) and connection states are collected when scraped, never polled.
+ */
+export class Metrics {
+  readonly registry = new Registry();
+
+  private readonly httpRequestDuration = new Histogram({
+    name: `${METRIC_PREFIX}http_request_duration_seconds`,
+    help: 'HTTP requests by method, route template, query/command/importer type and status.',
+    labelNames: ['method', 'route', 'operation', 'status'] as const,
+    buckets: HTTP_BUCKETS,
+    registers: [this.registry],
+  });
+
+  private readonly commandAnswers = new Counter({
+    name: `${METRIC_PREFIX}commands_total`,
+    help: 'POST /api/command answers by command type and outcome (success or the errorCode).',
+    labelNames: ['command_type', 'outcome'] as const,
+    registers: [this.registry],
+  });
+
+  private readonly lockWait = new Histogram({
+    name: `${METRIC_PREFIX}lock_wait_seconds`,
+    help: 'Time to take an aggregate lock (or to give up: outcome busy), the taking round trip included.',
+    labelNames: ['aggregate_type', 'outcome'] as const,
+    buckets: LOCK_BUCKETS,
+    registers: [this.registry],
+  });
+
+  private readonly eventsAppended = new Counter({
+    name: `${METRIC_PREFIX}events_appended_total`,
+    help: 'Events appended to the event store by this process.',
+    labelNames: ['aggregate_type', 'event_type'] as const,
+    registers: [this.registry],
+  });
+
+  private readonly importDuration = new Histogram({
+    name: `${METRIC_PREFIX}import_duration_seconds`,
+    help: 'Imports run to their end by this process, by importer, final status and where they ran.',
+    labelNames: ['importer_type', 'status', 'mode'] as const,
+    buckets: IMPORT_BUCKETS,
+    registers: [this.registry],
+  });
+
+  private readonly importRows = new Counter({
+    name: `${METRIC_PREFIX}import_rows_total`,
+    help: 'Rows of the imports this process ran to their end.',
+    labelNames: ['importer_type', 'status', 'mode'] as const,
+    registers: [this.registry],
+  });
+
+  private readonly importRowsPerSecond = new Histogram({
+    name: `${METRIC_PREFIX}import_rows_per_second`,
+    help: 'Throughput of each import this process ran to its end: its rows over its duration.',
+    labelNames: ['importer_type', 'mode'] as const,
+    buckets: ROWS_PER_SECOND_BUCKETS,
+    registers: [this.registry],
+  });
+
+  private readonly connections = new Map<string, ConnectionStatus>();
+  private projectorLagSource: (() => Promise<readonly ProjectorLag[]>) | undefined;
+  private queueDepthSource: (() => Promise<readonly QueueDepthSample[]>) | undefined;
+
+  constructor(private readonly logger?: Logger) {
+    collectDefaultMetrics({ register: this.registry, prefix: METRIC_PREFIX });
+
+    const connectionUp: Gauge<'connection'> = new Gauge({
+      name: `${METRIC_PREFIX}redis_connection_up`,
+      help: 'Whether each Redis connection of this process is ready (1) or not (0).',
+      labelNames: ['connection'] as const,
+      registers: [this.registry],
+      collect: () => {
+        for (const [name, client] of this.connections) {
+          connectionUp.set({ connection: name }, client.status === 'ready' ? 1 : 0);
+        }
+      },
+    });
+
+    const projectorLag: Gauge<'projection' | 'partition'> = new Gauge({
+      name: `${METRIC_PREFIX}projector_lag_events`,
+      help: 'Log entries appended to a partition that a projection has not applied yet.',
+      labelNames: ['projection', 'partition'] as const,
+      registers: [this.registry],
+      collect: () =>
+        this.collectFrom('projector lag', projectorLag, this.projectorLagSource, (lag) => {
+          projectorLag.set(
+            { projection: lag.projection, partition: String(lag.partition) },
+            lag.entriesBehind,
+          );
+        }),
+    });
+
+    const queueJobs: Gauge<'state' | 'priority'> = new Gauge({
+      name: `${METRIC_PREFIX}import_queue_jobs`,
+      help: 'Jobs of the import queue by BullMQ state; waiting ones (prioritized) also by priority.',
+      labelNames: ['state', 'priority'] as const,
+      registers: [this.registry],
+      collect: () =>
+        this.collectFrom('import queue depth', queueJobs, this.queueDepthSource, (sample) => {
+          queueJobs.set(
+            sample.priority ? { state: sample.state, priority: sample.priority } : { state: sample.state },
+            sample.jobs,
+          );
+        }),
+    });
+  }
+
+  /**
+   * Refreshes a gauge from its source at scrape time. A failed read (Redis away) leaves the gauge
+   * without samples rather than with stale ones; `redis_connection_up` says why.
+   */
+  private async collectFrom<Sample>(
+    what: string,
+    gauge: Gauge<string>,
+    source: (() => Promise<readonly Sample[]>) | undefined,
+    set: (sample: Sample) => void,
+  ): Promise<void> {
+    if (!source) return;
+    gauge.reset();
+    try {
+      for (const sample of await source()) set(sample);
+    } catch (error) {
+      this.logger?.debug('metrics not collected', {
+        metric: what,
+        error: error instanceof Error ? error.message : String(error),
+      });
+    }
+  }
+
+  /** The exposition text of every metric, and its content type. */
+  async exposition(): Promise<{ readonly contentType: string; readonly text: string }> {
+    return { contentType: this.registry.contentType, text: await this.registry.metrics() };
+  }
+
+  recordHttpRequest(labels: HttpRequestLabels, seconds: number): void {
+    this.httpRequestDuration.observe(
+      {
+        method: labels.method,
+        route: labels.route,
+        status: String(labels.status),
+        ...(labels.operation === undefined ? {} : { operation: labels.operation }),
+      },
+      seconds,
+    );
+  }
+
+  /** A command answer: `commandType` null when unknown, `errorCode` undefined on success. */
+  recordCommandAnswer(commandType: string | null, errorCode: string | undefined): void {
+    this.commandAnswers.inc({ command_type: commandType ?? UNKNOWN_LABEL, outcome: errorCode ?? 'success' });
+  }
+
+  recordImport(mode: ImportMode, finished: FinishedImport): void {
+    const importerType = finished.importerType ?? UNKNOWN_LABEL;
+    const labels = { importer_type: importerType, status: finished.status, mode };
+    this.importDuration.observe(labels, finished.durationSeconds);
+    this.importRows.inc(labels, finished.rows);
+    if (finished.rows > 0) {
+      // A millisecond floor: a tiny import timed at 0 ms must not read as infinitely fast.
+      const rate = finished.rows / Math.max(finished.durationSeconds, 0.001);
+      this.importRowsPerSecond.observe({ importer_type: importerType, mode }, rate);
+    }
+  }
+
+  /** Hooks that record lock waits and appended events of every command the handler runs. */
+  commandHandlerHooks(): Required<Pick<CommandHandlerHooks, 'lockWaited' | 'eventsAppended'>> {
+    return {
+      lockWaited: (aggregateType, waitedSeconds, acquired) => {
+        this.lockWait.observe(
+          { aggregate_type: aggregateType, outcome: acquired ? 'acquired' : 'busy' },
+          waitedSeconds,
+        );
+      },
+      eventsAppended: (aggregateType, events) => {
+        for (const event of events) {
+          this.eventsAppended.inc({ aggregate_type: aggregateType, event_type: event.eventType });
+        }
+      },
+    };
+  }
+
+  /** Reports `client`'s state as `redis_connection_up{connection=name}` on every scrape. */
+  watchConnection(name: string, client: ConnectionStatus): void {
+    this.connections.set(name, client);
+  }
+
+  /** Reads projector lag on every scrape (workers). */
+  collectProjectorLag(source: () => Promise<readonly ProjectorLag[]>): void {
+    this.projectorLagSource = source;
+  }
+
+  /** Reads the import queue's depth on every scrape (workers). */
+  collectImportQueueDepth(source: () => Promise<readonly QueueDepthSample[]>): void {
+    this.queueDepthSource = source;
+  }
+}

@@ -1,0 +1,72 @@
+import { Metrics } from '../../shared/metrics/metrics';
+import { parseExposition, sampleSum, samplesOf } from '../helpers/metrics';
+
+const scrape = async (metrics: Metrics) => parseExposition((await metrics.exposition()).text);
+
+describe('Metrics', () => {
+  it('When a scrape-time source fails (Redis away), then its gauge has no samples and the scrape still answers', async () => {
+    const metrics = new Metrics();
+    let redisUp = true;
+    metrics.collectProjectorLag(() =>
+      redisUp
+        ? Promise.resolve([{ projection: 'fantasy-team', partition: 3, entriesBehind: 7 }])
+        : Promise.reject(new Error('Connection is closed.')),
+    );
+    expect(sampleSum(await scrape(metrics), 'fts_projector_lag_events', { partition: '3' })).toBe(7);
+
+    redisUp = false;
+    expect(samplesOf(await scrape(metrics), 'fts_projector_lag_events')).toEqual([]);
+
+    redisUp = true;
+    expect(sampleSum(await scrape(metrics), 'fts_projector_lag_events', { partition: '3' })).toBe(7);
+  });
+
+  it('When a connection is not ready, then redis_connection_up reads 0 for it, 1 for a ready one', async () => {
+    const metrics = new Metrics();
+    metrics.watchConnection('request', { status: 'ready' });
+    metrics.watchConnection('queue', { status: 'reconnecting' });
+    const samples = await scrape(metrics);
+    expect(sampleSum(samples, 'fts_redis_connection_up', { connection: 'request' })).toBe(1);
+    expect(samplesOf(samples, 'fts_redis_connection_up', { connection: 'queue' })).toEqual([
+      { name: 'fts_redis_connection_up', labels: { connection: 'queue' }, value: 0 },
+    ]);
+  });
+
+  it('When an import finishes, then rows per second use a millisecond floor, and an import without rows adds no rate', async () => {
+    const metrics = new Metrics();
+    metrics.recordImport('queued', {
+      importerType: 'UserSeeding',
+      status: 'Completed',
+      rows: 5,
+      durationSeconds: 0,
+    });
+    metrics.recordImport('queued', { importerType: null, status: 'Failed', rows: 0, durationSeconds: 0.2 });
+    const samples = await scrape(metrics);
+    expect(sampleSum(samples, 'fts_import_rows_per_second_sum', { importer_type: 'UserSeeding' })).toBe(5000);
+    expect(samplesOf(samples, 'fts_import_rows_per_second_count', { importer_type: 'unknown' })).toEqual([]);
+    expect(
+      sampleSum(samples, 'fts_import_duration_seconds_count', { importer_type: 'unknown', status: 'Failed' }),
+    ).toBe(1);
+  });
+
+  it('When two registries exist in one process, then each counts only its own', async () => {
+    const first = new Metrics();
+    const second = new Metrics();
+    first.recordCommandAnswer('CreateFantasyTeam', undefined);
+    second.recordCommandAnswer(null, 'UNKNOWN_COMMAND_TYPE');
+    expect(samplesOf(await scrape(first), 'fts_commands_total')).toEqual([
+      {
+        name: 'fts_commands_total',
+        labels: { command_type: 'CreateFantasyTeam', outcome: 'success' },
+        value: 1,
+      },
+    ]);
+    expect(samplesOf(await scrape(second), 'fts_commands_total')).toEqual([
+      {
+        name: 'fts_commands_total',
+        labels: { command_type: 'unknown', outcome: 'UNKNOWN_COMMAND_TYPE' },
+        value: 1,
+      },
+    ]);
+  });
+});

@@ -1,0 +1,184 @@
+import { spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import Ajv2020 from 'ajv/dist/2020';
+import addFormats from 'ajv-formats';
+import { diff } from 'jest-diff';
+import Joi from 'joi';
+
+import { COMMAND_DEFINITIONS } from '../../ingress/command/command-definitions';
+import { COMMAND_ERRORS } from '../../ingress/command/command-response';
+import { COMMITTED_DOCUMENT_PATH, documentText, repositoryDocument } from '../../ingress/openapi/contract';
+import { buildOpenApiDocument, type OpenApiDocument } from '../../ingress/openapi/openapi-document';
+import { IMPORT_ERROR_CODES } from '../../shared/importers/importer';
+import { IMPORTERS } from '../../shared/importers/registry';
+
+const ROOT = path.resolve(__dirname, '../..');
+const generated = repositoryDocument();
+
+/** A readable account of how the committed document differs from `current`, or null. */
+function drift(committedText: string, current: OpenApiDocument): string | null {
+  if (committedText === documentText(current)) return null;
+  const committed = JSON.parse(committedText) as unknown;
+  return diff(committed, JSON.parse(documentText(current)), {
+    aAnnotation: `committed ${COMMITTED_DOCUMENT_PATH}`,
+    bAnnotation: 'generated from the code',
+    contextLines: 3,
+    expand: false,
+  });
+}
+
+/** Runs @seriousme/openapi-schema-validator (ESM only, so in a node of its own) on a document. */
+function validateOpenApi(document: unknown): { valid: boolean; errors?: unknown } {
+  const script = `
+    import { Validator } from '@seriousme/openapi-schema-validator';
+    let input = '';
+    for await (const chunk of process.stdin) input += chunk;
+    const result = await new Validator().validate(JSON.parse(input));
+    process.stdout.write(JSON.stringify({ valid: result.valid, errors: result.errors }));`;
+  const run = spawnSync(process.execPath, ['--input-type=module', '-e', script], {
+    cwd: ROOT,
+    input: JSON.stringify(document),
+    encoding: 'utf8',
+  });
+  if (run.status !== 0) throw new Error(`validator failed to run: ${run.stderr}`);
+  return JSON.parse(run.stdout) as { valid: boolean; errors?: unknown };
+}
+
+describe('The OpenAPI document', () => {
+  it('When the code is generated again, then docs/openapi.json is what it gives (else: npm run openapi)', () => {
+    const difference = drift(readFileSync(path.join(ROOT, COMMITTED_DOCUMENT_PATH), 'utf8'), generated);
+    if (difference) {
+      throw new Error(
+        `${COMMITTED_DOCUMENT_PATH} differs from the joi schemas and registries; run \`npm run openapi\` and commit it:\n${difference}`,
+      );
+    }
+  });
+
+  it('When a query schema changes, then the drift check fails and names the new field', () => {
+    const committedText = documentText(generated);
+    const changed = buildOpenApiDocument({
+      queries: [
+        {
+          queryType: 'GetMappedPlayers',
+          description: 'changed',
+          schemes: ['Basic'],
+          roles: ['ServiceAccount'],
+          schema: Joi.object({
+            query: Joi.object({
+              queryType: Joi.string().valid('GetMappedPlayers').required(),
+              teamSize: Joi.number(),
+            }),
+          }),
+          response: { type: 'object' },
+          handle: () => Promise.resolve({ body: {} }),
+        },
+      ],
+      commands: COMMAND_DEFINITIONS,
+      importers: [...IMPORTERS.values()],
+      maxImportRows: 10,
+    });
+    expect(drift(committedText, changed)).toContain('teamSize');
+    expect(drift(committedText, generated)).toBeNull();
+  });
+
+  it('When validated against the OpenAPI 3.1 schema, then it is valid; a broken one is not', () => {
+    expect(validateOpenApi(generated)).toEqual({ valid: true });
+    const broken = { ...generated, paths: { '/healthz': { get: { responses: { '200': {} } } } } };
+    expect(validateOpenApi(broken).valid).toBe(false);
+  });
+
+  it('When every schema is compiled by ajv (draft 2020-12, strict), then none is refused', () => {
+    const ajv = new Ajv2020({ strict: true, strictRequired: false });
+    addFormats(ajv);
+    ajv.addVocabulary(['discriminator']);
+    const text = JSON.stringify(generated.components.schemas).replaceAll(
+      '"#/components/schemas/',
+      '"#/$defs/',
+    );
+    const schemas = JSON.parse(text) as Record<string, unknown>;
+    for (const name of Object.keys(schemas)) {
+      expect(() => ajv.compile({ $defs: schemas, $ref: `#/$defs/${name}` })).not.toThrow();
+    }
+  });
+
+  it('When its examples are checked against their own schemas, then every one of them is valid', () => {
+    const ajv = new Ajv2020({ strict: true, strictRequired: false, allErrors: true });
+    addFormats(ajv);
+    ajv.addVocabulary(['discriminator']);
+    const contractId = 'https://contract.invalid/openapi';
+    const local = (value: unknown): Record<string, unknown> =>
+      JSON.parse(
+        JSON.stringify(value).replaceAll('"#/components/schemas/', `"${contractId}#/$defs/`),
+      ) as Record<string, unknown>;
+    ajv.addSchema({ $id: contractId, $defs: local(generated.components.schemas) });
+
+    const checked: string[] = [];
+    for (const [pathName, item] of Object.entries(generated.paths)) {
+      for (const [method, operation] of Object.entries(item)) {
+        const contents = [
+          ...Object.entries((operation.requestBody?.content ?? {}) as Record<string, unknown>).map(
+            ([type, media]) => [`${method} ${pathName} request ${type}`, media] as const,
+          ),
+          ...Object.entries(operation.responses).flatMap(([status, response]) =>
+            Object.entries(response.content ?? {}).map(
+              ([type, media]) => [`${method} ${pathName} ${status} ${type}`, media] as const,
+            ),
+          ),
+        ];
+        for (const [where, media] of contents) {
+          const { schema, examples = {} } = media as {
+            schema: unknown;
+            examples?: Record<string, { value: unknown }>;
+          };
+          const validate = ajv.compile(local(schema));
+          for (const [name, example] of Object.entries(examples)) {
+            checked.push(`${where} ${name}`);
+            if (!validate(example.value)) {
+              throw new Error(`example ${name} of ${where} is invalid: ${JSON.stringify(validate.errors)}`);
+            }
+          }
+        }
+      }
+    }
+    expect(checked.length).toBeGreaterThanOrEqual(20);
+  });
+
+  it('When the registries list queries, commands, importers and error codes, then the document has every one', () => {
+    const readModel = generated.paths['/api/readmodel']?.post;
+    expect(readModel?.['x-query-types']?.map((query) => query.queryType)).toEqual([
+      'GetTeamRatingInputByTeamId',
+      'GetMappedPlayers',
+      'CurrentUser',
+      'GetFantasyTeam',
+      'AvailableImporters',
+      'GetImportJobResult',
+    ]);
+    const commandBody = generated.paths['/api/command']?.post?.requestBody as {
+      content: Record<string, { schema: { discriminator: { mapping: Record<string, string> } } }>;
+    };
+    expect(Object.keys(commandBody.content['application/json']?.schema.discriminator.mapping ?? {})).toEqual(
+      COMMAND_DEFINITIONS.map((definition) => definition.commandType),
+    );
+    const importBody = generated.paths['/api/import']?.post?.requestBody as typeof commandBody;
+    expect(Object.keys(importBody.content['application/json']?.schema.discriminator.mapping ?? {})).toEqual([
+      ...IMPORTERS.keys(),
+    ]);
+
+    const text = JSON.stringify(generated);
+    for (const code of [...Object.keys(COMMAND_ERRORS), ...IMPORT_ERROR_CODES])
+      expect(text).toContain(`"${code}"`);
+    expect(generated.components.securitySchemes).toEqual({
+      basicAuth: expect.objectContaining({ type: 'http', scheme: 'basic' }),
+      bearerAuth: expect.objectContaining({ type: 'http', scheme: 'bearer', bearerFormat: 'JWT' }),
+      metricsToken: expect.objectContaining({ type: 'http', scheme: 'bearer' }),
+    });
+    expect(
+      readModel?.['x-query-types']?.find((query) => query.queryType === 'GetMappedPlayers'),
+    ).toMatchObject({
+      security: [{ basicAuth: [] }],
+      roles: ['ServiceAccount'],
+      module: 'sport-core',
+    });
+  });
+});

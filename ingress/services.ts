@@ -59,7 +59,7 @@ export async function createIngressServices(
   );
   const idempotency = new CommandIdempotency(redis, core.keys);
   // The queue shares the request connection: adding a job must fail fast while Redis is away.
-  const importQueue = new ImportQueue(redis, redis, core.keys, config);
+  const importQueue = new ImportQueue(redis, redis, core.keys, config, logger);
   const importResults = new ImportResults(redis, core.keys, config.imports.resultTtlSeconds);
   return {
     ...core,

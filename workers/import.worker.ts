@@ -3,13 +3,17 @@ import type { RedisClient } from '../shared/redis/connections';
 
 import type { CoreServices } from '../shared/composition';
 import type { Config } from '../shared/config';
-import { IMPORT_QUEUE_NAME, importQueueOptions, type ImportJobData } from '../shared/importers/import-queue';
+import {
+  IMPORT_QUEUE_NAME,
+  importQueueOptions,
+  reportQueueErrors,
+  type ImportJobData,
+} from '../shared/importers/import-queue';
 import type { ImportResults } from '../shared/importers/import-results';
 import { processImport } from '../shared/importers/import-processor';
 import type { Logger } from '../shared/logger';
 import type { Metrics } from '../shared/metrics/metrics';
 import { redactSecrets } from '../shared/redaction';
-import { isRedisUnavailable } from '../shared/redis/connections';
 import { runWithContext } from '../shared/request-context';
 
 /**
@@ -66,11 +70,6 @@ export function startImportWorker(
       job.updateData({ ...job.data, importData: redactSecrets(job.data.importData) }),
     ]).catch((cause: unknown) => logger.warn('could not record the failed import', { error: String(cause) }));
   });
-  worker.on('error', (error) => {
-    // While Redis is away BullMQ reports every failed reconnect of its connections; the connection
-    // itself logs losing and regaining Redis once each, so a warning per retry would only flood.
-    if (isRedisUnavailable(error)) logger.debug('import worker waiting for redis', { error: error.message });
-    else logger.warn('import worker error', { error: error.message });
-  });
+  reportQueueErrors(worker, logger, 'import worker');
   return worker;
 }

@@ -41,7 +41,7 @@ async function main(): Promise<void> {
     projectorSubscriber,
   );
   // Read at scrape time on the request connection, so a scrape while Redis is away fails fast.
-  const queueForDepth = new ImportQueue(redis, redis, services.keys, config);
+  const queueForDepth = new ImportQueue(redis, redis, services.keys, config, logger);
   metrics.watchConnection('request', redis);
   metrics.watchConnection('queue', queueConnection);
   metrics.watchConnection('projector-subscriber', projectorSubscriber);

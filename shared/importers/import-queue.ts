@@ -4,6 +4,8 @@ import type { RedisClient } from '../redis/connections';
 import { v5 as uuidv5 } from 'uuid';
 
 import type { Config } from '../config';
+import type { Logger } from '../logger';
+import { isRedisUnavailable } from '../redis/connections';
 import type { Keys } from '../redis/keys';
 import { registerScripts } from '../redis/scripts';
 import type { ImportPriority } from './importer';
@@ -57,6 +59,24 @@ export function importQueueOptions(config: Config, keys: Keys) {
   };
 }
 
+/**
+ * Listens to a BullMQ queue's or worker's 'error' events, which it re-emits from its connections:
+ * without a listener an EventEmitter throws them, and a connection closed while BullMQ still
+ * initialises it (a process stopping early) would crash the process. While Redis is away BullMQ
+ * reports every failed reconnect; the connection itself logs losing and regaining Redis once each,
+ * so those are debug lines, not a warning per retry.
+ */
+export function reportQueueErrors(
+  emitter: { on(event: 'error', listener: (error: Error) => void): unknown },
+  logger: Logger,
+  what: string,
+): void {
+  emitter.on('error', (error: Error) => {
+    if (isRedisUnavailable(error)) logger.debug(`${what} waiting for redis`, { error: error.message });
+    else logger.warn(`${what} error`, { error: error.message });
+  });
+}
+
 /** The producer side: enqueue imports and claim the inline slot for High ones. */
 export class ImportQueue {
   readonly queue: Queue<ImportJobData>;
@@ -67,11 +87,13 @@ export class ImportQueue {
     private readonly redis: RedisClient,
     keys: Keys,
     config: Config,
+    logger: Logger,
   ) {
     this.queue = new Queue<ImportJobData>(IMPORT_QUEUE_NAME, {
       connection,
       ...importQueueOptions(config, keys),
     });
+    reportQueueErrors(this.queue, logger, 'import queue');
     this.claimKey = keys.importInlineClaim();
     registerScripts(redis);
   }

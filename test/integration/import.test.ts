@@ -271,6 +271,18 @@ describe('POST /api/import', () => {
     });
   });
 
+  describe('Queue errors', () => {
+    it('When the queue reports an error (its connection closed while BullMQ still initialised it), then it is logged, not thrown', () => {
+      const { queue } = subject.services.importQueue;
+      // An EventEmitter without an 'error' listener throws: the process would crash.
+      expect(() => queue.emit('error', new Error('Connection is closed.'))).not.toThrow();
+      expect(() => queue.emit('error', new Error('something unexpected'))).not.toThrow();
+      const warnings = subject.logs.lines.filter((line) => line.message === 'import queue error');
+      // Redis being away is a debug line (the connection logs it once); anything else a warning.
+      expect(warnings).toEqual([expect.objectContaining({ level: 'warn', error: 'something unexpected' })]);
+    });
+  });
+
   describe('Beyond the spec', () => {
     it('When enabled is false, then Completed at once with 0 commands and "Importer is disabled"', async () => {
       await idleQueue();

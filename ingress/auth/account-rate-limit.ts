@@ -1,3 +1,4 @@
+import { LRUCache } from 'lru-cache';
 import { RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
 
 import type { Config } from '../../shared/config';
@@ -6,37 +7,118 @@ import type { RedisClient } from '../../shared/redis/connections';
 import type { Keys } from '../../shared/redis/keys';
 
 /**
+ * A lease is at most this share of the limit, so the points a replica reserved and never spent
+ * (its account went quiet before the window ended) refuse the account's other requests at most
+ * this much early, per replica.
+ */
+const LEASE_SHARE_OF_LIMIT = 1 / 100;
+/** A lease is at most this share of what the deployment has left, so leases shrink near the limit. */
+const LEASE_SHARE_OF_REMAINING = 1 / 20;
+/** Beyond this a lease saves nothing measurable: one Redis call per thousand requests. */
+const MAX_LEASE = 1_000;
+/** Accounts whose leases one process remembers; the least recently active are forgotten first. */
+const MAX_LEASED_ACCOUNTS = 10_000;
+
+/** Points one process reserved in Redis for one account, in one window. */
+interface Lease {
+  /** Reserved and not spent yet: requests this process admits without asking Redis. */
+  unspent: number;
+  /** What the whole deployment had left of the account's limit when Redis last answered. */
+  remainingInWindow: number;
+  /** When the window the reservation counts in ends; the unspent points end with it. */
+  windowEndsAtMs: number;
+}
+
+/**
  * Caps the requests one account makes per window, counted in Redis so the cap holds across every
  * ingress replica. It runs once the caller is authenticated, so one noisy integration slows only
  * itself; anonymous traffic meets the sign-in throttle instead.
+ *
+ * Asking Redis on every request cost a quarter of a cheap request's time, so each replica reserves
+ * points in batches (a lease) through rate-limiter-flexible and admits requests from the lease in
+ * memory. A lease is at most 1% of the limit and 5% of what is left, so it is one point when the
+ * limit is small or nearly reached: the count stays exact where it matters (see ADR 0005).
  */
 export class AccountRateLimit {
   private readonly limiter: RateLimiterRedis | undefined;
+  private readonly limit: number;
+  private readonly maxLease: number;
+  private readonly leases = new LRUCache<string, Lease>({ max: MAX_LEASED_ACCOUNTS });
+  /** One reservation in flight per account: requests arriving meanwhile wait for it. */
+  private readonly reserving = new Map<string, Promise<void>>();
 
   constructor(redis: RedisClient, keys: Keys, settings: Config['rateLimit']) {
-    if (settings.requestsPerAccount === 0) return;
+    this.limit = settings.requestsPerAccount;
+    this.maxLease = Math.min(MAX_LEASE, Math.max(1, Math.floor(this.limit * LEASE_SHARE_OF_LIMIT)));
+    if (this.limit === 0) return;
     this.limiter = new RateLimiterRedis({
       storeClient: redis,
       keyPrefix: keys.accountRequestsPrefix(),
-      points: settings.requestsPerAccount,
+      points: this.limit,
       duration: settings.windowSeconds,
       // An account over its limit is refused from memory until its window ends: the requests of
       // a client hammering past the limit cost Redis nothing.
-      inMemoryBlockOnConsumed: settings.requestsPerAccount,
+      inMemoryBlockOnConsumed: this.limit,
       rejectIfRedisNotReady: true,
     });
   }
 
   /** Counts one request of the account; throws the 429 problem once it is over the limit. */
   async consume(userId: string): Promise<void> {
-    if (!this.limiter) return;
+    const limiter = this.limiter;
+    if (!limiter) return;
+    for (;;) {
+      const lease = this.currentLease(userId);
+      if (lease && lease.unspent > 0) {
+        lease.unspent -= 1;
+        return;
+      }
+      const inFlight = this.reserving.get(userId);
+      if (inFlight) {
+        // Its outcome is ours too: a refusal refuses every request that waited for it.
+        await inFlight;
+        continue;
+      }
+      const reservation = this.reserve(limiter, userId, lease);
+      this.reserving.set(userId, reservation);
+      try {
+        await reservation;
+      } finally {
+        this.reserving.delete(userId);
+      }
+    }
+  }
+
+  private currentLease(userId: string): Lease | undefined {
+    const lease = this.leases.get(userId);
+    return lease && lease.windowEndsAtMs > Date.now() ? lease : undefined;
+  }
+
+  /** Reserves a lease of at least one point in Redis, or throws the 429 problem. */
+  private async reserve(limiter: RateLimiterRedis, userId: string, spent: Lease | undefined): Promise<void> {
+    // A new window (or an account new to this process) is assumed untouched: if the others used
+    // it meanwhile, a too-large ask is still answered exactly below.
+    const remaining = spent?.remainingInWindow ?? this.limit;
+    const size = Math.min(this.maxLease, Math.max(1, Math.floor(remaining * LEASE_SHARE_OF_REMAINING)));
     try {
-      await this.limiter.consume(userId);
+      const granted = await limiter.consume(userId, size);
+      this.keep(userId, size, granted.remainingPoints, granted.msBeforeNext);
     } catch (error) {
       if (!(error instanceof RateLimiterRes)) throw error;
+      // Redis added the whole ask and refused it for crossing the limit; the points that were
+      // left before it are still ours to spend. (A refusal from memory says consumedPoints 0.)
+      const leftBefore = error.consumedPoints > 0 ? this.limit - (error.consumedPoints - size) : 0;
+      if (leftBefore >= 1) {
+        this.keep(userId, leftBefore, 0, error.msBeforeNext);
+        return;
+      }
       throw new AppError('TOO_MANY_REQUESTS', 'Too many requests for this account. Try again later.', 429, {
         retryAfterSeconds: Math.max(1, Math.ceil(error.msBeforeNext / 1000)),
       });
     }
+  }
+
+  private keep(userId: string, unspent: number, remainingInWindow: number, msBeforeNext: number): void {
+    this.leases.set(userId, { unspent, remainingInWindow, windowEndsAtMs: Date.now() + msBeforeNext });
   }
 }

@@ -1,11 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import { Queue, type ConnectionOptions, type JobsOptions } from 'bullmq';
-import type { RedisClient } from '../redis/connections';
 import { v5 as uuidv5 } from 'uuid';
 
 import type { Config } from '../config';
 import type { Logger } from '../logger';
-import { isRedisUnavailable } from '../redis/connections';
+import { isRedisUnavailable, type RedisClient } from '../redis/connections';
 import type { Keys } from '../redis/keys';
 import { registerScripts } from '../redis/scripts';
 import type { ImportPriority } from './importer';

@@ -47,7 +47,11 @@ export class AccountRateLimit {
   /** One reservation in flight per account: requests arriving meanwhile wait for it. */
   private readonly reserving = new Map<string, Promise<void>>();
 
-  constructor(redis: RedisClient, keys: Keys, settings: Config['rateLimit']) {
+  constructor(
+    private readonly redis: RedisClient,
+    keys: Keys,
+    settings: Config['rateLimit'],
+  ) {
     this.limit = settings.requestsPerAccount;
     this.maxLease = Math.min(MAX_LEASE, Math.max(1, Math.floor(this.limit * LEASE_SHARE_OF_LIMIT)));
     if (this.limit === 0) return;
@@ -67,6 +71,10 @@ export class AccountRateLimit {
   async consume(userId: string): Promise<void> {
     const limiter = this.limiter;
     if (!limiter) return;
+    // A lease does not outlive Redis: while Redis is away the account cache hears of no change (a
+    // removed account, a withdrawn role), so a request is refused with the 503 problem, as it was
+    // when every request asked Redis (rate-limiter-flexible's own words for it).
+    if (this.redis.status !== 'ready') throw new Error('Redis connection is not ready');
     for (;;) {
       const lease = this.currentLease(userId);
       if (lease && lease.unspent > 0) {

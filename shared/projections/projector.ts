@@ -185,8 +185,12 @@ export class Projector {
           leasesCheckedAt = Date.now();
         }
         this.changed = false;
-        const applied = await this.pollOnce();
-        if (applied === 0) await this.idle();
+        // Only a full batch means more is waiting. A pass that drained every partition sleeps until
+        // a change concerning its projections is announced: entries of other aggregates (a user
+        // import's thousands) are then caught up a fallback pause later, in one batch, rather than
+        // each costing a pass of every partition.
+        const backlog = await this.pollOnce();
+        if (!backlog) await this.idle();
       } catch (error) {
         // Redis away or a bad entry: keep the process, retry after a pause.
         this.logger.warn('projector pass failed', {
@@ -200,12 +204,13 @@ export class Projector {
   /**
    * One pass over every owned partition, all at once: (projection, partition) pairs are fenced
    * independently, so their batches may run side by side, and the reads of a caught-up pass then
-   * share one round trip instead of costing one each. Returns how many log entries were applied.
+   * share one round trip instead of costing one each. Returns whether some partition has more
+   * entries than one batch took.
    */
-  private async pollOnce(): Promise<number> {
-    const applied = await Promise.all(
+  private async pollOnce(): Promise<boolean> {
+    const backlog = await Promise.all(
       [...this.owned.values()].map(async (owned) => {
-        if (!this.running) return 0;
+        if (!this.running) return false;
         const result = await applyNextBatch(
           this.redis,
           this.keys,
@@ -218,13 +223,13 @@ export class Projector {
           owned.checkpoint =
             (await this.redis.get(owned.projection.checkpointKey(this.keys, owned.partition))) ??
             NO_CHECKPOINT;
-          return 0;
+          return false;
         }
         owned.checkpoint = result.checkpoint;
-        return result.entries;
+        return result.entries === this.options.batchSize;
       }),
     );
-    return applied.reduce((sum, entries) => sum + entries, 0);
+    return backlog.includes(true);
   }
 
   /** Renews what it holds, gives back what is over its fair share, and takes free partitions. */

@@ -439,6 +439,102 @@ describe('rebuildProjection', () => {
   });
 });
 
+describe('A caught-up projector woken by change announcements', () => {
+  const logger = createLogger({ level: 'error', processRole: 'test', silent: true });
+
+  /** The client with its XRANGE calls counted (each pass reads every owned partition once). */
+  function countingXrange(redis: RedisClient): { client: RedisClient; reads: () => number } {
+    let reads = 0;
+    const client = new Proxy(redis, {
+      get(target, property, receiver) {
+        const value: unknown = Reflect.get(target, property, receiver);
+        if (typeof value !== 'function') return value;
+        const method = value as (...args: unknown[]) => unknown;
+        if (property === 'xrange')
+          return (...args: unknown[]) => {
+            reads += 1;
+            return method.apply(target, args);
+          };
+        return method.bind(target);
+      },
+    });
+    return { client, reads: () => reads };
+  }
+
+  /** One event of an aggregate type no projection follows, appended straight to the store. */
+  async function appendUnprojectedEvent(subject: TestApp): Promise<void> {
+    const aggregateId = randomUUID();
+    await subject.services.store.append({
+      aggregateType: 'Unprojected',
+      aggregateId,
+      expectedVersion: 0,
+      events: [
+        {
+          eventId: randomUUID(),
+          eventType: 'SomethingHappenedEvent',
+          aggregateType: 'Unprojected',
+          aggregateId,
+          version: 1,
+          occurredAt: new Date().toISOString(),
+          data: {},
+          metadata: { actorUserId: 'projector-test', requestId: null, correlationId: null },
+        },
+      ],
+      state: {},
+    });
+  }
+
+  it('When events of aggregates it does not project keep arriving, then it reads the log once per fallback pause instead of once per append, and a team command still shows at once', async () => {
+    const subject = await createTestApp();
+    const { keys } = subject.services;
+    const redis = openTestRedis(logger);
+    const subscriber = openTestRedis(logger, 'queue');
+    const counted = countingXrange(redis);
+    const idleFallbackMs = 250;
+    const projector = new Projector(
+      counted.client,
+      keys,
+      [fantasyTeamProjection],
+      logger,
+      { ...OPTIONS, idleFallbackMs },
+      subscriber,
+    );
+    try {
+      await Promise.all([waitForRedis(redis, logger), waitForRedis(subscriber, logger)]);
+      projector.start();
+      await eventually(() => Promise.resolve(projector.ownedPartitions === LOG_PARTITIONS), 5_000, 10);
+      await eventually(() => caughtUp(subject.redis, keys), 5_000, 10);
+
+      // Appends one after another for 1.5 fallback pauses (an import's stream of new users): a
+      // projector that went round again after every pass that found entries would never rest.
+      const readsBefore = counted.reads();
+      const appendUntil = Date.now() + 1.5 * idleFallbackMs;
+      while (Date.now() < appendUntil) await appendUnprojectedEvent(subject);
+      const passes = (counted.reads() - readsBefore) / LOG_PARTITIONS;
+      expect(passes).toBeLessThanOrEqual(4);
+      // Those entries are still passed over, within a fallback pause or two.
+      await eventually(() => caughtUp(subject.redis, keys), 2 * idleFallbackMs + 500, 10);
+
+      // A team's command announces itself: projected long before the fallback pause would end.
+      const teamId = randomUUID();
+      const createdAt = Date.now();
+      await runTeamCommand(
+        subject.services.commands,
+        teamId,
+        { type: 'CreateFantasyTeam', data: { name: 'Announced', season: '2026' } },
+        'owner-announced',
+      );
+      await eventually(async () => (await storedViews(subject.redis, keys, [teamId]))[0] !== null, 1_000, 5);
+      expect(Date.now() - createdAt).toBeLessThan(idleFallbackMs);
+    } finally {
+      await projector.stop();
+      await closeConnections(redis);
+      await subject.close();
+      logger.close();
+    }
+  });
+});
+
 describe('Two projector replicas on one prefix', () => {
   const logger = createLogger({ level: 'error', processRole: 'test', silent: true });
   const connections: RedisClient[] = [];

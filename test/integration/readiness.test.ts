@@ -133,6 +133,16 @@ describe('Health and readiness while Redis comes and goes', () => {
     expect((await currentUser(`Bearer ${token.access_token}`)).status).toBe(200);
 
     await redis.stop();
+    // A single server's client sees its socket close at once; an idle cluster client stays 'ready'
+    // until a command fails (ioredis ends a cluster only when every node connection has). Until
+    // then nothing can have changed in Redis, so answering from the caches is still right; once the
+    // client knows, they must not be trusted. A query that reads Redis makes it know.
+    const reading = await request(subject.app)
+      .post('/api/readmodel')
+      .set('Authorization', `Bearer ${token.access_token}`)
+      .send({ query: { queryType: 'GetFantasyTeam', id: randomUUID() } });
+    expect(reading.status).toBe(503);
+    await eventually(() => Promise.resolve(subject.redis.status !== 'ready'), 5_000, 20);
     for (const authorization of [basic, `Bearer ${token.access_token}`]) {
       const down = await currentUser(authorization);
       expect(down.status).toBe(503);

@@ -143,7 +143,7 @@ class CompletionWatch {
   private readonly waiting = new Map<string, (at: number) => void>();
   private readonly finishedAt = new Map<string, number>();
 
-  constructor(private readonly events: QueueEvents) {
+  constructor(events: QueueEvents) {
     const seen = ({ jobId }: { jobId: string }) => {
       const at = performance.now();
       this.finishedAt.set(jobId, at);

@@ -73,7 +73,7 @@ export function buildApp(deps: AppDependencies, options: BuildAppOptions = {}): 
   }
   registerTokenRoutes(routes, { ...deps.services, bodyLimitBytes: deps.config.bodyLimitBytes });
   registerReadModelRoutes(routes, {
-    passport: deps.services.passport,
+    authentication: deps.services.authentication,
     queries: [...queries, ...(options.extraQueries ?? [])],
     modules: deps.config.modules,
     logger: deps.logger,

@@ -7,7 +7,7 @@ import type { Config } from '../shared/config';
 import type { CommandHandlerHooks } from '../shared/event-store/handle-command';
 import { AccountRateLimit } from './auth/account-rate-limit';
 import { CredentialVerifier } from './auth/credential-verifier';
-import { createPassport, type PassportAuthenticator } from './auth/passport';
+import { createAuthentication, type Authentication } from './auth/passport';
 import { SignInThrottle } from './auth/sign-in-throttle';
 import { TokenService } from './auth/token-service';
 import { ImportQueue } from '../shared/importers/import-queue';
@@ -17,7 +17,7 @@ import { CommandIdempotency } from './command/idempotency';
 export interface IngressServices extends CoreServices {
   readonly verifier: CredentialVerifier;
   readonly tokens: TokenService;
-  readonly passport: PassportAuthenticator;
+  readonly authentication: Authentication;
   readonly idempotency: CommandIdempotency;
   readonly importQueue: ImportQueue;
   readonly importResults: ImportResults;
@@ -51,7 +51,7 @@ export async function createIngressServices(
     config.auth.cacheTtlSeconds,
   );
   const tokens = await TokenService.create(config, redis, core.keys);
-  const passport = createPassport(
+  const authentication = createAuthentication(
     verifier,
     tokens,
     accountCache,
@@ -65,7 +65,7 @@ export async function createIngressServices(
     ...core,
     verifier,
     tokens,
-    passport,
+    authentication,
     idempotency,
     importQueue,
     importResults,

@@ -8,7 +8,7 @@ import type { ImportQueue } from '../../shared/importers/import-queue';
 import { redactSecrets } from '../../shared/redaction';
 import { hasAnyRole, type Role } from '../../shared/roles';
 import { authenticate } from '../auth/authenticate';
-import type { PassportAuthenticator } from '../auth/passport';
+import type { Authentication } from '../auth/passport';
 import { authenticatedPrincipal } from '../auth/principal';
 
 /** Where the dashboard is served. */
@@ -17,7 +17,7 @@ export const BULL_BOARD_PATH = '/admin/queues';
 export const BULL_BOARD_ROLES: readonly Role[] = ['Admin'];
 
 export interface BullBoardDeps {
-  readonly passport: PassportAuthenticator;
+  readonly authentication: Authentication;
   readonly importQueue: ImportQueue;
 }
 
@@ -56,5 +56,5 @@ export function registerBullBoard(app: Express, deps: BullBoardDeps): void {
   // The adapter's router is an Express app of its own, with Express's defaults.
   const board = serverAdapter.getRouter() as Express;
   board.disable('x-powered-by');
-  app.use(BULL_BOARD_PATH, authenticate(deps.passport, 'problem'), requireAdmin, board);
+  app.use(BULL_BOARD_PATH, authenticate(deps.authentication, 'problem'), requireAdmin, board);
 }

@@ -2,7 +2,8 @@ import type { NextFunction, Request, RequestHandler, Response } from 'express';
 
 import { currentContext } from '../../shared/request-context';
 import { problem, sendProblem } from '../http/problem';
-import { REALM, type PassportAuthenticator } from './passport';
+import { REALM, type Authentication } from './passport';
+import type { Principal } from './principal';
 
 /**
  * How an endpoint answers a caller without valid credentials: a 401 problem (read model,
@@ -19,9 +20,11 @@ function isAuthenticationError(error: unknown): boolean {
 
 /**
  * Authenticates by the scheme the Authorization header names; sets req.user or answers 401.
- * Each scheme's passport middleware is built once, not per request.
+ * Credentials passport verified before are recalled (see {@link Authentication}); the rest go
+ * through passport, whose middleware for each scheme is built once, not per request.
  */
-export function authenticate(passport: PassportAuthenticator, answer: UnauthenticatedAnswer): RequestHandler {
+export function authenticate(authentication: Authentication, answer: UnauthenticatedAnswer): RequestHandler {
+  const { passport } = authentication;
   const byScheme: Record<string, RequestHandler> = {
     basic: passport.authenticate('basic', { session: false, failWithError: true }) as RequestHandler,
     bearer: passport.authenticate('bearer', { session: false, failWithError: true }) as RequestHandler,
@@ -36,7 +39,14 @@ export function authenticate(passport: PassportAuthenticator, answer: Unauthenti
     sendProblem(res, problem(401, req.requestId));
   };
 
-  return (req: Request, res: Response, next: NextFunction) => {
+  const proceedAs = (principal: Principal, req: Request, next: NextFunction) => {
+    req.user = principal;
+    const context = currentContext();
+    if (context) context.userId = principal.userId;
+    next();
+  };
+
+  const throughPassport = (req: Request, res: Response, next: NextFunction) => {
     const scheme = /^(Basic|Bearer) /i.exec(req.headers.authorization ?? '')?.[1]?.toLowerCase();
     const middleware = scheme ? byScheme[scheme] : undefined;
     if (!middleware) {
@@ -49,13 +59,21 @@ export function authenticate(passport: PassportAuthenticator, answer: Unauthenti
         refuse(req, res);
         return;
       }
-      if (error) {
-        next(error);
-        return;
-      }
-      const context = currentContext();
-      if (context && req.user) context.userId = req.user.userId;
-      next();
+      if (error) next(error);
+      else proceedAs(req.user as Principal, req, next);
     });
+  };
+
+  return (req: Request, res: Response, next: NextFunction) => {
+    const recalled = authentication.recall(req);
+    if (!recalled) {
+      throughPassport(req, res, next);
+      return;
+    }
+    recalled.then((principal) => {
+      // Credentials that no longer stand are passport's to refuse (or to verify afresh).
+      if (principal) proceedAs(principal, req, next);
+      else throughPassport(req, res, next);
+    }, next);
   };
 }

@@ -55,19 +55,20 @@ export class CredentialVerifier {
     return new CredentialVerifier(accounts, accountCache, hasher, throttle, decoyHash, cacheTtlSeconds);
   }
 
+  /**
+   * The account for credentials this process verified before, while that verification stands
+   * (cached, and the account unchanged since): null when it no longer does, undefined when these
+   * credentials were never verified here (or the cache is off). Never hashes, never throttles.
+   */
+  recall(email: string, password: string): Promise<Account | null> | undefined {
+    return this.recallByKey(this.cacheKeyOf(email, password));
+  }
+
   /** The account when the credentials are right, else null; throws the 429 while throttled. */
   async verify(email: string, password: string, clientAddress: string): Promise<Account | null> {
-    const cacheKey = createHmac('sha256', this.cacheKeySecret)
-      .update(email.trim().toLowerCase())
-      .update('\0')
-      .update(password)
-      .digest('base64url');
-    const cached = this.cache?.get(cacheKey);
-    if (cached) {
-      const account = await this.accountCache.findById(cached.userId);
-      if (account && account.version === cached.version) return account;
-      this.cache?.delete(cacheKey);
-    }
+    const cacheKey = this.cacheKeyOf(email, password);
+    const recalled = await this.recallByKey(cacheKey);
+    if (recalled) return recalled;
 
     // Identical credentials arriving together share one check: a client's first burst of parallel
     // requests is one sign-in, not one each. Each would take a point of the throttle before its
@@ -80,6 +81,24 @@ export class CredentialVerifier {
     );
     this.inFlight.set(cacheKey, check);
     return check;
+  }
+
+  private cacheKeyOf(email: string, password: string): string {
+    return createHmac('sha256', this.cacheKeySecret)
+      .update(email.trim().toLowerCase())
+      .update('\0')
+      .update(password)
+      .digest('base64url');
+  }
+
+  private recallByKey(cacheKey: string): Promise<Account | null> | undefined {
+    const cached = this.cache?.get(cacheKey);
+    if (!cached) return undefined;
+    return this.accountCache.findById(cached.userId).then((account) => {
+      if (account && account.version === cached.version) return account;
+      this.cache?.delete(cacheKey);
+      return null;
+    });
   }
 
   /** One real verification: a throttle point, the account, the hash. */

@@ -3,11 +3,12 @@ import passport, { type StrategyCreatedStatic } from 'passport';
 import { BasicStrategy } from 'passport-http';
 import { Strategy as BearerStrategy } from 'passport-http-bearer';
 
+import type { Account } from '../../shared/accounts/account';
 import type { AccountCache } from '../../shared/accounts/account-cache';
 import type { AccountRateLimit } from './account-rate-limit';
 import { parseBasicCredentials } from './basic-header';
 import type { CredentialVerifier } from './credential-verifier';
-import { principalOf } from './principal';
+import { principalOf, type AuthenticationScheme, type Principal } from './principal';
 import type { TokenService } from './token-service';
 
 export const REALM = 'fantasy-team-service';
@@ -37,53 +38,93 @@ type Done = (error: unknown, user?: Express.User | false) => void;
 type BasicVerifyWithRequest = (req: Request, userId: string, password: string, done: Done) => void;
 
 /**
- * A passport instance of our own (not the global singleton), with the two schemes the spec names:
- * Basic (e-mail and password) and Bearer (a JWT from /api/auth/token).
+ * How requests are authenticated: passport, with the two schemes the spec names, and a recall of
+ * credentials passport has already verified in this process.
+ *
+ * passport's middleware builds a strategy instance, its callbacks and the request's login methods
+ * for every request, about a third of a cached CurrentUser request's CPU. A client sends the same
+ * credentials with every request, so, as a session would, the credentials passport verified once
+ * are recalled from the caches its verification filled (the verified-token cache, the Basic
+ * verification cache) and the request is admitted as passport's verify function would admit it:
+ * the account read afresh from the account cache, then the per-account rate limit. Credentials
+ * not recalled, and every refusal, go through passport.
  */
-export function createPassport(
+export interface Authentication {
+  readonly passport: PassportAuthenticator;
+  /**
+   * The principal of a request whose credentials passport verified before, admitted by the rate
+   * limit (a rejection is its 429); false when they no longer stand (the account changed or went);
+   * undefined when passport must authenticate the request: credentials new to this process, a
+   * header passport would read differently, or a token also offered outside the header.
+   */
+  recall(req: Request): Promise<Principal | false> | undefined;
+}
+
+/** `Bearer <token>` exactly as passport-http-bearer reads it: two parts split at one blank. */
+const BEARER_HEADER = /^Bearer ([^ ]+)$/i;
+
+/** passport-http-bearer also takes a token from the body or the query (and refuses two): its case. */
+function offersTokenOutsideHeader(req: Request): boolean {
+  const body = req.body as { access_token?: unknown } | undefined;
+  return (
+    (typeof body === 'object' && body !== null && body.access_token !== undefined) || req.url.includes('?')
+  );
+}
+
+export function createAuthentication(
   verifier: CredentialVerifier,
   tokens: TokenService,
   accounts: AccountCache,
   rateLimit: AccountRateLimit,
-): PassportAuthenticator {
-  const authenticator = new passport.Authenticator();
+): Authentication {
   /** Every authenticated request counts against its account's rate limit before it goes on. */
-  const admit = (principal: Express.User | false, done: Done) => {
-    if (!principal) {
-      done(null, false);
-      return;
-    }
-    rateLimit.consume(principal.userId).then(
-      () => done(null, principal),
+  const admit = async (account: Account | null, scheme: AuthenticationScheme): Promise<Principal | false> => {
+    if (!account) return false;
+    await rateLimit.consume(account.userId);
+    return principalOf(account, scheme);
+  };
+  // The account is looked up on every request (from a cache every change evicts): roles are
+  // current and a removed account is refused.
+  const admitBearer = async (claims: { readonly sub: string }) =>
+    admit(await accounts.findById(claims.sub), 'Bearer');
+  const settle = (admitted: Promise<Principal | false>, done: Done) => {
+    admitted.then(
+      (principal) => done(null, principal),
       (error: unknown) => done(error),
     );
   };
 
+  const authenticator = new passport.Authenticator();
   authenticator.use(
     'basic',
     new Rfc7617BasicStrategy({ realm: REALM, passReqToCallback: true }, ((req, email, password, done) => {
-      verifier.verify(email, password, req.ip ?? 'unknown').then(
-        (account) => admit(account ? principalOf(account, 'Basic') : false, done),
-        (error: unknown) => done(error),
+      settle(
+        verifier.verify(email, password, req.ip ?? 'unknown').then((account) => admit(account, 'Basic')),
+        done,
       );
     }) as BasicVerifyWithRequest),
   );
-
   authenticator.use(
     'bearer',
     new BearerStrategy({ realm: REALM }, (token: string, done: Done) => {
       const claims = tokens.verify(token);
-      if (!claims) {
-        done(null, false);
-        return;
-      }
-      // The account is looked up on every request (from a cache every change evicts): roles are
-      // current and a removed account is refused.
-      accounts.findById(claims.sub).then(
-        (account) => admit(account ? principalOf(account, 'Bearer') : false, done),
-        (error: unknown) => done(error),
-      );
+      if (!claims) done(null, false);
+      else settle(admitBearer(claims), done);
     }),
   );
-  return authenticator;
+
+  const recall = (req: Request): Promise<Principal | false> | undefined => {
+    const header = req.headers.authorization;
+    if (header === undefined) return undefined;
+    const bearer = BEARER_HEADER.exec(header);
+    if (bearer) {
+      const claims = offersTokenOutsideHeader(req) ? null : tokens.recall(bearer[1] as string);
+      return claims ? admitBearer(claims) : undefined;
+    }
+    const credentials = parseBasicCredentials(header);
+    const account = credentials && verifier.recall(credentials.userId, credentials.password);
+    return account?.then((recalled) => admit(recalled, 'Basic'));
+  };
+
+  return { passport: authenticator, recall };
 }

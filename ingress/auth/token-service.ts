@@ -75,13 +75,22 @@ export class TokenService {
     return { access_token: token, token_type: 'Bearer', expires_in: this.settings.ttlSeconds };
   }
 
+  /**
+   * The claims of a token this process verified before and still accepts (not expired, its key
+   * not retired); null when it was never verified here or is no longer accepted. Checks nothing else.
+   */
+  recall(token: string): AccessTokenClaims | null {
+    const known = this.verified.get(token);
+    if (!known) return null;
+    if (known.acceptedUntilMs > Date.now()) return known.claims;
+    this.verified.delete(token);
+    return null;
+  }
+
   /** The token's claims when it is well-signed, current and ours; null otherwise. */
   verify(token: string): AccessTokenClaims | null {
-    const known = this.verified.get(token);
-    if (known) {
-      if (known.acceptedUntilMs > Date.now()) return known.claims;
-      this.verified.delete(token);
-    }
+    const recalled = this.recall(token);
+    if (recalled) return recalled;
     const checked = this.check(token);
     // Only tokens that expire are remembered (ours always do), and only while they are accepted.
     if (checked && checked.claims.exp !== undefined) {

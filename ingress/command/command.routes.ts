@@ -8,7 +8,7 @@ import { AppError } from '../../shared/errors';
 import { hasAnyRole, type Role } from '../../shared/roles';
 import { GUID_FORMAT_MESSAGE, guid, isGuid, validate } from '../../shared/validation';
 import { authenticate } from '../auth/authenticate';
-import type { PassportAuthenticator } from '../auth/passport';
+import type { Authentication } from '../auth/passport';
 import { REALM } from '../auth/passport';
 import type { RouteTable } from '../http/route-table';
 import { COMMAND_DEFINITIONS, type CommandDefinition } from './command-definitions';
@@ -72,7 +72,7 @@ function validationMessage(error: unknown): string | undefined {
 export function registerCommandRoutes(
   routes: RouteTable,
   deps: {
-    passport: PassportAuthenticator;
+    authentication: Authentication;
     commands: CommandHandler;
     idempotency: CommandIdempotency;
     metrics: Metrics;
@@ -200,7 +200,7 @@ export function registerCommandRoutes(
     'post',
     '/api/command',
     labelOperation(['commandType'], isKnown),
-    authenticate(deps.passport, 'problem'),
+    authenticate(deps.authentication, 'problem'),
     handle,
   );
 }

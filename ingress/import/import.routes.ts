@@ -17,7 +17,7 @@ import type { Logger } from '../../shared/logger';
 import { IMPORTERS } from '../../shared/importers/registry';
 import { GUID_FORMAT_MESSAGE, guid, isGuid, validate } from '../../shared/validation';
 import { authenticate } from '../auth/authenticate';
-import type { PassportAuthenticator } from '../auth/passport';
+import type { Authentication } from '../auth/passport';
 import type { RouteTable } from '../http/route-table';
 import { EMPTY_GUID, responseFromRecord, unknownImporterMessage } from './import-response';
 import { authenticatedPrincipal } from '../auth/principal';
@@ -65,7 +65,7 @@ interface Envelope {
 
 export interface ImportRouteDeps {
   readonly logger: Logger;
-  readonly passport: PassportAuthenticator;
+  readonly authentication: Authentication;
   readonly services: CoreServices;
   readonly importQueue: ImportQueue;
   readonly importResults: ImportResults;
@@ -200,7 +200,7 @@ export function registerImportRoutes(routes: RouteTable, deps: ImportRouteDeps):
     'post',
     '/api/import',
     labelOperation(['importerType'], (importerType) => IMPORTERS.has(importerType)),
-    authenticate(deps.passport, 'empty'),
+    authenticate(deps.authentication, 'empty'),
     handle,
   );
 }

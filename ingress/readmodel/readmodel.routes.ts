@@ -7,7 +7,7 @@ import { AppError, validationError } from '../../shared/errors';
 import { hasAnyRole } from '../../shared/roles';
 import { validate } from '../../shared/validation';
 import { authenticate } from '../auth/authenticate';
-import type { PassportAuthenticator } from '../auth/passport';
+import type { Authentication } from '../auth/passport';
 import { REALM } from '../auth/passport';
 import type { RouteTable } from '../http/route-table';
 import { JSON_CONTENT_TYPE, sendJsonPieces } from '../http/json-stream';
@@ -23,7 +23,7 @@ import { labelOperation } from '../metrics/http-metrics';
 export function registerReadModelRoutes(
   routes: RouteTable,
   deps: {
-    readonly passport: PassportAuthenticator;
+    readonly authentication: Authentication;
     readonly queries: readonly RegisteredQuery[];
     readonly modules: readonly ModuleName[];
     readonly logger: Logger;
@@ -77,7 +77,7 @@ export function registerReadModelRoutes(
     'post',
     '/api/readmodel',
     labelOperation(['query', 'queryType'], (queryType) => registry.has(queryType)),
-    authenticate(deps.passport, 'problem'),
+    authenticate(deps.authentication, 'problem'),
     dispatch,
   );
 }

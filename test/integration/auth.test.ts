@@ -411,6 +411,74 @@ describe('Accounts and authentication', () => {
     });
   });
 
+  describe('Recalled credentials', () => {
+    /** Counts how often passport runs a scheme's strategy (it runs a fresh object inheriting from this one). */
+    const strategyRuns = (scheme: 'basic' | 'bearer') => {
+      const registered = (
+        subject.services.authentication.passport as unknown as {
+          _strategy(name: string): { authenticate(...args: unknown[]): void };
+        }
+      )._strategy(scheme);
+      return jest.spyOn(registered, 'authenticate');
+    };
+    afterEach(() => jest.restoreAllMocks());
+
+    it.each([
+      ['Basic', 'basic'],
+      ['Bearer', 'bearer'],
+    ] as const)(
+      'When %s credentials passport verified are sent again, then the caller is admitted without passport running again',
+      async (authenticationType, scheme) => {
+        const { access_token } = await tokenFor(ADMIN.email, ADMIN.password);
+        const authorization =
+          scheme === 'basic' ? basic(ADMIN.email, ADMIN.password) : `Bearer ${access_token}`;
+        // Verified once (a token issued here is still new to the strategy; Basic may be cached already).
+        expect((await currentUser(authorization)).status).toBe(200);
+        const runs = strategyRuns(scheme);
+
+        const again = remember(await currentUser(authorization));
+
+        expect(again.status).toBe(200);
+        expect(again.body.data[0]).toMatchObject({ email: ADMIN.email.toLowerCase(), authenticationType });
+        expect(runs).not.toHaveBeenCalled();
+      },
+    );
+
+    it('When a known token is also offered in the body or the query string, then passport judges it and refuses it', async () => {
+      const { access_token } = await tokenFor(ADMIN.email, ADMIN.password);
+      expect((await currentUser(`Bearer ${access_token}`)).status).toBe(200);
+      const runs = strategyRuns('bearer');
+
+      const inBody = await request(subject.app)
+        .post('/api/readmodel')
+        .set('Authorization', `Bearer ${access_token}`)
+        .send({ ...CURRENT_USER, access_token });
+      const inQuery = await request(subject.app)
+        .post(`/api/readmodel?access_token=${access_token}`)
+        .set('Authorization', `Bearer ${access_token}`)
+        .send(CURRENT_USER);
+
+      // passport-http-bearer refuses a token offered twice; the recall must not admit it instead.
+      for (const res of [inBody, inQuery]) {
+        expect(res.status).toBe(401);
+        expect(res.body).toMatchObject(UNAUTHORIZED_PROBLEM);
+      }
+      expect(runs).toHaveBeenCalledTimes(2);
+    });
+
+    it('When a recalled Basic caller sends another password, then passport verifies that one and refuses it', async () => {
+      await subject.createUser({ email: 'recalled@example.com', password: 'recalled-password-1' });
+      const authorization = basic('recalled@example.com', 'recalled-password-1');
+      expect((await currentUser(authorization)).status).toBe(200);
+      const runs = strategyRuns('basic');
+      expect((await currentUser(authorization)).status).toBe(200);
+      expect(runs).not.toHaveBeenCalled();
+
+      expect((await currentUser(basic('recalled@example.com', 'wrong-password-1'))).status).toBe(401);
+      expect(runs).toHaveBeenCalledTimes(1);
+    });
+  });
+
   describe('Read-model dispatch', () => {
     it('When queryType is unknown, then a 400 validation problem names QueryType', async () => {
       const res = await request(subject.app)

@@ -1,5 +1,6 @@
 import request from 'supertest';
 
+import { DOCS_PATH } from '../../ingress/openapi/openapi-document';
 import { createTestApp, type TestApp } from '../helpers/app-fixture';
 
 const PROBLEM_TYPE = /^application\/problem\+json/;
@@ -24,23 +25,40 @@ describe('HTTP problems shared by every endpoint', () => {
   });
   afterAll(() => subject.close());
 
-  it('When anything is answered (a success or a problem), then helmet’s security headers are on it', async () => {
+  it('When a JSON answer is given (a success or a problem), then it carries the API security headers and is not cached', async () => {
     const answers = [
       await request(subject.app).get('/healthz'),
       await request(subject.app).get('/nowhere'),
       await request(subject.app).get('/api/command'),
+      await request(subject.app).post('/api/readmodel').send({}),
     ];
     for (const res of answers) {
       expect(res.headers).toMatchObject({
+        'content-security-policy': "default-src 'none';frame-ancestors 'none'",
         'x-content-type-options': 'nosniff',
-        'x-frame-options': 'SAMEORIGIN',
+        'x-frame-options': 'DENY',
         'referrer-policy': 'no-referrer',
-        'cross-origin-opener-policy': 'same-origin',
         'strict-transport-security': expect.stringContaining('max-age='),
+        'cache-control': 'no-store',
       });
-      expect(res.headers['content-security-policy']).toContain("default-src 'self'");
+      // helmet's page-rendering switches have no meaning on JSON, so they are not sent.
+      expect(res.headers['cross-origin-opener-policy']).toBeUndefined();
       expect(res.headers['x-powered-by']).toBeUndefined();
     }
+  });
+
+  it('When an HTML page is served (the API docs), then it carries helmet’s page defaults', async () => {
+    const res = await request(subject.app).get(DOCS_PATH);
+
+    expect(res.status).toBe(200);
+    expect(res.headers).toMatchObject({
+      'x-content-type-options': 'nosniff',
+      'x-frame-options': 'SAMEORIGIN',
+      'referrer-policy': 'no-referrer',
+      'cross-origin-opener-policy': 'same-origin',
+      'strict-transport-security': expect.stringContaining('max-age='),
+    });
+    expect(res.headers['content-security-policy']).toContain("default-src 'self'");
   });
 
   it('When the body is malformed JSON, then the answer is the 400 validation problem', async () => {

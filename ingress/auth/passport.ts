@@ -42,12 +42,12 @@ type BasicVerifyWithRequest = (req: Request, userId: string, password: string, d
  * credentials passport has already verified in this process.
  *
  * passport's middleware builds a strategy instance, its callbacks and the request's login methods
- * for every request, about a third of a cached CurrentUser request's CPU. A client sends the same
- * credentials with every request, so, as a session would, the credentials passport verified once
- * are recalled from the caches its verification filled (the verified-token cache, the Basic
- * verification cache) and the request is admitted as passport's verify function would admit it:
- * the account read afresh from the account cache, then the per-account rate limit. Credentials
- * not recalled, and every refusal, go through passport.
+ * for every request: a seventh of a cached CurrentUser request's time (ADR 0005). A client sends
+ * the same credentials with every request, so, as a session would, the credentials passport
+ * verified once are recalled from the caches its verification filled (the verified-token cache,
+ * the Basic verification cache) and the request is admitted as passport's verify function would
+ * admit it: the account read afresh from the account cache, then the per-account rate limit.
+ * Credentials not recalled, and every refusal, go through passport.
  */
 export interface Authentication {
   readonly passport: PassportAuthenticator;

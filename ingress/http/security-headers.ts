@@ -31,10 +31,11 @@ const forPages = helmet();
  * Board), the API set above on everything else (JSON answers, problems, health). Caching is
  * refused on the latter too: answers depend on the caller's credentials.
  */
-export function securityHeaders(pagePrefixes: readonly string[]): RequestHandler {
+export function securityHeaders(pagePaths: readonly string[]): RequestHandler {
+  const underPages = pagePaths.map((page) => `${page}/`);
   return (req, res, next) => {
     const path = req.path;
-    if (pagePrefixes.some((prefix) => path === prefix || path.startsWith(`${prefix}/`))) {
+    if (pagePaths.includes(path) || underPages.some((prefix) => path.startsWith(prefix))) {
       forPages(req, res, next);
       return;
     }

@@ -21,10 +21,11 @@ export function fieldKey(path: readonly (string | number)[]): string {
 }
 
 /**
- * Messages in the spec's style: "Id is required". Used by every request schema, and the only place
- * messages are set: a schema with messages of its own (`.messages()`) makes joi merge preferences
- * and compile templates for that field on every validation, which was a fifth of joi's time on a
- * command. Field kinds that need their own wording use a named rule (`pattern(re, {name})`).
+ * Messages in the spec's style: "Id is required". Used by every request schema, and where the
+ * request fields' wording belongs: a field schema with messages of its own (`.messages()`) makes
+ * joi merge preferences and compile templates for that field on every validation (three such
+ * fields: 6 us per validation in a microbenchmark, 2.5 us without). Field kinds that need their
+ * own wording use a named rule (`pattern(re, {name})`).
  */
 export const VALIDATION_MESSAGES: Joi.LanguageMessages = {
   'any.required': '{{#label}} is required',

@@ -29,11 +29,12 @@ async function main(): Promise<void> {
   // Commands fail fast on the request connection; BullMQ gets its own, which retries forever.
   const redis = createRedisConnection(config.redis, 'request', logger);
   const queueConnection = createRedisConnection(config.redis, 'queue', logger);
+  const projectorConnection = createRedisConnection(config.redis, 'background', logger, 'projector');
   const projectorSubscriber = duplicateConnection(queueConnection, logger, 'projector-changes');
   const services = createCoreServices(config, redis, metrics.commandHandlerHooks());
   const results = new ImportResults(redis, services.keys, config.imports.resultTtlSeconds);
   const projector = new Projector(
-    queueConnection,
+    projectorConnection,
     services.keys,
     ALL_PROJECTIONS,
     logger,
@@ -44,6 +45,7 @@ async function main(): Promise<void> {
   const queueForDepth = new ImportQueue(redis, redis, services.keys, config, logger);
   metrics.watchConnection('request', redis);
   metrics.watchConnection('queue', queueConnection);
+  metrics.watchConnection('projector', projectorConnection);
   metrics.watchConnection('projector-subscriber', projectorSubscriber);
   metrics.collectProjectorLag(() => readProjectorLag(redis, services.keys, ALL_PROJECTIONS));
   metrics.collectImportQueueDepth(() => queueForDepth.depth());
@@ -55,7 +57,7 @@ async function main(): Promise<void> {
     await Promise.all([importWorker?.close(), projector.stop()]);
     await metricsServer?.close(config.shutdownTimeoutMs);
     await queueForDepth.close();
-    await closeConnections(redis, queueConnection);
+    await closeConnections(redis, queueConnection, projectorConnection);
   });
 
   // Before Redis is up, so a worker still waiting for it can be seen waiting (redis_connection_up 0).

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { RedisClient } from '../redis/connections';
 
 import { parseEnvelope, type EventEnvelope } from '../event-store/envelope';
-import { LOG_PARTITIONS } from '../event-store/partitions';
+import { LOG_PARTITIONS, partitionOf } from '../event-store/partitions';
 import type { Logger } from '../logger';
 import type { Keys } from '../redis/keys';
 import { registerScripts } from '../redis/scripts';
@@ -17,8 +17,9 @@ export interface ProjectorOptions {
   /** Pause between polls when every owned partition is caught up and no change is announced. */
   readonly idleMs: number;
   /**
-   * With a subscriber: the longest idle pause. Appends announce themselves (append-events-6.lua
-   * publishes), so an idle projector sleeps until one concerns it; this only bounds a missed message.
+   * With a subscriber: how often every owned partition is read (a full pass). Appends announce
+   * themselves (append-events-6.lua publishes the aggregate id), so between full passes the
+   * projector reads only the partitions announced; this bounds how late a missed message is seen.
    */
   readonly idleFallbackMs: number;
   /** How long a partition stays with a replica that stops renewing it. */
@@ -106,8 +107,12 @@ export class Projector {
   private readonly owned = new Map<string, OwnedPartition>();
   private running = false;
   private loopDone: Promise<void> | undefined;
-  /** Set by an announced change since the last pass began; a pass that saw nothing then runs again. */
-  private changed = false;
+  /** Owned partitions (by id) announced changed since the pass that read them began. */
+  private announced = new Set<string>();
+  /** Owned partitions whose last batch was full, or fenced: more is waiting there. */
+  private backlog = new Set<string>();
+  /** When every owned partition is read again, announced or not (a message may have been missed). */
+  private fullPassAt = 0;
   private wakeUp: (() => void) | undefined;
   private readonly options: ProjectorOptions;
 
@@ -128,8 +133,21 @@ export class Projector {
     if (this.running) return;
     this.running = true;
     if (this.subscriber) {
-      const channels = [...new Set(this.projections.map((p) => this.keys.aggregateChanges(p.aggregateType)))];
-      this.subscriber.on('message', () => this.wake());
+      // A channel per aggregate type, each message an aggregate id: together they name the
+      // (projection, partition) pairs that have something new.
+      const projectionsByChannel = new Map<string, AnyProjection[]>();
+      for (const projection of this.projections) {
+        const channel = this.keys.aggregateChanges(projection.aggregateType);
+        projectionsByChannel.set(channel, [...(projectionsByChannel.get(channel) ?? []), projection]);
+      }
+      const channels = [...projectionsByChannel.keys()];
+      this.subscriber.on('message', (channel: string, aggregateId: string) => {
+        const partition = partitionOf(aggregateId);
+        for (const projection of projectionsByChannel.get(channel) ?? []) {
+          this.announced.add(ownedId(projection, partition));
+        }
+        this.wakeUp?.();
+      });
       // Until subscribed (and whenever the subscription drops), the fallback pause still polls.
       this.subscriber.subscribe(...channels).catch((error: unknown) => {
         this.logger.warn('projector not subscribed to changes; polling', { error: String(error) });
@@ -138,16 +156,11 @@ export class Projector {
     this.loopDone = this.loop();
   }
 
-  private wake(): void {
-    this.changed = true;
-    this.wakeUp?.();
-  }
-
-  /** Sleeps until a change is announced or the pause runs out. */
+  /** Sleeps until a change is announced or the next full pass is due. */
   private async idle(): Promise<void> {
     // Checked synchronously with installing wakeUp below, so stop() can never miss a sleeper.
-    if (this.changed || !this.running) return;
-    const pauseMs = this.subscriber ? this.options.idleFallbackMs : this.options.idleMs;
+    if (this.announced.size > 0 || !this.running) return;
+    const pauseMs = this.subscriber ? Math.max(0, this.fullPassAt - Date.now()) : this.options.idleMs;
     await new Promise<void>((resolve) => {
       const timer = setTimeout(resolve, pauseMs);
       this.wakeUp = () => {
@@ -184,33 +197,51 @@ export class Projector {
           await this.balanceLeases();
           leasesCheckedAt = Date.now();
         }
-        this.changed = false;
-        // Only a full batch means more is waiting. A pass that drained every partition sleeps until
-        // a change concerning its projections is announced: entries of other aggregates (a user
-        // import's thousands) are then caught up a fallback pause later, in one batch, rather than
-        // each costing a pass of every partition.
-        const backlog = await this.pollOnce();
-        if (!backlog) await this.idle();
+        // Only a full batch means more is waiting. A pass that drained what it read sleeps until a
+        // change concerning its projections is announced, and then reads that change's partition
+        // alone: with 16 partitions and 3 projections a pass of everything was 48 reads, nearly all
+        // empty. Entries of other aggregates (a user import's thousands) are caught up by the next
+        // full pass, in one batch, rather than each costing a pass.
+        await this.pollOnce(this.duePartitions());
+        if (this.backlog.size === 0) await this.idle();
       } catch (error) {
-        // Redis away or a bad entry: keep the process, retry after a pause.
+        // Redis away or a bad entry: keep the process, retry after a pause, then read everything.
         this.logger.warn('projector pass failed', {
           error: error instanceof Error ? error.message : String(error),
         });
+        this.fullPassAt = 0;
         await sleep(500);
       }
     }
   }
 
   /**
-   * One pass over every owned partition, all at once: (projection, partition) pairs are fenced
-   * independently, so their batches may run side by side, and the reads of a caught-up pass then
-   * share one round trip instead of costing one each. Returns whether some partition has more
-   * entries than one batch took.
+   * The owned partitions this pass reads: all of them when a full pass is due (always, without a
+   * subscriber), else those announced since the last pass began and those with a backlog.
+   * Announcements arriving from here on belong to the next pass.
    */
-  private async pollOnce(): Promise<boolean> {
-    const backlog = await Promise.all(
-      [...this.owned.values()].map(async (owned) => {
-        if (!this.running) return false;
+  private duePartitions(): OwnedPartition[] {
+    const announced = this.announced;
+    this.announced = new Set();
+    if (!this.subscriber || Date.now() >= this.fullPassAt) {
+      this.fullPassAt = Date.now() + this.options.idleFallbackMs;
+      return [...this.owned.values()];
+    }
+    const due: OwnedPartition[] = [];
+    for (const [id, owned] of this.owned) if (announced.has(id) || this.backlog.has(id)) due.push(owned);
+    return due;
+  }
+
+  /**
+   * Applies the next batch of each partition given, all at once: (projection, partition) pairs are
+   * fenced independently, so their batches may run side by side, and their reads share one round
+   * trip (the connection auto-pipelines). Notes which partitions have more waiting.
+   */
+  private async pollOnce(partitions: readonly OwnedPartition[]): Promise<void> {
+    const backlog = new Set<string>();
+    await Promise.all(
+      partitions.map(async (owned) => {
+        if (!this.running) return;
         const result = await applyNextBatch(
           this.redis,
           this.keys,
@@ -220,16 +251,19 @@ export class Projector {
           this.options.batchSize,
         );
         if (result === 'fenced') {
+          // Another replica applied it: start again from its checkpoint.
           owned.checkpoint =
             (await this.redis.get(owned.projection.checkpointKey(this.keys, owned.partition))) ??
             NO_CHECKPOINT;
-          return false;
+          backlog.add(ownedId(owned.projection, owned.partition));
+          return;
         }
         owned.checkpoint = result.checkpoint;
-        return result.entries === this.options.batchSize;
+        if (result.entries === this.options.batchSize)
+          backlog.add(ownedId(owned.projection, owned.partition));
       }),
     );
-    return backlog.includes(true);
+    this.backlog = backlog;
   }
 
   /** Renews what it holds, gives back what is over its fair share, and takes free partitions. */
@@ -254,13 +288,15 @@ export class Projector {
     }
     for (const projection of this.projections) {
       for (let partition = 0; partition < LOG_PARTITIONS && this.owned.size < fairShare; partition++) {
-        const id = `${projection.name}:${partition}`;
+        const id = ownedId(projection, partition);
         if (this.owned.has(id)) continue;
         const lease = this.keys.projectionLease(projection.name, partition);
         if ((await this.redis.set(lease, this.replicaId, 'PX', leaseMs, 'NX')) !== 'OK') continue;
         const checkpoint =
           (await this.redis.get(projection.checkpointKey(this.keys, partition))) ?? NO_CHECKPOINT;
         this.owned.set(id, { projection, partition, checkpoint });
+        // Read at the next pass: entries may have waited there since its last owner stopped.
+        this.announced.add(id);
       }
     }
   }
@@ -269,6 +305,10 @@ export class Projector {
   get ownedPartitions(): number {
     return this.owned.size;
   }
+}
+
+function ownedId(projection: AnyProjection, partition: number): string {
+  return `${projection.name}:${partition}`;
 }
 
 function sleep(ms: number): Promise<void> {

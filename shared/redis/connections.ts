@@ -17,8 +17,11 @@ export type RedisClient = Redis | Cluster;
  *   fails fast with a 503 instead of hanging until Redis returns.
  * - `queue`: handed to BullMQ, which blocks on Redis and must retry forever
  *   (`maxRetriesPerRequest: null` is BullMQ's requirement for workers).
+ * - `background`: a loop of its own (the projector) that waits out an outage like `queue`, and
+ *   auto-pipelines like `request`: the reads of one projector pass (one per partition it owns)
+ *   then leave in one socket write instead of one each.
  */
-export type ConnectionPurpose = 'request' | 'queue';
+export type ConnectionPurpose = 'request' | 'queue' | 'background';
 
 const MAX_RECONNECT_DELAY_MS = 2_000;
 const COMMAND_TIMEOUT_MS = 2_000;
@@ -33,6 +36,7 @@ function optionsFor(purpose: ConnectionPurpose): RedisOptions {
     lazyConnect: false,
   };
   if (purpose === 'queue') return { ...common, maxRetriesPerRequest: null, enableReadyCheck: false };
+  if (purpose === 'background') return { ...common, maxRetriesPerRequest: null, enableAutoPipelining: true };
   // Auto-pipelining sends the commands of concurrent requests in one socket write: under load the
   // write syscalls, not Redis, were the client's largest cost.
   return {
@@ -63,6 +67,14 @@ function clusterOptionsFor(purpose: ConnectionPurpose, connectionName: string): 
   if (purpose === 'queue') {
     return {
       ...common,
+      redisOptions: { connectTimeout: 2_000, maxRetriesPerRequest: null, connectionName },
+    };
+  }
+  if (purpose === 'background') {
+    return {
+      ...common,
+      enableAutoPipelining: true,
+      autoPipeliningIgnoredCommands: [...SCRIPTS_WITH_KEY_COUNT_FIRST],
       redisOptions: { connectTimeout: 2_000, maxRetriesPerRequest: null, connectionName },
     };
   }

@@ -59,7 +59,7 @@ describe('GET /metrics on a worker', () => {
     expect((await get('/metrics', 'Bearer not-the-metrics-token')).status).toBe(401);
 
     const samples = await scrape();
-    for (const connection of ['request', 'queue', 'projector-subscriber']) {
+    for (const connection of ['request', 'queue', 'projector', 'projector-subscriber']) {
       expect(sampleSum(samples, 'fts_redis_connection_up', { connection })).toBe(1);
     }
     expect(samplesOf(samples, 'fts_process_resident_memory_bytes')).toHaveLength(1);

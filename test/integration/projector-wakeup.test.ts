@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 
 import { fantasyTeamDecider } from '../../shared/domain/fantasy-team/fantasy-team.decider';
-import { LOG_PARTITIONS } from '../../shared/event-store/partitions';
+import { LOG_PARTITIONS, partitionOf } from '../../shared/event-store/partitions';
 import { ALL_PROJECTIONS } from '../../shared/projections/all-projections';
 import { Projector } from '../../shared/projections/projector';
 import { duplicateConnection } from '../../shared/redis/connections';
@@ -48,5 +48,26 @@ describe('Projector woken by change announcements', () => {
     const document = subject.services.keys.projectionDocument('fantasy-team', id);
     await eventually(async () => (await subject.redis.exists(document)) === 1, 2_000, 2);
     expect(Date.now() - started).toBeLessThan(1_000);
+  });
+
+  it("When one team changes, then the pass it wakes reads only that team's log partition, not all 48", async () => {
+    await new Promise((resolve) => setTimeout(resolve, 200)); // let it fall idle
+    const reads = jest.spyOn(subject.redis, 'xrange');
+    try {
+      const id = randomUUID();
+      await subject.services.commands.handle(fantasyTeamDecider, {
+        aggregateId: id,
+        command: { type: 'CreateFantasyTeam', data: { name: 'Targeted', season: '2026' } },
+        context: { now: new Date(), actorUserId: randomUUID(), actorRoles: ['Member'] },
+        metadata: { actorUserId: 'test', requestId: null, correlationId: null },
+      });
+      const document = subject.services.keys.projectionDocument('fantasy-team', id);
+      await eventually(async () => (await subject.redis.exists(document)) === 1, 2_000, 2);
+
+      const partitionsRead = new Set(reads.mock.calls.map(([key]) => String(key)));
+      expect([...partitionsRead]).toEqual([subject.services.keys.logPartition(partitionOf(id))]);
+    } finally {
+      reads.mockRestore();
+    }
   });
 });

@@ -5,7 +5,7 @@
 # No HEALTHCHECK here: the orchestrator probes GET /healthz (liveness) and GET /readyz (readiness).
 
 # --- build: compile TypeScript with the dev dependencies, then drop them -------------------------
-FROM node:20-bookworm-slim AS build
+FROM node:24-bookworm-slim AS build
 WORKDIR /app
 
 # Only the manifest and the lockfile decide the dependencies, so this layer is reused until they change.
@@ -19,7 +19,7 @@ RUN npm run build \
 # --- runtime: compiled JavaScript, production node_modules, plain node ----------------------------
 # Same base as the build stage: npm ci picks prebuilt native add-ons (msgpackr-extract, and argon2
 # once it lands) for this platform and glibc, so node_modules only runs on the same base.
-FROM node:20-bookworm-slim AS runtime
+FROM node:24-bookworm-slim AS runtime
 ENV NODE_ENV=production
 WORKDIR /app
 

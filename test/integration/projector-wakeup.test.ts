@@ -35,35 +35,32 @@ describe('Projector woken by change announcements', () => {
     await subject.close();
   });
 
-  it('When a team changes while the projector sleeps, then the announcement wakes it and the view updates at once', async () => {
-    await new Promise((resolve) => setTimeout(resolve, 200)); // let it fall idle
+  /** Lets the projector fall idle, creates a team, and waits until its view exists; returns its id. */
+  async function createTeamOnceIdle(name: string): Promise<string> {
+    await new Promise((resolve) => setTimeout(resolve, 200));
     const id = randomUUID();
-    const started = Date.now();
     await subject.services.commands.handle(fantasyTeamDecider, {
       aggregateId: id,
-      command: { type: 'CreateFantasyTeam', data: { name: 'Sleepers', season: '2026' } },
+      command: { type: 'CreateFantasyTeam', data: { name, season: '2026' } },
       context: { now: new Date(), actorUserId: randomUUID(), actorRoles: ['Member'] },
       metadata: { actorUserId: 'test', requestId: null, correlationId: null },
     });
     const document = subject.services.keys.projectionDocument('fantasy-team', id);
     await eventually(async () => (await subject.redis.exists(document)) === 1, 2_000, 2);
-    expect(Date.now() - started).toBeLessThan(1_000);
+    return id;
+  }
+
+  it('When a team changes while the projector sleeps, then the announcement wakes it and the view updates at once', async () => {
+    const started = Date.now();
+    await createTeamOnceIdle('Sleepers');
+    // The idle pause (200 ms) is part of it; the fallback pass would take a minute.
+    expect(Date.now() - started).toBeLessThan(1_200);
   });
 
   it("When one team changes, then the pass it wakes reads only that team's log partition, not all 48", async () => {
-    await new Promise((resolve) => setTimeout(resolve, 200)); // let it fall idle
     const reads = jest.spyOn(subject.redis, 'xrange');
     try {
-      const id = randomUUID();
-      await subject.services.commands.handle(fantasyTeamDecider, {
-        aggregateId: id,
-        command: { type: 'CreateFantasyTeam', data: { name: 'Targeted', season: '2026' } },
-        context: { now: new Date(), actorUserId: randomUUID(), actorRoles: ['Member'] },
-        metadata: { actorUserId: 'test', requestId: null, correlationId: null },
-      });
-      const document = subject.services.keys.projectionDocument('fantasy-team', id);
-      await eventually(async () => (await subject.redis.exists(document)) === 1, 2_000, 2);
-
+      const id = await createTeamOnceIdle('Targeted');
       const partitionsRead = new Set(reads.mock.calls.map(([key]) => String(key)));
       expect([...partitionsRead]).toEqual([subject.services.keys.logPartition(partitionOf(id))]);
     } finally {

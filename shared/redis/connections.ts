@@ -49,6 +49,18 @@ function optionsFor(purpose: ConnectionPurpose): RedisOptions {
 }
 
 /**
+ * Auto-pipelining on a cluster: ioredis groups commands by the slot of their first argument, so
+ * scripts whose first argument is their key count are sent on their own (see scripts.ts).
+ */
+const CLUSTER_AUTO_PIPELINING: Pick<
+  ClusterOptions,
+  'enableAutoPipelining' | 'autoPipeliningIgnoredCommands'
+> = {
+  enableAutoPipelining: true,
+  autoPipeliningIgnoredCommands: [...SCRIPTS_WITH_KEY_COUNT_FIRST],
+};
+
+/**
  * The same purposes on a cluster. Per-node settings go to `redisOptions`; the offline queue, the
  * reconnect strategy and auto-pipelining (which ioredis groups by slot) belong to the cluster.
  */
@@ -73,16 +85,14 @@ function clusterOptionsFor(purpose: ConnectionPurpose, connectionName: string): 
   if (purpose === 'background') {
     return {
       ...common,
-      enableAutoPipelining: true,
-      autoPipeliningIgnoredCommands: [...SCRIPTS_WITH_KEY_COUNT_FIRST],
+      ...CLUSTER_AUTO_PIPELINING,
       redisOptions: { connectTimeout: 2_000, maxRetriesPerRequest: null, connectionName },
     };
   }
   return {
     ...common,
     enableOfflineQueue: false,
-    enableAutoPipelining: true,
-    autoPipeliningIgnoredCommands: [...SCRIPTS_WITH_KEY_COUNT_FIRST],
+    ...CLUSTER_AUTO_PIPELINING,
     redisOptions: {
       connectTimeout: 2_000,
       maxRetriesPerRequest: 1,

@@ -148,11 +148,12 @@ export function registerImportRoutes(routes: RouteTable, deps: ImportRouteDeps):
         new Date(),
       );
       if (!created) {
-        // An inline run whose ingress died left its record Pending: the workers finish it (idempotently).
+        // A Pending record may have no job behind it: an inline run whose ingress died, or a queued
+        // one whose enqueue failed with Redis (and the record's discard with it). Queue it again;
+        // BullMQ ignores an add whose job id it holds, so a job already queued or running stays one.
         if (
           record.status === 'Pending' &&
-          record.processedSynchronously &&
-          !(await importQueue.inlineRunning())
+          (!record.processedSynchronously || !(await importQueue.inlineRunning()))
         ) {
           await importQueue.enqueue(job);
         }

@@ -252,6 +252,23 @@ describe('POST /api/import', () => {
       expect(second.body).toMatchObject({ status: 'Completed', commandsExecuted: 2 });
     });
 
+    it('When a queued import left its record Pending without a job (Redis went away between the two), then a resend queues it and a worker completes it', async () => {
+      await stopWorker();
+      const body = seeding(seedUsers(1));
+      const first = await submit(body);
+      expect(first.body).toMatchObject({ status: 'Pending', processedSynchronously: false });
+      // The job lost as an enqueue whose reply never came (and whose record's discard failed too).
+      await (await subject.services.importQueue.queue.getJob(first.body.importJobId))?.remove();
+
+      const resent = await submit(body);
+      expect(resent.body).toMatchObject({ importJobId: first.body.importJobId, status: 'Pending' });
+      startWorker();
+      await eventually(
+        async () => (await jobResult(first.body.importJobId)).body.results?.[0]?.status === 'Completed',
+        15_000,
+      );
+    });
+
     it('When two High imports arrive together on an idle queue, then at most one runs inline', async () => {
       startWorker();
       await eventually(async () => {

@@ -66,15 +66,7 @@ describe('Redis stopped while requests are in flight', () => {
 
   it('When Redis stops during a burst of reads, commands, sign-ins and imports, then each answer is normal or a 503 problem within 3 s, no process dies, and once Redis is back everything works and the same worker consumes a new import', async () => {
     const { redis, ingress, worker } = await stacks.start(
-      {
-        JWT_SECRET: 'outage-test-secret-outage-test-secret-0123',
-        // A job the worker was taking when Redis stopped is active under a lock nobody renews (the
-        // reply was lost, and ioredis resends the take, which takes the next job). BullMQ hands it
-        // back once that lock expires: 30 s by default, plus a stalled check every 15 s, which is
-        // longer than this test waits for the outage's imports. A short lock keeps that path, and
-        // its "nothing accepted is lost", inside the wait.
-        IMPORT_JOB_LOCK_MS: '5000',
-      },
+      { JWT_SECRET: 'outage-test-secret-outage-test-secret-0123' },
       async (checker) => {
         await checker.createUser({ email: 'member@example.com', password: PASSWORD });
         await checker.createUser({

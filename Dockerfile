@@ -20,6 +20,8 @@ RUN npm run build \
 # Same base as the build stage: npm ci picks prebuilt native add-ons (msgpackr-extract, and argon2
 # once it lands) for this platform and glibc, so node_modules only runs on the same base.
 FROM node:24-bookworm-slim AS runtime
+# Production settings: the processes refuse to start without JWT_SECRET (exit 78, one line), and a
+# JWT_PREVIOUS_SECRET needs its JWT_PREVIOUS_SECRET_UNTIL. README, "Configuration".
 ENV NODE_ENV=production
 WORKDIR /app
 

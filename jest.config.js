@@ -7,7 +7,17 @@ module.exports = {
   testEnvironment: 'node',
   roots: ['<rootDir>/test'],
   testMatch: ['**/*.test.ts'],
-  transform: { '^.+\\.ts$': ['ts-jest', { tsconfig: 'tsconfig.json' }] },
+  transform: {
+    '^.+\\.ts$': ['ts-jest', { tsconfig: 'tsconfig.json' }],
+    // json-schema-faker (the contract fuzzer's generator) ships as an ES module only: compiled to
+    // CommonJS for jest like our own files.
+    '/node_modules/json-schema-faker/.+\\.js$': [
+      'ts-jest',
+      { tsconfig: { allowJs: true, module: 'commonjs', target: 'ES2022', isolatedModules: true } },
+    ],
+  },
+  transformIgnorePatterns: ['/node_modules/(?!json-schema-faker/)'],
+  moduleNameMapper: { '^json-schema-faker$': '<rootDir>/node_modules/json-schema-faker/dist/index.js' },
   globalSetup: '<rootDir>/test/helpers/global-setup.ts',
   globalTeardown: '<rootDir>/test/helpers/global-teardown.ts',
   // Every response received through supertest is checked against the OpenAPI document.

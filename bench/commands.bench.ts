@@ -1,36 +1,34 @@
 import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
+
 import type autocannon from 'autocannon';
 import Redis from 'ioredis';
 
-import { startLocalRedis } from '../scripts/lib/redis-server';
 import { fantasyTeamDecider } from '../shared/domain/fantasy-team/fantasy-team.decider';
 import { fantasyTeamProjection } from '../shared/projections/fantasy-team/fantasy-team.projection';
-import { createKeys, type Keys } from '../shared/redis/keys';
+import type { Keys } from '../shared/redis/keys';
 import {
+  type LoadResult,
   measureInterleaved,
   percentile,
-  settingsFromEnv,
-  summarise,
-  type LoadResult,
-  type Workload,
   positiveNumberFromEnv,
   reportRun,
+  settingsFromEnv,
+  summarise,
+  type Workload,
 } from './lib/load';
 import { runOpenLoop } from './lib/open-loop';
-import { ensureBuilt, startServer, stopAll, track } from './lib/processes';
-import { compareWith, machineInfo, problemsOf, type BenchReport, type ComparisonRow } from './lib/report';
+import { ensureBuilt, type ServerProcess, stopAll, track } from './lib/processes';
+import { type BenchReport, compareWith, type ComparisonRow, machineInfo, problemsOf } from './lib/report';
 import { runBenches } from './lib/runner';
 import {
+  commandOrThrow,
   forEachConcurrently,
-  freshCredentials,
   issueToken,
   JSON_HEADERS,
-  postJson,
-  serviceEnv,
   sleep,
-  startIngress,
-  startWorker,
+  startBareExpress,
+  startService,
 } from './lib/service';
 
 /**
@@ -49,7 +47,7 @@ const TEAM_COUNT = 1_000;
 const TEAMS = TEAM_COUNT.toLocaleString('en-US');
 /** The lag probe's own teams, so its commands never race the load's on one team. */
 const PROBE_TEAM_COUNT = 20;
-/** The issue's targets: the rate as a share of the baseline's, the p99 at that rate, the lag's p99. */
+/** The targets: the rate as a share of the baseline's, the p99 at that rate, the lag's p99. */
 const RATE_TARGET = 0.5;
 const P99_TARGET_MS = 20;
 const LAG_P99_TARGET_MS = 50;
@@ -57,8 +55,6 @@ const LAG_P99_TARGET_MS = 50;
 const LAG_GIVE_UP_MS = 5_000;
 const PROBE_LANES = 4;
 
-const credentials = freshCredentials();
-const KEY_PREFIX = `bench-${NAME}-${process.pid}:`;
 const TEAM_TYPE = fantasyTeamDecider.aggregateType;
 
 interface Team {
@@ -252,24 +248,18 @@ class LagProbe {
   }
 }
 
-async function createTeams(commandUrl: string, token: string, count: number): Promise<Team[]> {
+async function createTeams(ingress: ServerProcess, token: string, count: number): Promise<Team[]> {
   const teams: Team[] = Array.from({ length: count }, () => ({
     id: randomUUID(),
     linked: false,
     version: 0,
   }));
-  await forEachConcurrently(teams, 16, async (team, index) => {
-    const answer = await postJson(
-      commandUrl,
-      {
-        commandType: 'CreateFantasyTeam',
-        command: { aggregateRootId: team.id, name: `Bench team ${index}` },
-      },
-      { authorization: `Bearer ${token}` },
-    );
-    if (answer.status !== 200)
-      throw new Error(`CreateFantasyTeam answered ${answer.status}: ${JSON.stringify(answer.body)}`);
-  });
+  await forEachConcurrently(teams, 16, (team, index) =>
+    commandOrThrow(ingress, token, 'CreateFantasyTeam', {
+      aggregateRootId: team.id,
+      name: `Bench team ${index}`,
+    }),
+  );
   return teams;
 }
 
@@ -282,26 +272,17 @@ export async function run(): Promise<BenchReport> {
   if (TEAM_COUNT < settings.connections * 4) throw new Error(`at most ${TEAM_COUNT / 4} connections`);
   ensureBuilt();
   try {
-    const redisServer = track(await startLocalRedis());
-    const baselineServer = await startServer({
-      name: 'bare-express',
-      args: ['bench/baselines/bare-express.cjs'],
-      env: { NODE_ENV: 'production' },
-      readyPath: '/',
-    });
-    const env = serviceEnv({ redisUrl: redisServer.url, keyPrefix: KEY_PREFIX, credentials });
-    const ingress = await startIngress('ingress', { ...env, LOG_LEVEL: 'warn' });
-    await startWorker('worker', env);
+    const baselineServer = await startBareExpress();
+    const { redisServer, keys, credentials, ingress } = await startService(NAME);
     const redis = new Redis(redisServer.url, { maxRetriesPerRequest: 1 });
     track({ stop: async () => void (await redis.quit().catch(() => undefined)) });
-    const keys = createKeys(KEY_PREFIX);
 
     const token = await issueToken(ingress, credentials);
     const commandUrl = `${ingress.baseUrl}/api/command`;
     const authorized = { ...JSON_HEADERS, authorization: `Bearer ${token}` };
     process.stderr.write(`[bench] creating ${TEAM_COUNT} + ${PROBE_TEAM_COUNT} teams\n`);
-    const pool = new TeamPool(await createTeams(commandUrl, token, TEAM_COUNT), redis, keys);
-    const probePool = new TeamPool(await createTeams(commandUrl, token, PROBE_TEAM_COUNT), redis, keys);
+    const pool = new TeamPool(await createTeams(ingress, token, TEAM_COUNT), redis, keys);
+    const probePool = new TeamPool(await createTeams(ingress, token, PROBE_TEAM_COUNT), redis, keys);
     await pool.reconcile();
     await probePool.reconcile();
     const probe = new LagProbe(commandUrl, token, probePool, redis, keys, lagSamples);

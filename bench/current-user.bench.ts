@@ -1,11 +1,17 @@
-import { randomBytes } from 'node:crypto';
-
 import { startLocalRedis } from '../scripts/lib/redis-server';
 import { measureInterleaved, reportWorkloadRun, settingsFromEnv, type Workload } from './lib/load';
-import { ensureBuilt, scratchDir, startServer, stopAll, track, type ServerProcess } from './lib/processes';
-import { compareWith, machineInfo, problemsOf, type BenchReport } from './lib/report';
+import { ensureBuilt, type ServerProcess, stopAll, track } from './lib/processes';
+import { type BenchReport, compareWith, machineInfo, problemsOf } from './lib/report';
 import { runBenches } from './lib/runner';
-import { NEVER_REACHED_RATE_LIMIT } from './lib/service';
+import {
+  basicAuthorization,
+  freshCredentials,
+  issueToken,
+  JSON_HEADERS,
+  serviceEnv,
+  startBareExpress,
+  startIngress,
+} from './lib/service';
 
 /**
  * CurrentUser through POST /api/readmodel, by Basic (verification cache warm) and by Bearer,
@@ -16,15 +22,11 @@ import { NEVER_REACHED_RATE_LIMIT } from './lib/service';
  */
 
 const NAME = 'current-user';
-/** The issue's requirement: each authenticated workload at least this share of the baseline's rate. */
+/** The target: each authenticated workload at least this share of the baseline's rate. */
 const TARGET_RATIO = 0.75;
 const BODY = JSON.stringify({ query: { queryType: 'CurrentUser' }, skip: 0, take: 10 });
-const JSON_HEADERS = { 'content-type': 'application/json' };
 
-const ADMIN_EMAIL = 'bench-admin@example.com';
-/** Fresh per run: the bench never reuses a credential, and these never leave the machine. */
-const ADMIN_PASSWORD = randomBytes(24).toString('base64url');
-const JWT_SECRET = randomBytes(48).toString('base64url');
+const credentials = freshCredentials();
 /**
  * The longest cache life the config allows, so the cache stays warm for the whole bench; with the
  * default (60 s) it would expire mid-bench and the requests arriving then would hash again, which
@@ -34,49 +36,15 @@ const AUTH_CACHE_TTL_SECONDS = '3600';
 
 type LogLevel = 'warn' | 'info';
 
-async function startIngress(redisUrl: string, logLevel: LogLevel): Promise<ServerProcess> {
-  const profile = process.env.BENCH_CPU_PROF === '1';
-  const profileDir = scratchDir();
-  if (profile) {
-    process.stderr.write(
-      `[bench] CPU profile of the ${logLevel} ingress: ${profileDir}/ingress-${logLevel}.cpuprofile\n`,
-    );
-  }
-  return startServer({
-    name: `ingress-${logLevel}`,
-    args: [
-      ...(profile
-        ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`, `--cpu-prof-name=ingress-${logLevel}.cpuprofile`]
-        : []),
-      'dist/ingress/main.js',
-    ],
-    env: {
-      NODE_ENV: 'production',
-      REDIS_URL: redisUrl,
-      // Its own keys, so the two ingress processes (and any earlier run) never see each other's.
-      REDIS_KEY_PREFIX: `bench-${NAME}-${process.pid}-${logLevel}:`,
-      LOG_LEVEL: logLevel,
-      ADMIN_EMAIL,
-      ADMIN_PASSWORD,
-      JWT_SECRET,
-      AUTH_CACHE_TTL_SECONDS,
-      RATE_LIMIT_PER_ACCOUNT: NEVER_REACHED_RATE_LIMIT,
-    },
-    readyPath: '/readyz',
+/** An ingress logging at `logLevel`, with keys of its own, so the two never see each other's. */
+function startIngressAt(redisUrl: string, logLevel: LogLevel): Promise<ServerProcess> {
+  const env = serviceEnv({
+    redisUrl,
+    keyPrefix: `bench-${NAME}-${process.pid}-${logLevel}:`,
+    credentials,
+    extra: { LOG_LEVEL: logLevel, AUTH_CACHE_TTL_SECONDS },
   });
-}
-
-async function issueToken(ingress: ServerProcess): Promise<string> {
-  const response = await fetch(`${ingress.baseUrl}/api/auth/token`, {
-    method: 'POST',
-    headers: JSON_HEADERS,
-    body: JSON.stringify({ grant_type: 'password', username: ADMIN_EMAIL, password: ADMIN_PASSWORD }),
-  });
-  const answer = (await response.json()) as { access_token?: unknown };
-  if (!response.ok || typeof answer.access_token !== 'string') {
-    throw new Error(`POST /api/auth/token answered ${response.status}: ${JSON.stringify(answer)}`);
-  }
-  return answer.access_token;
+  return startIngress(`ingress-${logLevel}`, env);
 }
 
 /**
@@ -94,14 +62,14 @@ async function checkOnce(workload: Workload, scheme: 'Basic' | 'Bearer'): Promis
   const item = response.ok
     ? (JSON.parse(text) as { data?: { email?: string; authenticationType?: string }[] }).data?.[0]
     : undefined;
-  if (item?.email !== ADMIN_EMAIL || item.authenticationType !== scheme) {
+  if (item?.email !== credentials.adminEmail || item.authenticationType !== scheme) {
     throw new Error(`${workload.name}: expected the admin by ${scheme}, got ${response.status} ${text}`);
   }
 }
 
 function workloadsFor(ingress: ServerProcess, token: string, logLevel: LogLevel) {
   const url = `${ingress.baseUrl}/api/readmodel`;
-  const basic = `Basic ${Buffer.from(`${ADMIN_EMAIL}:${ADMIN_PASSWORD}`).toString('base64')}`;
+  const basic = basicAuthorization(credentials);
   const suffix = logLevel === 'warn' ? '' : `, LOG_LEVEL=${logLevel}`;
   return {
     basic: {
@@ -128,14 +96,9 @@ export async function run(): Promise<BenchReport> {
   ensureBuilt();
   try {
     const redis = track(await startLocalRedis());
-    const baselineServer = await startServer({
-      name: 'bare-express',
-      args: ['bench/baselines/bare-express.cjs'],
-      env: { NODE_ENV: 'production' },
-      readyPath: '/',
-    });
-    const quiet = await startIngress(redis.url, 'warn');
-    const chatty = await startIngress(redis.url, 'info');
+    const baselineServer = await startBareExpress();
+    const quiet = await startIngressAt(redis.url, 'warn');
+    const chatty = await startIngressAt(redis.url, 'info');
 
     const baseline: Workload = {
       name: 'bare Express 5 + express.json() (baseline)',
@@ -144,8 +107,8 @@ export async function run(): Promise<BenchReport> {
       headers: JSON_HEADERS,
       body: BODY,
     };
-    const atWarn = workloadsFor(quiet, await issueToken(quiet), 'warn');
-    const atInfo = workloadsFor(chatty, await issueToken(chatty), 'info');
+    const atWarn = workloadsFor(quiet, await issueToken(quiet, credentials), 'warn');
+    const atInfo = workloadsFor(chatty, await issueToken(chatty, credentials), 'info');
     for (const { basic, bearer } of [atWarn, atInfo]) {
       await checkOnce(basic, 'Basic');
       await checkOnce(bearer, 'Bearer');

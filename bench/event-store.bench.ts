@@ -7,13 +7,13 @@ import { fantasyTeamDecider } from '../shared/domain/fantasy-team/fantasy-team.d
 import type { EventEnvelope } from '../shared/event-store/envelope';
 import { EventStore } from '../shared/event-store/event-store';
 import { CommandHandler } from '../shared/event-store/handle-command';
-import { partitionOf } from '../shared/event-store/partitions';
 import { createLogger } from '../shared/logger';
 import { closeConnections, createRedisConnection, waitForRedis } from '../shared/redis/connections';
 import { createKeys } from '../shared/redis/keys';
-import { percentile, reportRun, settingsFromEnv, summarise, type LoadResult } from './lib/load';
+import { partitionOf } from '../shared/redis/partitions';
+import { type LoadResult, percentile, reportRun, settingsFromEnv, summarise } from './lib/load';
 import { stopAll, track } from './lib/processes';
-import { compareWith, machineInfo, problemsOf, type BenchReport } from './lib/report';
+import { type BenchReport, compareWith, machineInfo, problemsOf } from './lib/report';
 import { runBenches } from './lib/runner';
 
 /**
@@ -153,6 +153,7 @@ export async function run(): Promise<BenchReport> {
         '', // no request id: nothing recorded for replays
         Date.now(),
         0,
+        team.id.toLowerCase(),
         eventJson,
         stateJson,
       );
@@ -202,7 +203,7 @@ export async function run(): Promise<BenchReport> {
         'Both run in the bench process on one ioredis connection configured as the ingress configures its command connection (auto-pipelining on), against a private redis-server on loopback.',
         'The baseline calls the append script (EVALSHA) with a ready-made FantasyTeamLinkedEvent envelope and state, no lock, tracking each team’s version itself: one round trip and the script’s own work.',
         'The service row is CommandHandler.handle with LinkFantasyTeam / UnlinkFantasyTeam: lock-and-load script, pure decide, envelope and state serialisation, append script (which releases the lock): two round trips.',
-        'No target is set by the issue for this pair; the ratio shows what the lock, the load and the domain cost over the bare append.',
+        'No target is set for this pair; the ratio shows what the lock, the load and the domain cost over the bare append.',
       ],
       problems: problemsOf([base, handled]),
     };

@@ -1,25 +1,17 @@
 import { spawn } from 'node:child_process';
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
+
 import { Queue, QueueEvents } from 'bullmq';
 
-import { startLocalRedis } from '../scripts/lib/redis-server';
 import { IMPORT_QUEUE_NAME } from '../shared/importers/import-queue';
-import { createKeys } from '../shared/redis/keys';
-import { percentile, settingsFromEnv, summarise, type LoadResult, positiveNumberFromEnv } from './lib/load';
-import { ensureBuilt, REPO_ROOT, stopAll, track, type ServerProcess } from './lib/processes';
-import { compareWith, machineInfo, problemsOf, type BenchReport, type ComparisonRow } from './lib/report';
+import { ImportClient, type ImportItem } from './lib/import-client';
+import { type LoadResult, percentile, positiveNumberFromEnv, settingsFromEnv, summarise } from './lib/load';
+import { ensureBuilt, REPO_ROOT, type ServerProcess, stopAll, track } from './lib/processes';
+import { type BenchReport, compareWith, type ComparisonRow, machineInfo, problemsOf } from './lib/report';
 import { runBenches } from './lib/runner';
-import {
-  basicAuthorization,
-  freshCredentials,
-  postJson,
-  serviceEnv,
-  sleep,
-  startIngress,
-  startWorker,
-} from './lib/service';
+import { basicAuthorization, sleep, startService, startWorker } from './lib/service';
 
 /**
  * UserSeeding imports: users imported per second by a 2,000-user Normal import with 1 and with 2
@@ -34,7 +26,7 @@ import {
  */
 
 const NAME = 'imports';
-/** The issue's targets: users/s as a share of the hash rate; the High import's median round trip. */
+/** The targets: users/s as a share of the hash rate; the High import's median round trip. */
 const RATE_TARGET = 0.8;
 const HIGH_P50_TARGET_MS = 30;
 /** Hashes (commands) one import keeps running at once: IMPORT_COMMAND_CONCURRENCY, its default. */
@@ -44,8 +36,6 @@ const HIGH_WARMUP_SAMPLES = 5;
 const POLL_MS = 50;
 const IMPORT_TIMEOUT_MS = 120_000;
 
-const credentials = freshCredentials();
-const KEY_PREFIX = `bench-${NAME}-${process.pid}:`;
 /** Makes every run's e-mails unique, so no import meets an existing user. */
 const RUN_TAG = randomBytes(4).toString('hex');
 
@@ -69,53 +59,10 @@ function users(count: number, label: string, withPassword = true): SeedUser[] {
   });
 }
 
-interface ImportItem {
-  readonly importJobId: string;
-  readonly status: 'Pending' | 'Completed' | 'Failed';
-  readonly processedSynchronously?: boolean;
-  readonly commandsExecuted: number;
-  readonly message: string;
-  readonly executionDuration: string | null;
-}
-
-/** Talks to POST /api/import and GetImportJobResult as the Admin, by Basic (its verification cache warm). */
-class ImportClient {
-  private readonly headers: Record<string, string>;
-
-  constructor(
-    private readonly ingress: ServerProcess,
-    authorization: string,
-  ) {
-    this.headers = { authorization };
-  }
-
-  async submit(priority: 'High' | 'Normal', seedUsers: readonly SeedUser[]): Promise<ImportItem> {
-    const answer = await postJson(
-      `${this.ingress.baseUrl}/api/import`,
-      {
-        requestId: randomUUID(),
-        importerType: 'UserSeeding',
-        priority,
-        importData: { enabled: true, skipIfUsersExist: false, users: seedUsers },
-      },
-      this.headers,
-    );
-    if (answer.status !== 200)
-      throw new Error(`POST /api/import answered ${answer.status}: ${JSON.stringify(answer.body)}`);
-    return answer.body as ImportItem;
-  }
-
-  async result(importJobId: string): Promise<ImportItem> {
-    const answer = await postJson(
-      `${this.ingress.baseUrl}/api/readmodel`,
-      { query: { queryType: 'GetImportJobResult', importJobId } },
-      this.headers,
-    );
-    const item = (answer.body as { results?: ImportItem[] } | null)?.results?.[0];
-    if (answer.status !== 200 || !item) {
-      throw new Error(`GetImportJobResult answered ${answer.status}: ${JSON.stringify(answer.body)}`);
-    }
-    return item;
+/** UserSeeding imports, and a poll for one import's end (for warm-ups). */
+class UserImports extends ImportClient {
+  seed(priority: 'High' | 'Normal', seedUsers: readonly SeedUser[]): Promise<ImportItem> {
+    return this.submit('UserSeeding', priority, { enabled: true, skipIfUsersExist: false, users: seedUsers });
   }
 
   /**
@@ -236,28 +183,22 @@ export async function run(): Promise<BenchReport> {
   ensureBuilt();
   const problems: string[] = [];
   try {
-    const redisServer = track(await startLocalRedis());
-    const env = serviceEnv({
-      redisUrl: redisServer.url,
-      keyPrefix: KEY_PREFIX,
-      credentials,
-      extra: { IMPORT_COMMAND_CONCURRENCY: String(COMMAND_CONCURRENCY) },
-    });
-    const ingress = await startIngress('ingress', {
-      ...env,
-      LOG_LEVEL: 'warn',
+    const { redisServer, keys, credentials, env, ingress } = await startService(NAME, {
+      env: { IMPORT_COMMAND_CONCURRENCY: String(COMMAND_CONCURRENCY) },
       // The Admin's Basic verification stays cached for the whole bench: one hash, before any measurement.
-      AUTH_CACHE_TTL_SECONDS: '3600',
+      ingressEnv: { AUTH_CACHE_TTL_SECONDS: '3600' },
+      // Started (and stopped) below as each step needs them.
+      workers: 0,
     });
-    const client = new ImportClient(ingress, basicAuthorization(credentials));
+    const client = new UserImports(ingress, basicAuthorization(credentials));
     const queue = new Queue(IMPORT_QUEUE_NAME, {
       connection: { host: '127.0.0.1', port: redisServer.port },
-      prefix: createKeys(KEY_PREFIX).importQueuePrefix(),
+      prefix: keys.importQueuePrefix(),
     });
     track({ stop: () => queue.close() });
     const queueEvents = new QueueEvents(IMPORT_QUEUE_NAME, {
       connection: { host: '127.0.0.1', port: redisServer.port },
-      prefix: createKeys(KEY_PREFIX).importQueuePrefix(),
+      prefix: keys.importQueuePrefix(),
     });
     track({ stop: () => queueEvents.close() });
     await queueEvents.waitUntilReady();
@@ -286,7 +227,7 @@ export async function run(): Promise<BenchReport> {
       }
       // Warm-up (discarded): one small import per worker, at once.
       const warmups = await Promise.all(
-        workers.map(() => client.submit('Normal', users(WARMUP_USERS_PER_WORKER, 'warmup'))),
+        workers.map(() => client.seed('Normal', users(WARMUP_USERS_PER_WORKER, 'warmup'))),
       );
       for (const { importJobId } of warmups) {
         const { item } = await client.finished(importJobId);
@@ -300,7 +241,7 @@ export async function run(): Promise<BenchReport> {
         users(importUsers / parts, `r${round}-w${workers.length}-p${part}`),
       );
       const submittedAt = performance.now();
-      const submitted = await Promise.all(batches.map((batch) => client.submit('Normal', batch)));
+      const submitted = await Promise.all(batches.map((batch) => client.seed('Normal', batch)));
       const finishedAt = await Promise.all(
         submitted.map(({ importJobId }) => completions.finished(importJobId)),
       );
@@ -339,7 +280,7 @@ export async function run(): Promise<BenchReport> {
       for (let i = 0; i < HIGH_WARMUP_SAMPLES + highSamples; i += 1) {
         const [user] = users(1, `r${round}-high`, withPassword);
         const sentAt = performance.now();
-        const item = await client.submit('High', user ? [user] : []);
+        const item = await client.seed('High', user ? [user] : []);
         const elapsed = performance.now() - sentAt;
         if (i < HIGH_WARMUP_SAMPLES) continue;
         if (

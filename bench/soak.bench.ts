@@ -3,25 +3,22 @@ import { readFileSync } from 'node:fs';
 
 import { Redis } from 'ioredis';
 
-import { startLocalRedis } from '../scripts/lib/redis-server';
 import { fantasyTeamDecider } from '../shared/domain/fantasy-team/fantasy-team.decider';
-import { LOG_PARTITIONS } from '../shared/event-store/partitions';
-import { createKeys } from '../shared/redis/keys';
-import { median, positiveNumberFromEnv, type LoadResult } from './lib/load';
-import { runOpenLoop, type OpenLoopRequest } from './lib/open-loop';
-import { ensureBuilt, stopAll, track, type ServerProcess } from './lib/processes';
-import { machineInfo, type BenchReport, type ComparisonRow } from './lib/report';
+import type { Keys } from '../shared/redis/keys';
+import { LOG_PARTITIONS } from '../shared/redis/partitions';
+import { type LoadResult, median, positiveNumberFromEnv } from './lib/load';
+import { type OpenLoopRequest, runOpenLoop } from './lib/open-loop';
+import { ensureBuilt, type ServerProcess, stopAll } from './lib/processes';
+import { type BenchReport, type ComparisonRow, machineInfo } from './lib/report';
 import { runBenches } from './lib/runner';
 import {
+  commandOrThrow,
   forEachConcurrently,
-  freshCredentials,
   issueToken,
   JSON_HEADERS,
   postJson,
-  serviceEnv,
   sleep,
-  startIngress,
-  startWorker,
+  startService,
 } from './lib/service';
 
 /**
@@ -50,9 +47,6 @@ const IMPORT_USERS = 5;
 /** Resident memory is compared from this far into the soak (JIT, pools and caches warm) to its end. */
 const WARM_AFTER_SHARE = 0.25;
 const RSS_GROWTH_LIMIT = 0.1;
-
-const credentials = freshCredentials();
-const KEY_PREFIX = `bench-${NAME}-${process.pid}:`;
 
 interface Team {
   readonly id: string;
@@ -216,7 +210,7 @@ async function sampleMemory(processes: readonly ServerProcess[], until: number) 
 }
 
 /** Events of one aggregate type in the global log (every partition, read in pages). */
-async function logEventsOfType(redis: Redis, keys: ReturnType<typeof createKeys>, aggregateType: string) {
+async function logEventsOfType(redis: Redis, keys: Keys, aggregateType: string) {
   const marker = `"aggregateType":"${aggregateType}"`;
   let count = 0;
   for (let partition = 0; partition < LOG_PARTITIONS; partition += 1) {
@@ -238,27 +232,20 @@ export async function run(): Promise<BenchReport> {
   const startRate = positiveNumberFromEnv('BENCH_START_RATE', 400);
   ensureBuilt();
   try {
-    const redisServer = track(await startLocalRedis());
-    const env = serviceEnv({ redisUrl: redisServer.url, keyPrefix: KEY_PREFIX, credentials });
-    const ingress = await startIngress('ingress', { ...env, LOG_LEVEL: 'warn' });
-    const worker = await startWorker('worker', { ...env, WORKER_CONCURRENCY: '1' });
+    const { redisServer, keys, credentials, ingress, workers } = await startService(NAME, {
+      workerEnv: { WORKER_CONCURRENCY: '1' },
+    });
     const token = await issueToken(ingress, credentials);
     const redis = new Redis(redisServer.url);
-    const keys = createKeys(KEY_PREFIX);
     try {
       const teams: Team[] = Array.from({ length: TEAM_COUNT }, () => ({
         id: randomUUID(),
         linked: false,
         busy: false,
       }));
-      await forEachConcurrently(teams, 32, async (team) => {
-        const answer = await postJson(
-          `${ingress.baseUrl}/api/command`,
-          { commandType: 'CreateFantasyTeam', command: { aggregateRootId: team.id, name: 'Soak team' } },
-          { authorization: `Bearer ${token}` },
-        );
-        if (answer.status !== 200) throw new Error(`CreateFantasyTeam answered ${answer.status}`);
-      });
+      await forEachConcurrently(teams, 32, (team) =>
+        commandOrThrow(ingress, token, 'CreateFantasyTeam', { aggregateRootId: team.id, name: 'Soak team' }),
+      );
 
       // 1. The highest sustainable rate, in steps (their traffic counts towards the log check too).
       const tally = new Tally();
@@ -301,7 +288,7 @@ export async function run(): Promise<BenchReport> {
       const [soak, imports, memory] = await Promise.all([
         runMixed(ingress, traffic, sustainable, soakSeconds),
         importsUntil(ingress, token, tally, until),
-        sampleMemory([ingress, worker], until),
+        sampleMemory([ingress, ...workers], until),
       ]);
 
       // 3. Every accepted command is one event: in its team's stream and in the log, once each.

@@ -1,35 +1,37 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
+
 import type autocannon from 'autocannon';
 
-import { startLocalRedis } from '../scripts/lib/redis-server';
 import type { SeedPlayerRow } from '../shared/importers/player-seeding/player-seeding.importer';
+import { playerPlatformId, seedPlayer } from '../test/helpers/seed-players';
+import { seededRandom } from '../test/helpers/seeded-random';
+import { ImportClient, type ImportItem } from './lib/import-client';
 import {
+  type LoadResult,
   measureInterleaved,
   median,
   percentile,
   positiveNumberFromEnv,
+  reportWorkloadRun,
   settingsFromEnv,
   summarise,
-  type LoadResult,
   type Workload,
-  reportWorkloadRun,
 } from './lib/load';
-import { ensureBuilt, startServer, stopAll, track, type ServerProcess } from './lib/processes';
-import { compareWith, machineInfo, problemsOf, type BenchReport, type ComparisonRow } from './lib/report';
+import { ensureBuilt, type ServerProcess, stopAll } from './lib/processes';
+import { type BenchReport, compareWith, type ComparisonRow, machineInfo, problemsOf } from './lib/report';
 import { runBenches } from './lib/runner';
 import {
   basicAuthorization,
+  commandOrThrow,
   forEachConcurrently,
-  freshCredentials,
   issueToken,
   JSON_HEADERS,
   postJson,
-  serviceEnv,
   sleep,
-  startIngress,
-  startWorker,
+  startBareExpress,
+  startService,
 } from './lib/service';
 
 /**
@@ -48,7 +50,7 @@ import {
 const NAME = 'team-rating';
 const TEAM_COUNT = 1_000;
 const ROSTER_SIZE = 25;
-/** The issue's target: the rating query's rate as a share of the baseline's. */
+/** The target: the rating query's rate as a share of the baseline's. */
 const RATE_TARGET = 0.6;
 const SEASON = '2026';
 const ROUND = 5;
@@ -66,41 +68,22 @@ const CATCH_UP_TIMEOUT_MS = 300_000;
 const MEMORY_SAMPLE_MS = 10;
 const MAPPED_WARMUP_FETCHES = 1;
 
-const credentials = freshCredentials();
-const KEY_PREFIX = `bench-${NAME}-${process.pid}:`;
 const SERVICE_ACCOUNT_EMAIL = 'bench-service-account@example.com';
 /** Fresh per run, like the Admin's. */
 const SERVICE_ACCOUNT_PASSWORD = randomBytes(24).toString('base64url');
 const MAPPED_BODY = JSON.stringify({ query: { queryType: 'GetMappedPlayers' } });
-
-/** A row of PlayerSeeding's importData, as the importer declares it. */
-type SeedPlayer = SeedPlayerRow;
-
-/** Player n's platform id: `00000000-0000-4000-a000-<n as 12 digits>`, unique per n. */
-function platformIdOf(n: number): string {
-  return `00000000-0000-4000-a000-${String(n).padStart(12, '0')}`;
-}
 
 /** Player n's feed id (its key in a rating answer). */
 function feedIdOf(n: number): number {
   return 100_000 + n;
 }
 
-/** Player n (from 1): unique feed, fantasy and platform ids; this season's stats with 3 rounds of breakdown. */
-function player(n: number): SeedPlayer {
-  return {
+/** Player n (from 1): unique feed and fantasy ids; this season's stats with 3 rounds of breakdown. */
+function player(n: number): SeedPlayerRow {
+  return seedPlayer(n, {
     feedId: feedIdOf(n),
-    feedFirstName: `First${n}`,
-    feedLastName: `Last${n}`,
-    feedFullName: `First${n} Last${n}`,
-    feedShortName: `F. Last${n}`,
-    leaguePlayerId: `L-${n}`,
-    leagueFirstName: `LFirst${n}`,
-    leagueLastName: `LLast${n}`,
     fantasyId: 500_000 + n,
-    platformId: platformIdOf(n),
     platformFullName: `Platform Player ${n}`,
-    platformSlug: `player-${n}`,
     stats: {
       rating: 40 + (n % 600) / 10,
       price: 100_000 + (n % 97) * 5_000,
@@ -112,19 +95,7 @@ function player(n: number): SeedPlayer {
         ]),
       ),
     },
-  };
-}
-
-/** A small deterministic generator (mulberry32), so every run builds the same rosters. */
-function pseudoRandom(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
+  });
 }
 
 interface RosterSlot {
@@ -141,12 +112,12 @@ interface Team {
 
 /** `count` teams of ROSTER_SIZE distinct players from 1..players: one Captain, one ViceCaptain, the rest 2-4. */
 function teams(count: number, players: number): Team[] {
-  const random = pseudoRandom(2026);
+  const random = seededRandom(2026);
   return Array.from({ length: count }, () => {
     const picked = new Set<number>();
     while (picked.size < ROSTER_SIZE) picked.add(1 + Math.floor(random() * players));
     const roster = [...picked].map((n, slot) => ({
-      participantId: platformIdOf(n),
+      participantId: playerPlatformId(n),
       selectionStatus: slot === 0 ? 0 : slot === 1 ? 1 : 2 + (slot % 3),
     }));
     const expected = new Map(
@@ -154,15 +125,6 @@ function teams(count: number, players: number): Team[] {
     );
     return { id: randomUUID(), roster, expected };
   });
-}
-
-interface ImportItem {
-  readonly importJobId: string;
-  readonly status: 'Pending' | 'Completed' | 'Failed';
-  readonly commandsExecuted: number;
-  readonly message: string;
-  readonly progress?: { readonly done: number; readonly total: number };
-  readonly executionDuration: string | null;
 }
 
 function note(message: string): void {
@@ -173,45 +135,8 @@ function count(value: number): string {
   return value.toLocaleString('en-US');
 }
 
-/** Talks to POST /api/import and GetImportJobResult as the Admin, by Basic (its verification cache warm). */
-class ImportClient {
-  private readonly headers: Record<string, string>;
-
-  constructor(
-    private readonly ingress: ServerProcess,
-    authorization: string,
-  ) {
-    this.headers = { authorization };
-  }
-
-  async submit(
-    importerType: 'PlayerSeeding' | 'UserSeeding',
-    priority: 'High' | 'Normal',
-    importData: unknown,
-  ): Promise<ImportItem> {
-    const answer = await postJson(
-      `${this.ingress.baseUrl}/api/import`,
-      { requestId: randomUUID(), importerType, priority, importData },
-      this.headers,
-    );
-    if (answer.status !== 200)
-      throw new Error(`POST /api/import answered ${answer.status}: ${JSON.stringify(answer.body)}`);
-    return answer.body as ImportItem;
-  }
-
-  async result(importJobId: string): Promise<ImportItem> {
-    const answer = await postJson(
-      `${this.ingress.baseUrl}/api/readmodel`,
-      { query: { queryType: 'GetImportJobResult', importJobId } },
-      this.headers,
-    );
-    const item = (answer.body as { results?: ImportItem[] } | null)?.results?.[0];
-    if (answer.status !== 200 || !item) {
-      throw new Error(`GetImportJobResult answered ${answer.status}: ${JSON.stringify(answer.body)}`);
-    }
-    return item;
-  }
-
+/** Imports, and a poll for many imports' end that shows their progress. */
+class PolledImports extends ImportClient {
   /**
    * Polls every IMPORT_POLL_MS until every import is no longer Pending, printing their progress now
    * and then; throws when one Failed (or did not run every row), or after `timeoutMs`.
@@ -254,7 +179,7 @@ class ImportClient {
  * Seeds players from..to (inclusive) for SEASON with Normal PlayerSeeding imports (the workers run
  * them), at least WORKER_COUNT imports of at most IMPORT_MAX_ROWS, submitted at once. Its seconds.
  */
-async function seedPlayers(client: ImportClient, from: number, to: number): Promise<number> {
+async function seedPlayers(client: PolledImports, from: number, to: number): Promise<number> {
   const total = to - from + 1;
   const parts = Math.max(WORKER_COUNT, Math.ceil(total / IMPORT_MAX_ROWS));
   const size = Math.ceil(total / parts);
@@ -280,26 +205,16 @@ async function seedPlayers(client: ImportClient, from: number, to: number): Prom
   return seconds;
 }
 
-async function createTeams(commandUrl: string, token: string, all: readonly Team[]): Promise<void> {
-  const authorization = { authorization: `Bearer ${token}` };
+async function createTeams(ingress: ServerProcess, token: string, all: readonly Team[]): Promise<void> {
   await forEachConcurrently(all, TEAM_SETUP_CONCURRENCY, async (team, index) => {
-    const created = await postJson(
-      commandUrl,
-      {
-        commandType: 'CreateFantasyTeam',
-        command: { aggregateRootId: team.id, name: `Bench team ${index}` },
-      },
-      authorization,
-    );
-    if (created.status !== 200)
-      throw new Error(`CreateFantasyTeam answered ${created.status}: ${JSON.stringify(created.body)}`);
-    const roster = await postJson(
-      commandUrl,
-      { commandType: 'SetFantasyTeamRoster', command: { aggregateRootId: team.id, players: team.roster } },
-      authorization,
-    );
-    if (roster.status !== 200)
-      throw new Error(`SetFantasyTeamRoster answered ${roster.status}: ${JSON.stringify(roster.body)}`);
+    await commandOrThrow(ingress, token, 'CreateFantasyTeam', {
+      aggregateRootId: team.id,
+      name: `Bench team ${index}`,
+    });
+    await commandOrThrow(ingress, token, 'SetFantasyTeamRoster', {
+      aggregateRootId: team.id,
+      players: team.roster,
+    });
   });
 }
 
@@ -449,30 +364,16 @@ export async function run(): Promise<BenchReport> {
   ensureBuilt();
   const problems: string[] = [];
   try {
-    const redisServer = track(await startLocalRedis());
-    const baselineServer = await startServer({
-      name: 'bare-express',
-      args: ['bench/baselines/bare-express.cjs'],
-      env: { NODE_ENV: 'production' },
-      readyPath: '/',
-    });
-    const env = serviceEnv({
-      redisUrl: redisServer.url,
-      keyPrefix: KEY_PREFIX,
-      credentials,
-      extra: { IMPORT_MAX_ROWS: String(IMPORT_MAX_ROWS), MODULES: 'sport-core' },
-    });
-    const ingress = await startIngress('ingress', {
-      ...env,
-      LOG_LEVEL: 'warn',
+    const baselineServer = await startBareExpress();
+    const { credentials, ingress } = await startService(NAME, {
+      env: { IMPORT_MAX_ROWS: String(IMPORT_MAX_ROWS), MODULES: 'sport-core' },
       // Basic verifications (the Admin polling imports, the service account) stay cached: one hash each.
-      AUTH_CACHE_TTL_SECONDS: '3600',
+      ingressEnv: { AUTH_CACHE_TTL_SECONDS: '3600' },
+      workers: WORKER_COUNT,
     });
-    for (let i = 1; i <= WORKER_COUNT; i += 1) await startWorker(`worker${i}`, env);
 
     const readmodelUrl = `${ingress.baseUrl}/api/readmodel`;
-    const commandUrl = `${ingress.baseUrl}/api/command`;
-    const imports = new ImportClient(ingress, basicAuthorization(credentials));
+    const imports = new PolledImports(ingress, basicAuthorization(credentials));
 
     // 1. Players, then teams whose rosters draw on them, then wait for the projections.
     const seedSeconds = await seedPlayers(imports, 1, players);
@@ -481,7 +382,7 @@ export async function run(): Promise<BenchReport> {
     note(
       `creating ${count(TEAM_COUNT)} teams of ${ROSTER_SIZE} players (CreateFantasyTeam, SetFantasyTeamRoster)`,
     );
-    await createTeams(commandUrl, token, all);
+    await createTeams(ingress, token, all);
     note('waiting for every roster to show in GetTeamRatingInputByTeamId');
     await rostersReady(readmodelUrl, token, all);
 

@@ -1,28 +1,29 @@
 import express, { type Express } from 'express';
-import type { RedisClient } from '../shared/redis/connections';
 
 import type { Config } from '../shared/config';
+import { errorHandler, notFound } from '../shared/http/error-handler';
+import { closeWhenBodyUnread } from '../shared/http/request-body';
+import { requestId } from '../shared/http/request-id';
+import { RouteTable } from '../shared/http/route-table';
 import type { Logger } from '../shared/logger';
 import type { Metrics } from '../shared/metrics/metrics';
+import { registerMetricsRoutes } from '../shared/metrics/metrics.routes';
+import type { RedisClient } from '../shared/redis/connections';
 import { BULL_BOARD_PATH, registerBullBoard } from './admin/bull-board';
 import { registerTokenRoutes } from './auth/token.routes';
 import { registerCommandRoutes } from './command/command.routes';
-import { registerImportRoutes } from './import/import.routes';
+import type { IngressServices } from './composition-root';
+import { serviceDocument } from './contract';
 import { registerHealthRoutes } from './health/health.routes';
 import { accessLog } from './http/access-log';
-import { errorHandler, notFound } from './http/error-handler';
-import { requestId } from './http/request-id';
 import { securityHeaders } from './http/security-headers';
-import { RouteTable } from './http/route-table';
+import { registerImportRoutes } from './import/import.routes';
 import { recordHttpMetrics } from './metrics/http-metrics';
-import { registerMetricsRoutes } from './metrics/metrics.routes';
-import { serviceDocument } from './openapi/contract';
-import { DOCS_PATH } from './openapi/openapi-document';
+import { DOCS_PATH } from './openapi/openapi.contract';
 import { registerOpenApiRoutes } from './openapi/openapi.routes';
 import { allQueries } from './readmodel/queries';
 import type { RegisteredQuery } from './readmodel/query-definition';
 import { registerReadModelRoutes } from './readmodel/readmodel.routes';
-import type { IngressServices } from './services';
 
 /** Everything the HTTP app needs, built once by main.ts (or by a test) and passed in. */
 export interface AppDependencies {
@@ -36,7 +37,10 @@ export interface AppDependencies {
 }
 
 export interface BuildAppOptions {
-  /** Lets a test add routes (a slow one, one that throws) before the 404 and error handlers. */
+  /**
+   * Lets a test add routes (a slow one, one that throws) before the 404 and error handlers; a route
+   * that wants a body reads it itself (`jsonBody` of shared/http/request-body), as every route does.
+   */
   readonly extraRoutes?: (routes: RouteTable) => void;
   /** Lets a test register queries with roles or schemes the real ones do not combine. */
   readonly extraQueries?: readonly RegisteredQuery[];
@@ -56,9 +60,10 @@ export function buildApp(deps: AppDependencies, options: BuildAppOptions = {}): 
   app.use(requestId());
   app.use(recordHttpMetrics(deps.metrics));
   app.use(accessLog(deps.logger));
-  // Imports first, with their own larger limit; the general parser then skips a parsed body.
-  app.use('/api/import', express.json({ limit: deps.config.importBodyLimitBytes, strict: true }));
-  app.use(express.json({ limit: deps.config.bodyLimitBytes, strict: true }));
+  // No body is read app-wide: each route reads its own after authentication (the token endpoint,
+  // whose body holds the credentials, reads at most 8 KB). An answer sent before the body was read
+  // (a 401, a 404) closes the connection rather than drain the rest of the body.
+  app.use(closeWhenBodyUnread());
 
   const queries = allQueries({
     redis: deps.redis,
@@ -71,14 +76,19 @@ export function buildApp(deps: AppDependencies, options: BuildAppOptions = {}): 
   if (deps.config.metrics.token !== undefined) {
     registerMetricsRoutes(routes, { metrics: deps.metrics, token: deps.config.metrics.token });
   }
-  registerTokenRoutes(routes, { ...deps.services, bodyLimitBytes: deps.config.bodyLimitBytes });
+  registerTokenRoutes(routes, deps.services);
   registerReadModelRoutes(routes, {
     authentication: deps.services.authentication,
     queries: [...queries, ...(options.extraQueries ?? [])],
     modules: deps.config.modules,
     logger: deps.logger,
+    bodyLimitBytes: deps.config.bodyLimitBytes,
   });
-  registerCommandRoutes(routes, { ...deps.services, metrics: deps.metrics });
+  registerCommandRoutes(routes, {
+    ...deps.services,
+    metrics: deps.metrics,
+    bodyLimitBytes: deps.config.bodyLimitBytes,
+  });
   registerImportRoutes(routes, {
     ...deps.services,
     services: deps.services,
@@ -87,7 +97,7 @@ export function buildApp(deps: AppDependencies, options: BuildAppOptions = {}): 
     logger: deps.logger,
   });
   registerOpenApiRoutes(routes, serviceDocument(queries, deps.config.imports.maxRows));
-  registerBullBoard(app, deps.services);
+  registerBullBoard(app, { ...deps.services, bodyLimitBytes: deps.config.bodyLimitBytes });
   options.extraRoutes?.(routes);
 
   app.use(routes.methodNotAllowed());

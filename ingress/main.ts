@@ -1,12 +1,13 @@
 import { bootstrapAdmin } from '../shared/accounts/bootstrap-admin';
+import { ConfigError } from '../shared/config';
+import { listen, type RunningServer } from '../shared/http/server';
 import { installShutdownHooks, loadConfigOrExit } from '../shared/lifecycle';
 import { createLogger } from '../shared/logger';
 import { Metrics } from '../shared/metrics/metrics';
+import { buildMetricsApp } from '../shared/metrics/metrics-app';
 import { closeConnections, createRedisConnection, waitForRedis } from '../shared/redis/connections';
 import { buildApp } from './app';
-import { buildMetricsApp } from './metrics/metrics-app';
-import { listen, type RunningServer } from './server';
-import { createIngressServices, type IngressServices } from './services';
+import { createIngressServices, type IngressServices } from './composition-root';
 
 /** The HTTP ingress process: config -> logger -> redis -> services -> app -> listen. */
 async function main(): Promise<void> {
@@ -32,15 +33,20 @@ async function main(): Promise<void> {
   // A listener of its own, for a private network; before Redis, so a waiting ingress can be seen.
   if (config.metrics.port !== 0) {
     const app = buildMetricsApp({ metrics, token: config.metrics.token, logger });
-    metricsServer = await listen(app, config.metrics.port, config.metrics.host);
+    metricsServer = await listen(app, config.metrics.port, config.metrics.host, config.http);
     logger.info('metrics listening', { port: metricsServer.port, host: config.metrics.host });
   }
 
   await waitForRedis(redis, logger);
-  services = await createIngressServices(config, redis, logger, metrics.commandHandlerHooks());
+  services = await createIngressServices(config, redis, logger, metrics.commandHandlerHooks(), metrics);
   await bootstrapAdmin(config, services.accounts, logger);
 
-  running = await listen(buildApp({ config, logger, redis, services, metrics }), config.port, config.host);
+  running = await listen(
+    buildApp({ config, logger, redis, services, metrics }),
+    config.port,
+    config.host,
+    config.http,
+  );
   logger.info('ingress listening', { port: running.port, host: config.host });
 }
 
@@ -48,5 +54,6 @@ main().catch((error: unknown) => {
   process.stderr.write(
     `[ingress] failed to start: ${error instanceof Error ? error.message : String(error)}\n`,
   );
-  process.exit(1);
+  // A setting to fix (Redis refused the credentials) exits as a bad variable does: EX_CONFIG.
+  process.exit(error instanceof ConfigError ? 78 : 1);
 });

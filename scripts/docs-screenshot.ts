@@ -1,13 +1,14 @@
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+
 import { chromium } from 'playwright-core';
 
 import { buildApp } from '../ingress/app';
-import { DOCS_PATH } from '../ingress/openapi/openapi-document';
-import { listen } from '../ingress/server';
-import { createIngressServices } from '../ingress/services';
+import { createIngressServices } from '../ingress/composition-root';
+import { DOCS_PATH } from '../ingress/openapi/openapi.contract';
 import { loadConfig } from '../shared/config';
+import { listen } from '../shared/http/server';
 import { createLogger } from '../shared/logger';
 import { Metrics } from '../shared/metrics/metrics';
 import { closeConnections, createRedisConnection, waitForRedis } from '../shared/redis/connections';
@@ -36,7 +37,12 @@ async function main(): Promise<void> {
     await waitForRedis(redis, logger);
     const services = await createIngressServices(config, redis, logger);
     const metrics = new Metrics(logger);
-    const server = await listen(buildApp({ config, logger, redis, services, metrics }), 0, '127.0.0.1');
+    const server = await listen(
+      buildApp({ config, logger, redis, services, metrics }),
+      0,
+      '127.0.0.1',
+      config.http,
+    );
     try {
       const browser = await chromium.launchPersistentContext(profile, {
         executablePath: CHROMIUM,

@@ -1,7 +1,8 @@
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 
-import { COMMITTED_DOCUMENT_PATH, documentText, repositoryDocument } from '../ingress/openapi/contract';
+import { repositoryDocument } from '../ingress/contract';
+import { COMMITTED_DOCUMENT_PATH, documentText } from '../ingress/openapi/openapi-document';
 
 /**
  * `npm run openapi`: writes the OpenAPI document generated from the joi schemas and registries

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
+
 import { SingleBar } from 'cli-progress';
 
 import { IMPORT_PRIORITIES, type ImportPriority } from '../shared/importers/importer';
@@ -10,10 +11,10 @@ import {
   HttpError,
   ImportClient,
   ImportFileError,
-  NetworkError,
-  WaitTimeoutError,
   type ImportJobView,
   type ImportResponse,
+  NetworkError,
+  WaitTimeoutError,
 } from './lib/import-client';
 
 /**

@@ -2,8 +2,8 @@ import { loadConfigOrExit } from '../shared/lifecycle';
 import { createLogger } from '../shared/logger';
 import { ALL_PROJECTIONS } from '../shared/projections/all-projections';
 import { rebuildProjection } from '../shared/projections/rebuild';
-import { createKeys } from '../shared/redis/keys';
 import { closeConnections, createRedisConnection, waitForRedis } from '../shared/redis/connections';
+import { createKeys } from '../shared/redis/keys';
 
 /** `npm run projections:rebuild`: rebuilds every projection from the global event log. */
 async function main(): Promise<void> {

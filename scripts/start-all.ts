@@ -1,8 +1,9 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import path from 'node:path';
 
+import { loadConfigOrExit } from '../shared/lifecycle';
 import { workerMetricsPort } from './lib/metrics-ports';
-import { redisAnswers, redisServerOnPath, startLocalRedis, type LocalRedis } from './lib/redis-server';
+import { type LocalRedis, redisAnswers, redisServerOnPath, startLocalRedis } from './lib/redis-server';
 
 /**
  * `npm start`: the whole service on one machine, in one terminal. Finds Redis (REDIS_CLUSTER_NODES,
@@ -17,7 +18,10 @@ async function resolveRedis(): Promise<{ url?: string; privateRedis?: LocalRedis
   // A cluster is the operator's to run: the children read REDIS_CLUSTER_NODES, which wins anyway.
   if (process.env.REDIS_CLUSTER_NODES) return {};
   if (process.env.REDIS_URL) return { url: process.env.REDIS_URL };
-  if (await redisAnswers(DEFAULT_REDIS_PORT)) return { url: `redis://127.0.0.1:${DEFAULT_REDIS_PORT}` };
+  const password = process.env.REDIS_PASSWORD || undefined;
+  if (await redisAnswers(DEFAULT_REDIS_PORT, '127.0.0.1', 500, password)) {
+    return { url: `redis://127.0.0.1:${DEFAULT_REDIS_PORT}` };
+  }
   if (!redisServerOnPath()) {
     process.stderr.write(
       'No Redis answers at 127.0.0.1:6379 and redis-server is not installed: install it (apt-get install redis-server, brew install redis) or set REDIS_URL.\n',
@@ -41,6 +45,9 @@ function startChild(entry: string, env: NodeJS.ProcessEnv): ChildProcess {
 }
 
 async function main(): Promise<void> {
+  // The children check the same settings, but only after a private Redis was started for them: a
+  // bad one (JWT_SECRET missing with NODE_ENV=production) stops here first, with the same line.
+  loadConfigOrExit('start');
   let stopping = false;
   let exitCode = 0;
   const children: ChildProcess[] = [];

@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { constants } from 'node:os';
 import path from 'node:path';
 
-import { startLocalRedisCluster, type LocalRedisCluster } from './lib/redis-cluster';
+import { type LocalRedisCluster, startLocalRedisCluster } from './lib/redis-cluster';
 
 /**
  * `npm run test:cluster`: the integration suite on a Redis Cluster. Starts a private three-master

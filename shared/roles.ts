@@ -59,3 +59,45 @@ export function lacksRolesMessage(
     `Required roles: [${required.join(', ')}]. User roles: [${actor.roles.join(', ')}].`
   );
 }
+
+/**
+ * Who may grant which role, beside the hierarchy it follows: an account grants only roles within
+ * its own reach. Admin grants any; UserManager grants Member and ServiceAccount (never UserManager
+ * or Admin, so a UserManager cannot raise anyone to its own level or above); others grant nothing.
+ * An account's reach is the union over its assigned roles.
+ */
+const GRANTS: Readonly<Record<AssignableRole, readonly AssignableRole[]>> = {
+  Admin: ASSIGNABLE_ROLES,
+  UserManager: ['Member', 'ServiceAccount'],
+  Member: [],
+  ServiceAccount: [],
+};
+
+/** The roles an account holding `assigned` may give another account, in ASSIGNABLE_ROLES order. */
+export function grantableRoles(assigned: readonly string[]): AssignableRole[] {
+  const reach = new Set(assigned.filter(isAssignableRole).flatMap((role) => GRANTS[role]));
+  return ASSIGNABLE_ROLES.filter((role) => reach.has(role));
+}
+
+/** The first of `requested` that an account holding `assigned` may not grant; undefined when all are fine. */
+export function firstUngrantableRole(
+  assigned: readonly string[],
+  requested: readonly string[],
+): string | undefined {
+  const grantable: readonly string[] = grantableRoles(assigned);
+  return requested.find((role) => !grantable.includes(role));
+}
+
+/**
+ * The refusal text when an account asks for a role beyond its reach, e.g.
+ * `User 'um@b.c' (<id>) may not grant role Admin. Grantable roles: [Member, ServiceAccount].`
+ */
+export function mayNotGrantMessage(
+  actor: { readonly email: string; readonly userId: string; readonly roles: readonly string[] },
+  role: string,
+): string {
+  return (
+    `User '${actor.email}' (${actor.userId}) may not grant role ${role}. ` +
+    `Grantable roles: [${grantableRoles(actor.roles).join(', ')}].`
+  );
+}

@@ -1,6 +1,6 @@
 import Joi from 'joi';
 
-import { validationError, type FieldErrors } from './errors';
+import { type FieldErrors, validationError } from './errors';
 
 /** PascalCase of a property name: the spec names fields that way in `errors` (`Id`). */
 export function fieldLabel(name: string): string {
@@ -32,7 +32,9 @@ export const VALIDATION_MESSAGES: Joi.LanguageMessages = {
   'any.invalid': '{{#label}} is invalid',
   'any.only': '{{#label}} must be one of: {{#valids}}',
   'string.base': '{{#label}} must be a string',
-  'string.empty': '{{#label}} is required',
+  // An empty (or, where trimmed, blank) string was sent: not the same as a missing member.
+  'string.empty': '{{#label}} must not be empty',
+  'string.wellFormed': '{{#label}} must be well-formed Unicode text (it holds a lone UTF-16 surrogate)',
   'string.guid': '{{#label}} must be a GUID',
   // Named patterns say what they expect (`guid()`: "must be a GUID", `seasonYear()`: "must be a 4-digit year").
   'string.pattern.name': '{{#label}} must be {{#name}}',
@@ -136,6 +138,99 @@ function messageFor(key: string, detail: Joi.ValidationErrorItem): string {
     : detail.message;
 }
 
+/** The number of characters (Unicode code points) of `value`, as JSON Schema's minLength/maxLength count. */
+export function characterCount(value: string, stopAfter = Infinity): number {
+  let count = 0;
+  // for..of walks code points: a surrogate pair (an emoji) is one character, not two UTF-16 units.
+  for (const _ of value) if (++count > stopAfter) break;
+  return count;
+}
+
+const lengthLimit = {
+  name: 'limit',
+  assert: (limit: unknown) => Number.isSafeInteger(limit) && (limit as number) >= 0,
+  message: 'must be a non-negative integer',
+};
+
+/**
+ * joi with the service's string rules. Its strings refuse ill-formed UTF-16 (a lone surrogate:
+ * JSON may carry one as `"\ud800"`, and deriving an id from it, as uuid v5 does through
+ * encodeURIComponent, throws), and count lengths in characters with `minChars`/`maxChars`, as the
+ * OpenAPI document's minLength/maxLength do: joi's own min/max count UTF-16 units, so a name of 51
+ * emoji was "longer than 100" and a password of 6 astral characters "at least 8".
+ */
+// joi types extend() as any: the result is a Root whose string() has the rules below (TextSchema).
+const TextJoi = Joi.extend((joi: Joi.Root) => ({
+  type: 'string',
+  base: joi.string(),
+  messages: {
+    'string.wellFormed': VALIDATION_MESSAGES['string.wellFormed'] as string,
+  },
+  // The document's maxLength bounds the string as sent. joi trims (a schema's .trim()) before its
+  // rules run, so 201 blanks would pass a bound of 200 as an empty string: the bound is checked on
+  // the value as sent first.
+  prepare(value: unknown, helpers: Joi.CustomHelpers) {
+    const limit = (helpers.schema.$_getRule('maxChars') as { args: { limit: number } } | undefined)?.args
+      .limit;
+    if (typeof value !== 'string' || limit === undefined) return undefined;
+    // Only what trimming would hide: any other excess is the rules' to word, in their order.
+    if (characterCount(value, limit) > limit && characterCount(value.trim(), limit) <= limit) {
+      return { value, errors: [helpers.error('string.max', { limit, value })] };
+    }
+    return undefined;
+  },
+  validate(value: unknown, helpers: Joi.CustomHelpers) {
+    if (typeof value === 'string' && !value.isWellFormed()) {
+      return { value, errors: [helpers.error('string.wellFormed')] };
+    }
+    return undefined;
+  },
+  rules: {
+    minChars: {
+      method(this: Joi.StringSchema, limit: number) {
+        return this.$_addRule({ name: 'minChars', args: { limit } });
+      },
+      args: [lengthLimit],
+      validate(value: string, helpers: Joi.CustomHelpers, { limit }: { limit: number }) {
+        // The same code as joi's own rule, so the messages stay "length must be at least N characters long".
+        return characterCount(value, limit) >= limit ? value : helpers.error('string.min', { limit, value });
+      },
+    },
+    maxChars: {
+      method(this: Joi.StringSchema, limit: number) {
+        return this.$_addRule({ name: 'maxChars', args: { limit } });
+      },
+      args: [lengthLimit],
+      validate(value: string, helpers: Joi.CustomHelpers, { limit }: { limit: number }) {
+        return characterCount(value, limit) <= limit ? value : helpers.error('string.max', { limit, value });
+      },
+    },
+  },
+})) as Joi.Root;
+
+/** What text() returns: a joi string with the character-counting rules. */
+export interface TextSchema extends Joi.StringSchema {
+  minChars(limit: number): this;
+  maxChars(limit: number): this;
+}
+
+/**
+ * The one way a request field is a string: well-formed Unicode only, with its length bounds (if
+ * any) in characters (code points), documented as minLength/maxLength. Joi.string()'s min/max
+ * are not used in request schemas (the OpenAPI generator refuses them).
+ */
+export function text(
+  bounds: { readonly min?: number; readonly max?: number; readonly notBlank?: boolean } = {},
+): TextSchema {
+  let schema = TextJoi.string() as TextSchema;
+  if (bounds.min !== undefined) schema = schema.minChars(bounds.min);
+  if (bounds.max !== undefined) schema = schema.maxChars(bounds.max);
+  // Documents (as `pattern: "\\S"`) that a value of blanks alone is refused: with .trim(), joi
+  // refuses it as empty before this pattern is reached, so the pattern is the document's half.
+  if (bounds.notBlank) schema = schema.pattern(/\S/, { name: 'text with a character other than blanks' });
+  return schema;
+}
+
 /** The spec's text for a requestId (or any GUID field) that is not a GUID (section 7, rule 1). */
 export const GUID_FORMAT_MESSAGE = 'The JSON value is not in a supported Guid format.';
 
@@ -143,12 +238,12 @@ const GUID_PATTERN = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{
 
 /** A GUID of any version (8-4-4-4-12 hex), accepted in any case and answered in lower case (documented as format uuid). */
 export function guid(): Joi.StringSchema {
-  return Joi.string().pattern(GUID_PATTERN, { name: 'a GUID' }).lowercase().meta({ format: 'uuid' });
+  return text().pattern(GUID_PATTERN, { name: 'a GUID' }).lowercase().meta({ format: 'uuid' });
 }
 
 /** A season: a 4-digit year as text (`"2026"`). Defaults, when any, are the caller's. */
 export function seasonYear(): Joi.StringSchema {
-  return Joi.string().pattern(/^\d{4}$/, { name: 'a 4-digit year' });
+  return text().pattern(/^\d{4}$/, { name: 'a 4-digit year' });
 }
 
 export function isGuid(value: unknown): value is string {

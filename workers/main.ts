@@ -1,11 +1,13 @@
-import { buildMetricsApp } from '../ingress/metrics/metrics-app';
-import { listen, type RunningServer } from '../ingress/server';
-import { createCoreServices } from '../shared/composition';
+import { ConfigError } from '../shared/config';
+import { createCoreServices } from '../shared/core-services';
+import { listen, type RunningServer } from '../shared/http/server';
 import { ImportQueue } from '../shared/importers/import-queue';
 import { ImportResults } from '../shared/importers/import-results';
+import { JobDataCipher } from '../shared/importers/job-data-cipher';
 import { installShutdownHooks, loadConfigOrExit } from '../shared/lifecycle';
 import { createLogger } from '../shared/logger';
 import { Metrics } from '../shared/metrics/metrics';
+import { buildMetricsApp } from '../shared/metrics/metrics-app';
 import { ALL_PROJECTIONS } from '../shared/projections/all-projections';
 import { Projector } from '../shared/projections/projector';
 import { readProjectorLag } from '../shared/projections/projector-lag';
@@ -18,7 +20,7 @@ import {
 import { startImportWorker } from './import.worker';
 
 /**
- * The worker process: starts every consumer (the projector now; queue processors later) against
+ * The worker process: starts every consumer (the projector and the import queue's worker) against
  * one Redis and closes them on SIGTERM, letting in-flight work finish. Run as many replicas as the
  * load needs: projector replicas split the log partitions between them.
  */
@@ -63,13 +65,18 @@ async function main(): Promise<void> {
   // Before Redis is up, so a worker still waiting for it can be seen waiting (redis_connection_up 0).
   if (config.metrics.port !== 0) {
     const app = buildMetricsApp({ metrics, token: config.metrics.token, logger });
-    metricsServer = await listen(app, config.metrics.port, config.metrics.host);
+    metricsServer = await listen(app, config.metrics.port, config.metrics.host, config.http);
     logger.info('metrics listening', { port: metricsServer.port, host: config.metrics.host });
   }
 
   await waitForRedis(redis, logger);
   projector.start();
-  importWorker = startImportWorker(queueConnection, services, results, config, logger, metrics);
+  // Derived from a secret of the environment (the generated one only in development).
+  const cipher = await JobDataCipher.create(config, redis, services.keys);
+  if (cipher.source !== 'DATA_ENCRYPTION_KEY' && cipher.source !== 'JWT_SECRET') {
+    logger.warn('import job data sealed under the generated secret: for development only');
+  }
+  importWorker = startImportWorker(queueConnection, services, results, cipher, config, logger, metrics);
   logger.info('worker ready', {
     concurrency: config.workerConcurrency,
     projections: ALL_PROJECTIONS.map((p) => p.name),
@@ -80,5 +87,6 @@ main().catch((error: unknown) => {
   process.stderr.write(
     `[worker] failed to start: ${error instanceof Error ? error.message : String(error)}\n`,
   );
-  process.exit(1);
+  // A setting to fix (Redis refused the credentials) exits as a bad variable does: EX_CONFIG.
+  process.exit(error instanceof ConfigError ? 78 : 1);
 });

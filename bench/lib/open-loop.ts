@@ -1,7 +1,7 @@
 import http from 'node:http';
 import { performance } from 'node:perf_hooks';
 
-import { percentile, type LoadResult } from './load';
+import { type LoadResult, percentile } from './load';
 
 /** One request of an open-loop run: its body, and who wants to hear how it was answered. */
 export interface OpenLoopRequest {
@@ -11,6 +11,8 @@ export interface OpenLoopRequest {
 
 export interface OpenLoopOptions {
   readonly url: string;
+  /** POST (the default) sends each request's body; GET sends none (a probe of /healthz). */
+  readonly method?: 'GET' | 'POST';
   readonly headers: Readonly<Record<string, string>>;
   /** Requests started per second, on a fixed schedule, whether or not earlier ones were answered. */
   readonly ratePerSecond: number;
@@ -23,7 +25,7 @@ export interface OpenLoopOptions {
 }
 
 /**
- * POSTs at a fixed rate (open loop), unlike autocannon's connections, which each wait for an answer
+ * Sends requests (POSTs, or GETs) at a fixed rate (open loop), unlike autocannon's connections, which each wait for an answer
  * before sending again (closed loop, so their latency is set by the connection count at saturation,
  * and autocannon's own rate limit sends each second's quota in one burst). Latency runs from each
  * request's scheduled start, so a server falling behind shows as latency, not as a lower offered rate;
@@ -58,8 +60,11 @@ export async function runOpenLoop(options: OpenLoopOptions): Promise<LoadResult>
           host: target.hostname,
           port: target.port,
           path: target.pathname,
-          method: 'POST',
-          headers: { ...options.headers, 'content-length': Buffer.byteLength(request.body) },
+          method: options.method ?? 'POST',
+          headers:
+            options.method === 'GET'
+              ? { ...options.headers }
+              : { ...options.headers, 'content-length': Buffer.byteLength(request.body) },
         },
         (response) => {
           response.resume();
@@ -69,7 +74,7 @@ export async function runOpenLoop(options: OpenLoopOptions): Promise<LoadResult>
       );
       outgoing.setTimeout(timeoutMs, () => outgoing.destroy(new Error('timeout')));
       outgoing.on('error', () => finish(null));
-      outgoing.end(request.body);
+      outgoing.end(options.method === 'GET' ? undefined : request.body);
     });
 
   const total = Math.floor(options.ratePerSecond * options.durationSeconds);

@@ -2,6 +2,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+
 import prettier from 'prettier';
 
 import type { LoadSettings, Measured } from './load';
@@ -13,9 +14,9 @@ export interface ComparisonRow extends Measured {
   readonly ratio: number | null;
   /** A row compared with no baseline (a latency probe, a rate that is not a throughput): no ratio. */
   readonly standalone?: boolean;
-  /** The least ratio the issue asks for; null when none is set. */
+  /** The least ratio the bench asks for; null when none is set. */
   readonly target: number | null;
-  /** Latency ceilings the issue asks for, judged on the median p50 and p99; absent when none. */
+  /** Latency ceilings the bench asks for, judged on the median p50 and p99; absent when none. */
   readonly p50BelowMs?: number;
   readonly p99BelowMs?: number;
 }
@@ -37,6 +38,11 @@ export interface BenchReport {
   readonly notes: readonly string[];
   /** Anything that makes the numbers meaningless (non-2xx answers, errors). Empty for a valid run. */
   readonly problems: readonly string[];
+  /**
+   * Rows whose failures are what they measure (a commit before a fix, stalling), left out of
+   * `problems` and named beside the "every response was 2xx" line instead.
+   */
+  readonly failuresExpectedOn?: readonly string[];
 }
 
 /** A bench module, as run-all loads it. */
@@ -188,7 +194,11 @@ export function markdownSection(report: BenchReport): string {
     ...report.notes.map((note) => `- ${note}`),
     ...(report.problems.length > 0
       ? ['', `**INVALID RUN:** ${report.problems.join('; ')}`]
-      : ['- Every response of every run, warm-ups included, was 2xx.']),
+      : [
+          report.failuresExpectedOn?.length
+            ? `- Every response of every run, warm-ups included, was 2xx, but on ${report.failuresExpectedOn.join('; ')}: there, the failures are the finding.`
+            : '- Every response of every run, warm-ups included, was 2xx.',
+        ]),
   ].join('\n');
 }
 

@@ -1,7 +1,7 @@
 import path from 'node:path';
 
 import { removeScratchDir, REPO_ROOT, stopAllOnInterrupt } from './processes';
-import { consoleReport, saveReport, saveSummary, table, type BenchModule, type BenchReport } from './report';
+import { type BenchModule, type BenchReport, consoleReport, saveReport, saveSummary, table } from './report';
 
 /** A bench to run: its name (the file name without `.bench.ts`) and how to load it. */
 export interface BenchEntry {

@@ -1,6 +1,8 @@
 import { randomBytes } from 'node:crypto';
 
-import { logMentions, scratchDir, startServer, type ServerProcess } from './processes';
+import { type LocalRedis, startLocalRedis } from '../../scripts/lib/redis-server';
+import { createKeys, type Keys } from '../../shared/redis/keys';
+import { logMentions, scratchDir, type ServerProcess, startServer, track } from './processes';
 
 /**
  * The compiled service as a bench runs it: ingress and worker processes on a private Redis, one
@@ -77,6 +79,81 @@ export function startWorker(name: string, env: Readonly<Record<string, string>>)
     env: { LOG_LEVEL: 'info', ...env },
     ready: logMentions('"worker ready"'),
   });
+}
+
+/** A private Redis with the compiled service on it, started by startService. */
+export interface BenchService {
+  readonly redisServer: LocalRedis;
+  /** `bench-<bench>-<pid>:`, so no earlier run's keys are ever read. */
+  readonly keyPrefix: string;
+  readonly keys: Keys;
+  /** The bootstrap Admin's, fresh for this run. */
+  readonly credentials: BenchCredentials;
+  /** What every process of the service shares: start another worker with it. */
+  readonly env: Readonly<Record<string, string>>;
+  readonly ingress: ServerProcess;
+  readonly workers: readonly ServerProcess[];
+}
+
+export interface StartServiceOptions {
+  /** Added to every process's environment (serviceEnv's `extra`). */
+  readonly env?: Readonly<Record<string, string>>;
+  /** Added to the ingress's environment only; its LOG_LEVEL is warn unless this sets it. */
+  readonly ingressEnv?: Readonly<Record<string, string>>;
+  /** Worker processes to start: `worker` when one, `worker1`... when more (default 1). */
+  readonly workers?: number;
+  /** Added to each worker's environment only. */
+  readonly workerEnv?: Readonly<Record<string, string>>;
+}
+
+/**
+ * Starts a private Redis, one ingress and `workers` workers for the bench `bench`, every one
+ * tracked, so stopAll() stops them.
+ */
+export async function startService(bench: string, options: StartServiceOptions = {}): Promise<BenchService> {
+  const redisServer = track(await startLocalRedis());
+  const keyPrefix = `bench-${bench}-${process.pid}:`;
+  const credentials = freshCredentials();
+  const env = serviceEnv({
+    redisUrl: redisServer.url,
+    keyPrefix,
+    credentials,
+    ...(options.env ? { extra: options.env } : {}),
+  });
+  const ingress = await startIngress('ingress', { ...env, LOG_LEVEL: 'warn', ...options.ingressEnv });
+  const workers: ServerProcess[] = [];
+  const workerCount = options.workers ?? 1;
+  for (let i = 1; i <= workerCount; i += 1) {
+    const name = workerCount === 1 ? 'worker' : `worker${i}`;
+    workers.push(await startWorker(name, { ...env, ...options.workerEnv }));
+  }
+  return { redisServer, keyPrefix, keys: createKeys(keyPrefix), credentials, env, ingress, workers };
+}
+
+/** bench/baselines/bare-express.cjs: Express 5 and express.json() answering one POST route. */
+export function startBareExpress(): Promise<ServerProcess> {
+  return startServer({
+    name: 'bare-express',
+    args: ['bench/baselines/bare-express.cjs'],
+    env: { NODE_ENV: 'production' },
+    readyPath: '/',
+  });
+}
+
+/** Sends one command to POST /api/command as `token`'s caller; throws unless it is answered 200. */
+export async function commandOrThrow(
+  ingress: ServerProcess,
+  token: string,
+  commandType: string,
+  command: Readonly<Record<string, unknown>>,
+): Promise<void> {
+  const answer = await postJson(
+    `${ingress.baseUrl}/api/command`,
+    { commandType, command },
+    { authorization: `Bearer ${token}` },
+  );
+  if (answer.status !== 200)
+    throw new Error(`${commandType} answered ${answer.status}: ${JSON.stringify(answer.body)}`);
 }
 
 export const JSON_HEADERS: Readonly<Record<string, string>> = { 'content-type': 'application/json' };

@@ -1,8 +1,9 @@
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 
+import { problem, sendProblem } from '../../shared/http/problem';
 import { currentContext } from '../../shared/request-context';
-import { problem, sendProblem } from '../http/problem';
-import { REALM, type Authentication } from './passport';
+import { challengeFor } from './challenge';
+import type { Authentication } from './passport';
 import type { Principal } from './principal';
 
 /**
@@ -11,7 +12,7 @@ import type { Principal } from './principal';
  */
 export type UnauthenticatedAnswer = 'problem' | 'empty';
 
-export const WWW_AUTHENTICATE = `Basic realm="${REALM}", Bearer realm="${REALM}"`;
+export const WWW_AUTHENTICATE = challengeFor(['Basic', 'Bearer']);
 
 /** passport's error for refused credentials (with `failWithError`). */
 function isAuthenticationError(error: unknown): boolean {

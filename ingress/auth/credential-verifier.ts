@@ -1,12 +1,15 @@
 import { createHmac, createSecretKey, randomBytes } from 'node:crypto';
+
 import { LRUCache } from 'lru-cache';
 
 import type { Account } from '../../shared/accounts/account';
-import type { AccountCache } from '../../shared/accounts/account-cache';
 import type { AccountService } from '../../shared/accounts/account.service';
-import { userIdForEmail } from '../../shared/domain/user/user-id';
+import type { AccountCache } from '../../shared/accounts/account-cache';
 import type { PasswordHasher } from '../../shared/domain/user/password-hasher';
-import type { SignInThrottle } from './sign-in-throttle';
+import { userIdForEmail } from '../../shared/domain/user/user-id';
+import { AppError, serviceUnavailable } from '../../shared/errors';
+import type { SignInMetrics } from '../../shared/metrics/metrics';
+import type { SignInAttempt, SignInThrottle } from './sign-in-throttle';
 
 interface CachedVerification {
   readonly userId: string;
@@ -15,6 +18,19 @@ interface CachedVerification {
 }
 
 const MAX_CACHED_VERIFICATIONS = 10_000;
+
+/** The detail of the 503 answered while AUTH_MAX_PENDING_VERIFICATIONS checks are under way. */
+export const VERIFICATIONS_BUSY_MESSAGE = 'Too many sign-ins are being checked at once. Try again shortly.';
+/** A verification takes tens of milliseconds: a second is enough for the queue to move on. */
+const VERIFICATIONS_BUSY_RETRY_AFTER_SECONDS = 1;
+
+/** What the verifier needs beyond its collaborators. */
+export interface VerifierSettings {
+  /** 0 turns the verification cache off: every check then hashes. */
+  readonly cacheTtlSeconds: number;
+  /** Real verifications allowed to run or wait at once in this process (AUTH_MAX_PENDING_VERIFICATIONS). */
+  readonly maxPendingVerifications: number;
+}
 
 /**
  * Checks an e-mail and password. Hashing costs ~16 ms of a core, so a Basic caller sending the
@@ -32,6 +48,9 @@ export class CredentialVerifier {
   private readonly cacheKeySecret = createSecretKey(randomBytes(32));
   /** Checks under way, by the same key as the cache: identical credentials wait for the same one. */
   private readonly inFlight = new Map<string, Promise<Account | null>>();
+  /** Real verifications running or waiting for a hashing thread (see check()). */
+  private pendingVerifications = 0;
+  private readonly maxPendingVerifications: number;
 
   private constructor(
     private readonly accounts: AccountService,
@@ -40,8 +59,11 @@ export class CredentialVerifier {
     private readonly throttle: SignInThrottle,
     /** Verified against for unknown e-mails, so they cost what a wrong password costs. */
     private readonly decoyHash: string,
-    cacheTtlSeconds: number,
+    { cacheTtlSeconds, maxPendingVerifications }: VerifierSettings,
+    private readonly metrics?: SignInMetrics,
   ) {
+    this.maxPendingVerifications = maxPendingVerifications;
+    metrics?.collectPendingVerifications(() => this.pendingVerifications);
     this.cache =
       cacheTtlSeconds > 0
         ? new LRUCache({ max: MAX_CACHED_VERIFICATIONS, ttl: cacheTtlSeconds * 1000 })
@@ -53,10 +75,11 @@ export class CredentialVerifier {
     accountCache: AccountCache,
     hasher: PasswordHasher,
     throttle: SignInThrottle,
-    cacheTtlSeconds: number,
+    settings: VerifierSettings,
+    metrics?: SignInMetrics,
   ): Promise<CredentialVerifier> {
     const decoyHash = await hasher.hash(randomBytes(24).toString('base64url'));
-    return new CredentialVerifier(accounts, accountCache, hasher, throttle, decoyHash, cacheTtlSeconds);
+    return new CredentialVerifier(accounts, accountCache, hasher, throttle, decoyHash, settings, metrics);
   }
 
   /**
@@ -68,8 +91,14 @@ export class CredentialVerifier {
     return this.recallByKey(this.cacheKeyOf(email, password));
   }
 
-  /** The account when the credentials are right, else null; throws the 429 while throttled. */
+  /**
+   * The account when the credentials are right, else null; throws the 429 problem while throttled
+   * and the 503 problem while too many verifications are under way.
+   */
   async verify(email: string, password: string, clientAddress: string): Promise<Account | null> {
+    // No account holds a lone surrogate: its e-mail would not derive an id, and its password
+    // would hash as U+FFFD, matching another text. Callers refuse such input first.
+    if (!email.isWellFormed() || !password.isWellFormed()) return null;
     const cacheKey = this.cacheKeyOf(email, password);
     const recalled = await this.recallByKey(cacheKey);
     if (recalled) return recalled;
@@ -105,7 +134,17 @@ export class CredentialVerifier {
     });
   }
 
-  /** One real verification: a throttle point, the account, the hash. */
+  /**
+   * One real verification: a throttle point, a place among the pending verifications, the
+   * account, the hash.
+   *
+   * argon2 runs on libuv's thread pool (UV_THREADPOOL_SIZE threads, 4 by default), so checks
+   * beyond the pool wait in its queue, and every sign-in behind a flood of guesses waited with
+   * them. At most AUTH_MAX_PENDING_VERIFICATIONS run or wait at once here; past that the caller
+   * gets a fast 503 with Retry-After, its throttle points given back (it was not checked). The
+   * throttle comes first so that only attempts that will hash hold a place: an address over its
+   * limit, however fast it sends, is refused with its 429 and crowds no one out.
+   */
   private async check(
     email: string,
     password: string,
@@ -114,7 +153,19 @@ export class CredentialVerifier {
   ): Promise<Account | null> {
     const accountKey = userIdForEmail(email);
     // The attempt counts as a failure from here on unless it proves right (see SignInThrottle).
-    const attempt = await this.throttle.begin(accountKey, clientAddress);
+    let attempt: SignInAttempt;
+    try {
+      attempt = await this.throttle.begin(accountKey, clientAddress);
+    } catch (error) {
+      if (error instanceof AppError && error.status === 429) this.metrics?.recordSignIn('throttled');
+      throw error;
+    }
+    if (this.pendingVerifications >= this.maxPendingVerifications) {
+      this.metrics?.recordSignIn('busy');
+      await attempt.abandoned().catch(() => undefined);
+      throw serviceUnavailable(VERIFICATIONS_BUSY_MESSAGE, VERIFICATIONS_BUSY_RETRY_AFTER_SECONDS);
+    }
+    this.pendingVerifications += 1;
     let verified: Account | null;
     try {
       const { account, credential } = await this.accounts.findWithCredential(email);
@@ -124,8 +175,15 @@ export class CredentialVerifier {
     } catch (error) {
       await attempt.abandoned().catch(() => undefined);
       throw error;
+    } finally {
+      this.pendingVerifications -= 1;
     }
-    if (!verified) return null;
+    if (!verified) {
+      this.metrics?.recordSignIn('failed');
+      await attempt.failed();
+      return null;
+    }
+    this.metrics?.recordSignIn('succeeded');
     await attempt.succeeded();
     this.cache?.set(cacheKey, { userId: verified.userId, version: verified.version });
     return verified;

@@ -7,11 +7,13 @@ import type { Account } from '../../shared/accounts/account';
 import type { AccountCache } from '../../shared/accounts/account-cache';
 import type { AccountRateLimit } from './account-rate-limit';
 import { parseBasicCredentials } from './basic-header';
+import { CHALLENGES, REALM } from './challenge';
 import type { CredentialVerifier } from './credential-verifier';
-import { principalOf, type AuthenticationScheme, type Principal } from './principal';
+import { type AuthenticationScheme, type Principal, principalOf } from './principal';
 import type { TokenService } from './token-service';
 
-export const REALM = 'fantasy-team-service';
+/** The realm, where it was defined before challenge.ts held every challenge. */
+export { REALM };
 
 export type PassportAuthenticator = InstanceType<typeof passport.Authenticator>;
 
@@ -22,12 +24,12 @@ class Rfc7617BasicStrategy extends BasicStrategy {
     const self = this as unknown as StrategyCreatedStatic & { _verify: BasicVerifyWithRequest };
     const credentials = parseBasicCredentials(req.headers.authorization);
     if (!credentials) {
-      self.fail(`Basic realm="${REALM}"`, 401);
+      self.fail(CHALLENGES.Basic, 401);
       return;
     }
     self._verify(req, credentials.userId, credentials.password, (error, user) => {
       if (error) self.error(error);
-      else if (!user) self.fail(`Basic realm="${REALM}"`, 401);
+      else if (!user) self.fail(CHALLENGES.Basic, 401);
       else self.success(user);
     });
   }
@@ -63,12 +65,13 @@ export interface Authentication {
 /** `Bearer <token>` exactly as passport-http-bearer reads it: two parts split at one blank. */
 const BEARER_HEADER = /^Bearer ([^ ]+)$/i;
 
-/** passport-http-bearer also takes a token from the body or the query (and refuses two): its case. */
+/**
+ * passport-http-bearer also takes a token from the query (and refuses two): its case. It would take
+ * one from req.body too, but no body is read before authentication, so a token in the body is never
+ * a credential.
+ */
 function offersTokenOutsideHeader(req: Request): boolean {
-  const body = req.body as { access_token?: unknown } | undefined;
-  return (
-    (typeof body === 'object' && body !== null && body.access_token !== undefined) || req.url.includes('?')
-  );
+  return req.url.includes('?');
 }
 
 export function createAuthentication(

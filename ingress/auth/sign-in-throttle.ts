@@ -1,63 +1,99 @@
-import type { RedisClient } from '../../shared/redis/connections';
 import { RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
 
 import type { Config } from '../../shared/config';
 import { AppError } from '../../shared/errors';
+import type { Logger } from '../../shared/logger';
+import type { SignInMetrics } from '../../shared/metrics/metrics';
+import type { RedisClient } from '../../shared/redis/connections';
 import type { Keys } from '../../shared/redis/keys';
+import { clientAddressKey } from './client-address';
 
 /** One sign-in attempt that holds a point of both allowances while its password is checked. */
 export interface SignInAttempt {
-  /** The password was right: the account's count starts again and the address gets its point back. */
+  /** The password was right: this attempt's points go back; earlier failures stay counted. */
   succeeded(): Promise<void>;
+  /** The password was wrong: the points stay taken, and the account's failure count grows. */
+  failed(): Promise<void>;
   /** Nothing was checked (Redis failed on the way): both points go back. */
   abandoned(): Promise<void>;
 }
 
 /**
- * Counts failed sign-ins per account and per client address in Redis (so every replica sees the
- * same counts) and refuses further attempts with a 429 once either is over its limit.
+ * Counts failed sign-ins in Redis (so every replica sees the same counts) per (account, client
+ * address) pair and per client address, and refuses further attempts of that pair, or of that
+ * address, with a 429 once its count is over the limit. An IPv6 address counts by its /64
+ * ({@link clientAddressKey}).
  *
- * An attempt takes its point BEFORE the password is checked and keeps it if the password is wrong.
- * Checking the count first and adding to it after the check (a ~30 ms hash later) let parallel
- * guesses all pass the check before any was counted: 40 at once against a limit of 5 were all
- * verified. Taking the point first is one atomic INCR, so at most `limit` guesses are ever checked.
+ * Nothing is counted per account alone: a per-account limit let anyone lock any account out by
+ * guessing its e-mail from one address (ten wrong passwords for the admin's e-mail refused the admin
+ * everywhere). A right password from an address that has not failed is therefore never refused
+ * because of other addresses' failures. What bounds a guesser spread over many addresses is the
+ * per-address limit (AUTH_MAX_FAILURES_PER_ADDRESS over all accounts, so each address has a fixed
+ * budget of guesses per window) and the bound on verifications running at once per process
+ * (CredentialVerifier); an account's failures from all addresses are still counted, blocking
+ * nothing, so that passing AUTH_ACCOUNT_WARNING_FAILURES in a window logs a warning and counts a
+ * metric once per window.
+ *
+ * An attempt takes its points BEFORE the password is checked and keeps them if the password is
+ * wrong. Checking the counts first and adding to them after the check (a ~30 ms hash later) let
+ * parallel guesses all pass the check before any was counted: 40 at once against a limit of 5
+ * were all verified. Taking a point first is one atomic INCR, so at most `limit` guesses of a pair
+ * (or an address) are ever checked. A right password gives back only its own attempt's points: it
+ * does not clear the history, so a client signing in every minute hands a guesser using the same
+ * address no fresh allowance.
  */
 export class SignInThrottle {
-  private readonly byAccount: RateLimiterRedis;
+  private readonly byPair: RateLimiterRedis;
   private readonly byAddress: RateLimiterRedis;
+  /** Failures per account from every address: counted for the warning, never refusing. */
+  private readonly byAccount: RateLimiterRedis;
+  private readonly warningFailures: number;
 
-  constructor(redis: RedisClient, keys: Keys, settings: Config['auth']) {
+  constructor(
+    redis: RedisClient,
+    keys: Keys,
+    private readonly settings: Config['auth'],
+    private readonly logger?: Logger,
+    private readonly metrics?: SignInMetrics,
+  ) {
     const common = {
       storeClient: redis,
       duration: settings.failureWindowSeconds,
       rejectIfRedisNotReady: true,
     };
-    this.byAccount = new RateLimiterRedis({
+    this.byPair = new RateLimiterRedis({
       ...common,
-      keyPrefix: `${keys.authFailuresPrefix()}:account`,
-      points: settings.maxFailuresPerAccount,
+      keyPrefix: `${keys.authFailuresPrefix()}:pair`,
+      points: settings.maxFailuresPerAccountAndAddress,
     });
     this.byAddress = new RateLimiterRedis({
       ...common,
       keyPrefix: `${keys.authFailuresPrefix()}:address`,
       points: settings.maxFailuresPerAddress,
     });
+    this.warningFailures = settings.accountWarningFailures;
+    this.byAccount = new RateLimiterRedis({
+      ...common,
+      keyPrefix: `${keys.authFailuresPrefix()}:account`,
+      points: this.warningFailures,
+    });
   }
 
   /**
-   * Takes one point from the account's and the address's allowance; throws the 429 (giving both
+   * Takes one point from the pair's and the address's allowance; throws the 429 (giving both
    * back, as nothing is checked) when either is used up.
    */
-  async begin(accountKey: string, address: string): Promise<SignInAttempt> {
+  async begin(accountKey: string, clientAddress: string): Promise<SignInAttempt> {
+    const address = clientAddressKey(clientAddress);
     const points = [
-      { limiter: this.byAccount, key: accountKey },
+      { limiter: this.byPair, key: `${accountKey}:${address}` },
       { limiter: this.byAddress, key: address },
     ] as const;
     const outcomes = await Promise.all(points.map(({ limiter, key }) => take(limiter, key)));
-    // Over the limit still counted the point (rate-limiter-flexible adds, then compares).
     const giveBack = async () => {
       await Promise.all(
         points
+          // Over the limit still counted the point (rate-limiter-flexible adds, then compares).
           .filter((_, i) => outcomes[i]?.kind !== 'failed')
           .map(({ limiter, key }) => limiter.reward(key)),
       );
@@ -77,12 +113,32 @@ export class SignInThrottle {
       });
     }
     return {
-      // A correct password clears the account's count, not the address's (that one is shared).
-      succeeded: async () => {
-        await Promise.all([this.byAccount.delete(accountKey), this.byAddress.reward(address)]);
-      },
+      succeeded: giveBack,
+      failed: () => this.countAccountFailure(accountKey),
       abandoned: giveBack,
     };
+  }
+
+  /**
+   * One more failure of the account from any address. Reaching the warning threshold logs the
+   * account's user id once per window (the count is one atomic INCR, so exactly one replica sees
+   * it reached). Blocks nothing; a Redis failure here loses only the signal.
+   */
+  private async countAccountFailure(accountKey: string): Promise<void> {
+    try {
+      const counted = await this.byAccount.penalty(accountKey, 1);
+      if (counted.consumedPoints !== this.warningFailures) return;
+      this.metrics?.recordAccountUnderAttack();
+      this.logger?.warn('sign-in failures for one account passed the warning threshold', {
+        userId: accountKey,
+        failures: counted.consumedPoints,
+        windowSeconds: this.settings.failureWindowSeconds,
+      });
+    } catch (error) {
+      this.logger?.debug('account sign-in failure not counted', {
+        error: error instanceof Error ? error.message : String(error),
+      });
+    }
   }
 }
 

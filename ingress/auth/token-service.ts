@@ -1,10 +1,12 @@
-import { createSecretKey, randomBytes, randomUUID, type KeyObject } from 'node:crypto';
-import type { RedisClient } from '../../shared/redis/connections';
+import { createSecretKey, type KeyObject, randomUUID } from 'node:crypto';
+
 import jwt from 'jsonwebtoken';
 import { LRUCache } from 'lru-cache';
 
 import type { Account } from '../../shared/accounts/account';
 import type { Config } from '../../shared/config';
+import type { RedisClient } from '../../shared/redis/connections';
+import { sharedGeneratedSecret } from '../../shared/redis/generated-secret';
 import type { Keys } from '../../shared/redis/keys';
 
 export interface IssuedToken {
@@ -131,12 +133,4 @@ export class TokenService {
 
 function secretKey(secret: string): KeyObject {
   return createSecretKey(Buffer.from(secret, 'utf8'));
-}
-
-async function sharedGeneratedSecret(redis: RedisClient, keys: Keys): Promise<string> {
-  const key = keys.generatedJwtSecret();
-  await redis.set(key, randomBytes(48).toString('base64url'), 'NX');
-  const secret = await redis.get(key);
-  if (!secret) throw new Error('could not read the generated JWT secret from Redis');
-  return secret;
 }

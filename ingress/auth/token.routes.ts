@@ -1,14 +1,18 @@
-import express, { type Response } from 'express';
+import type { Response } from 'express';
 import Joi from 'joi';
 
 import type { Account } from '../../shared/accounts/account';
-import type { RouteTable } from '../http/route-table';
-import { parseBasicCredentials } from './basic-header';
-import type { CredentialVerifier } from './credential-verifier';
-import { REALM } from './passport';
-import type { TokenService } from './token-service';
+import { tokenRequestBody } from '../../shared/http/request-body';
+import type { RouteTable } from '../../shared/http/route-table';
+import { text, VALIDATION_MESSAGES } from '../../shared/validation';
 import { jsonObjectBody } from '../http/json-body';
-import { closedObject, type JsonSchema } from '../openapi/json-schema';
+import { parseBasicCredentials } from './basic-header';
+import { CHALLENGES } from './challenge';
+import type { CredentialVerifier } from './credential-verifier';
+import type { TokenService } from './token-service';
+
+/** Where tokens are issued. */
+export const TOKEN_PATH = '/api/auth/token';
 
 export const OAUTH_ERRORS = [
   'invalid_request',
@@ -19,11 +23,11 @@ export const OAUTH_ERRORS = [
 type OAuthError = (typeof OAUTH_ERRORS)[number];
 
 function oauthError(res: Response, status: 400 | 401, error: OAuthError, description: string): void {
-  if (status === 401) res.setHeader('WWW-Authenticate', `Basic realm="${REALM}"`);
+  if (status === 401) res.setHeader('WWW-Authenticate', CHALLENGES.Basic);
   res.status(status).json({ error, error_description: description });
 }
 
-const credential = Joi.string().min(1).max(1024);
+const credential = text({ min: 1, max: 1024 });
 
 /**
  * The body of each grant (JSON or form-encoded). Other members (scope, say) are ignored, as
@@ -42,46 +46,57 @@ export const TOKEN_GRANT_SCHEMAS = {
   }).unknown(true),
 } as const;
 
-/** The validated members of a grant's body, or none when they are not valid. */
-function grantFields(grant: keyof typeof TOKEN_GRANT_SCHEMAS, body: unknown): Record<string, string> | null {
-  const result = TOKEN_GRANT_SCHEMAS[grant].validate(body, { convert: false });
-  return result.error ? null : (result.value as Record<string, string>);
+/** Refusals that mean "a credential is missing", answered with the one description that says so. */
+const MISSING = new Set(['any.required', 'string.empty']);
+
+/**
+ * The validated members of a grant's body, or what is wrong with them: a missing credential, or
+ * one that is not a single string of 1-1024 well-formed characters (an array from a repeated
+ * form field `username=a&username=b`, a lone surrogate that no account's e-mail can hold).
+ */
+function grantFields(
+  grant: keyof typeof TOKEN_GRANT_SCHEMAS,
+  body: unknown,
+): { fields: Record<string, string> } | { missing: boolean; problem: string } {
+  const result = PREPARED_GRANT_SCHEMAS[grant].validate(body);
+  if (!result.error) return { fields: result.value as Record<string, string> };
+  const [detail] = result.error.details;
+  return { missing: MISSING.has(detail?.type ?? ''), problem: detail?.message ?? result.error.message };
 }
 
-/** What a successful grant answers. */
-export const TOKEN_RESPONSE_SCHEMA: JsonSchema = closedObject(
-  {
-    access_token: {
-      type: 'string',
-      description: 'A JWT (HS256); send it as `Authorization: Bearer <token>`.',
-    },
-    token_type: { const: 'Bearer' },
-    expires_in: { type: 'integer', minimum: 1, description: 'Seconds until it expires (JWT_TTL_SECONDS).' },
-  },
-  [],
-  { title: 'TokenResponse' },
-);
+/**
+ * With the other request schemas' messages, without conversion (a credential is taken as sent);
+ * prepared once, as joi compiles message templates per preference object.
+ */
+const PREPARED_GRANT_SCHEMAS = {
+  password: TOKEN_GRANT_SCHEMAS.password.prefs(grantPreferences()),
+  client_credentials: TOKEN_GRANT_SCHEMAS.client_credentials.prefs(grantPreferences()),
+};
 
-/** What a refused grant answers (RFC 6749 section 5.2). */
-export const OAUTH_ERROR_SCHEMA: JsonSchema = closedObject(
-  { error: { type: 'string', enum: OAUTH_ERRORS }, error_description: { type: 'string' } },
-  [],
-  { title: 'OAuthError' },
-);
+function grantPreferences(): Joi.ValidationOptions {
+  return {
+    convert: false,
+    abortEarly: true,
+    errors: { wrap: { label: false } },
+    messages: VALIDATION_MESSAGES,
+  };
+}
 
 /**
  * POST /api/auth/token, in the style of RFC 6749: `grant_type=password` (username = e-mail, and
  * password) or `grant_type=client_credentials` (the account's credentials in a Basic header, or
- * client_id/client_secret in the body). JSON or form-encoded. Answers are never cached.
+ * client_id/client_secret in the body). JSON or form-encoded, at most 8 KB (TOKEN_BODY_LIMIT_BYTES).
+ * Answers are never cached.
  */
 export function registerTokenRoutes(
   routes: RouteTable,
-  deps: { verifier: CredentialVerifier; tokens: TokenService; bodyLimitBytes: number },
+  deps: { verifier: CredentialVerifier; tokens: TokenService },
 ): void {
   routes.add(
     'post',
-    '/api/auth/token',
-    express.urlencoded({ extended: false, limit: deps.bodyLimitBytes }),
+    TOKEN_PATH,
+    // The one body read before anyone is known: credentials, so a few kilobytes at most.
+    tokenRequestBody(),
     async (req, res) => {
       res.setHeader('Cache-Control', 'no-store');
       res.setHeader('Pragma', 'no-cache');
@@ -91,12 +106,14 @@ export function registerTokenRoutes(
 
       switch (body.grant_type) {
         case 'password': {
-          const fields = grantFields('password', body);
-          if (!fields?.username || !fields.password) {
-            oauthError(res, 400, 'invalid_request', 'username and password are required');
+          const checked = grantFields('password', body);
+          if (!('fields' in checked)) {
+            const description = checked.missing ? 'username and password are required' : checked.problem;
+            oauthError(res, 400, 'invalid_request', description);
             return;
           }
-          account = await deps.verifier.verify(fields.username, fields.password, address);
+          const { username, password } = checked.fields as { username: string; password: string };
+          account = await deps.verifier.verify(username, password, address);
           if (!account) {
             oauthError(res, 400, 'invalid_grant', 'The user name or password is incorrect.');
             return;
@@ -105,7 +122,9 @@ export function registerTokenRoutes(
         }
         case 'client_credentials': {
           const fromHeader = parseBasicCredentials(req.headers.authorization);
-          const fields = grantFields('client_credentials', body) ?? {};
+          // Any fault in the body (an array, a lone surrogate) is a failed client authentication.
+          const checked = grantFields('client_credentials', body);
+          const fields = 'fields' in checked ? checked.fields : {};
           const clientId = fromHeader?.userId ?? fields.client_id;
           const secret = fromHeader?.password ?? fields.client_secret;
           account = clientId && secret ? await deps.verifier.verify(clientId, secret, address) : null;

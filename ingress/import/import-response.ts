@@ -1,14 +1,17 @@
+import { AppError } from '../../shared/errors';
+import type { ImportRecord } from '../../shared/importers/import-results';
 import {
   IMPORT_ERROR_CODES,
   IMPORT_PRIORITIES,
   IMPORT_STATUSES,
   type ImportErrorCode,
+  type ImportOutcome,
   type ImportPriority,
   type ImportStatus,
   type RowError,
 } from '../../shared/importers/importer';
-import type { ImportRecord } from '../../shared/importers/import-results';
-import { GUID_SCHEMA, closedObject, type JsonSchema } from '../openapi/json-schema';
+import type { ImportSubmission, SubmitImportOutcome } from '../../shared/importers/submit-import';
+import { closedObject, GUID_SCHEMA, type JsonSchema } from '../http/json-schema';
 
 /** The all-zero GUID the spec answers as importJobId when nothing was queued. */
 export const EMPTY_GUID = '00000000-0000-0000-0000-000000000000';
@@ -16,6 +19,19 @@ export const EMPTY_GUID = '00000000-0000-0000-0000-000000000000';
 /** The spec's message for an importerType that names no importer (section 7). */
 export function unknownImporterMessage(importerType: string): string {
   return `Unknown importer type: ${importerType}`;
+}
+
+/** How long a caller refused for too many Pending imports is asked to wait. */
+export const PENDING_IMPORTS_RETRY_AFTER_SECONDS = 10;
+
+/** The 429 problem of a submitter at MAX_PENDING_IMPORTS_PER_USER; nothing was stored. */
+export function tooManyPendingImports(limit: number): AppError {
+  return new AppError(
+    'TOO_MANY_REQUESTS',
+    `Too many imports pending: an account may have at most ${limit} imports Pending at once. Send it again once one of them has finished.`,
+    429,
+    { retryAfterSeconds: PENDING_IMPORTS_RETRY_AFTER_SECONDS },
+  );
 }
 
 /** The spec's 2.7 response. Result fields appear once the import has run. */
@@ -65,6 +81,64 @@ export function responseFromRecord(record: ImportRecord): ImportResponseBody {
   };
 }
 
+/** A status and the spec's 2.7 body (or a dry run's answer), ready to send. */
+export interface ImportAnswer {
+  readonly status: 200 | 400;
+  readonly body: ImportResponseBody | DryRunResponseBody;
+}
+
+/** A dry run's answer: the import's outcome with what a real run would do, nothing stored. */
+export type DryRunResponseBody = Omit<ImportResponseBody, 'status' | 'importResultId'> &
+  ImportOutcome & { readonly importJobId: string };
+
+/** The answer to an importerType that names no importer: nothing was queued. */
+export function unknownImporterAnswer(request: {
+  readonly requestId: string;
+  readonly importerType: string;
+  readonly priority: ImportPriority;
+}): ImportAnswer {
+  const message = unknownImporterMessage(request.importerType);
+  return {
+    status: 400,
+    body: {
+      requestId: request.requestId,
+      importJobId: EMPTY_GUID,
+      status: 'Failed',
+      priority: request.priority,
+      importerType: request.importerType,
+      message,
+      processedSynchronously: false,
+      errorMessage: message,
+      errorCode: 'UNKNOWN_IMPORTER_TYPE',
+    },
+  };
+}
+
+/**
+ * The one mapping of a submission's outcome to HTTP: the spec's 2.7 answer, or the 429 problem
+ * (thrown, for the error handler) of a submitter at MAX_PENDING_IMPORTS_PER_USER.
+ */
+export function importAnswer(outcome: SubmitImportOutcome, submission: ImportSubmission): ImportAnswer {
+  switch (outcome.kind) {
+    case 'dry-run':
+      return {
+        status: 200,
+        body: {
+          requestId: submission.requestId,
+          importJobId: outcome.importJobId,
+          priority: submission.priority,
+          importerType: submission.importer.importerType,
+          processedSynchronously: true,
+          ...outcome.outcome,
+        },
+      };
+    case 'recorded':
+      return { status: 200, body: responseFromRecord(outcome.record) };
+    case 'too-many-pending':
+      throw tooManyPendingImports(outcome.limit);
+  }
+}
+
 const count: JsonSchema = { type: 'integer', minimum: 0 };
 
 /** One row an operator should look at (RowError). */
@@ -73,7 +147,7 @@ export const ROW_ERROR_SCHEMA: JsonSchema = closedObject(
     index: { type: 'integer', minimum: 0, description: 'The row, counted from 0.' },
     email: { type: 'string', description: "The row's e-mail (UserSeeding)." },
     platformId: { ...GUID_SCHEMA, description: "The row's platform id (PlayerSeeding)." },
-    code: { type: 'string', examples: ['USER_EXISTS', 'DUPLICATE_IN_BATCH'] },
+    code: { type: 'string', examples: ['USER_EXISTS', 'DUPLICATE_IN_BATCH', 'ROLE_NOT_GRANTABLE'] },
     message: { type: 'string' },
   },
   ['email', 'platformId'],

@@ -1,9 +1,30 @@
 import type { Request, RequestHandler, Response } from 'express';
 
-import { UNKNOWN_LABEL, type Metrics } from '../../shared/metrics/metrics';
+import { type Metrics, UNKNOWN_LABEL } from '../../shared/metrics/metrics';
 
-/** The operation (query, command or importer type) a route has labelled its request with. */
-const operations = new WeakMap<Response, string>();
+/** Where a route's body names its operation (query, command or importer type), and which names count. */
+interface OperationLabel {
+  readonly path: readonly string[];
+  readonly isKnown: (type: string) => boolean;
+}
+
+/**
+ * The label rule of each labelled request's route: one object per route, made when the route is
+ * registered. A closure per request (over req) kept here as the value made every request and
+ * answer reachable from this WeakMap's ephemerons until the answer itself was collected: CurrentUser
+ * by Bearer did 15% fewer requests with it (autocannon, 50 connections, 3 x 6 s, compiled ingress).
+ */
+const operations = new WeakMap<Response, OperationLabel>();
+
+/** The operation a request's (already read) body names, or `unknown`. */
+function operationOf(body: unknown, { path, isKnown }: OperationLabel): string {
+  let value: unknown = body;
+  for (const member of path) {
+    value =
+      typeof value === 'object' && value !== null ? (value as Record<string, unknown>)[member] : undefined;
+  }
+  return typeof value === 'string' && isKnown(value) ? value : UNKNOWN_LABEL;
+}
 
 /**
  * Times every request to its end and records it by route template, operation and status: one
@@ -14,7 +35,8 @@ export function recordHttpMetrics(metrics: Metrics): RequestHandler {
   return (req, res, next) => {
     const started = process.hrtime.bigint();
     res.once('close', () => {
-      const operation = operations.get(res);
+      const label = operations.get(res);
+      const operation = label && operationOf(req.body, label);
       metrics.recordHttpRequest(
         {
           method: req.method,
@@ -40,17 +62,15 @@ function routeTemplate(req: Request): string {
 
 /**
  * Labels the request with the type its body names at `path` (`['query', 'queryType']`) when
- * `isKnown` accepts it, else `unknown`. Placed before authentication, so refused requests are
- * labelled too; the label never holds a caller's made-up name.
+ * `isKnown` accepts it, else `unknown`; the label never holds a caller's made-up name. Placed
+ * before authentication, so refused requests are labelled too, but the body is looked at only
+ * when the answer is done: it is read after authentication, so a refused request (whose body
+ * nobody read) is `unknown`, and labelling never makes the service read a body.
  */
 export function labelOperation(path: readonly string[], isKnown: (type: string) => boolean): RequestHandler {
-  return (req, res, next) => {
-    let value: unknown = req.body;
-    for (const member of path) {
-      value =
-        typeof value === 'object' && value !== null ? (value as Record<string, unknown>)[member] : undefined;
-    }
-    operations.set(res, typeof value === 'string' && isKnown(value) ? value : UNKNOWN_LABEL);
+  const label: OperationLabel = { path, isKnown };
+  return (_req, res, next) => {
+    operations.set(res, label);
     next();
   };
 }

@@ -1,6 +1,6 @@
 import type Joi from 'joi';
 
-import type { JsonSchema, JsonType } from './json-schema';
+import type { JsonSchema, JsonType } from '../http/json-schema';
 
 /**
  * joi's `describe()` output, as far as this converter reads it. joi types it as `any`, so the
@@ -93,15 +93,21 @@ function stringSchema(described: Described, path: string): Record<string, unknow
   const schema: Record<string, unknown> = { type: 'string' };
   for (const { name, args = {} } of described.rules ?? []) {
     switch (name) {
-      case 'min':
+      // text()'s rules count characters (code points), as minLength/maxLength do.
+      case 'minChars':
         schema.minLength = limit(args, path, name);
         break;
-      case 'max':
+      case 'maxChars':
         schema.maxLength = limit(args, path, name);
         break;
+      case 'min':
+      case 'max':
       case 'length':
-        schema.minLength = schema.maxLength = limit(args, path, name);
-        break;
+        // joi's own length rules count UTF-16 units: 51 emoji would be "longer than 100".
+        throw unsupported(
+          path,
+          `the string rule "${name}" (it counts UTF-16 units, the document counts characters: use text({ min, max }) from shared/validation.ts)`,
+        );
       case 'pattern': {
         const options = args.options as { invert?: boolean } | undefined;
         if (options?.invert) throw unsupported(path, 'an inverted pattern');
@@ -152,6 +158,16 @@ function numberSchema(described: Described, path: string): Record<string, unknow
   }
   // A limit set by another member (round <= finalRound) has no JSON Schema keyword: say it in words.
   if (notes.length) schema.description = `${notes.join('; ')}.`;
+  // joi refuses a number beyond +/-(2^53 - 1) unless it is .unsafe() ("... is beyond the supported
+  // range"): a limit like any other, so the document states it where no tighter one is set.
+  if (described.flags?.unsafe !== true) {
+    if (schema.maximum === undefined && schema.exclusiveMaximum === undefined) {
+      schema.maximum = Number.MAX_SAFE_INTEGER;
+    }
+    if (schema.minimum === undefined && schema.exclusiveMinimum === undefined) {
+      schema.minimum = -Number.MAX_SAFE_INTEGER;
+    }
+  }
   return schema;
 }
 

@@ -1,8 +1,10 @@
 import path from 'node:path';
+
 import type { RequestHandler } from 'express';
 
-import type { RouteTable } from '../http/route-table';
-import { DOCS_PATH, OPENAPI_PATH, type OpenApiDocument } from './openapi-document';
+import type { RouteTable } from '../../shared/http/route-table';
+import { DOCS_PATH, OPENAPI_PATH } from './openapi.contract';
+import type { OpenApiDocument } from './openapi-document';
 
 /** swagger-ui-dist's folder: Swagger UI is served from the package, never from a CDN. */
 const SWAGGER_UI_DIR = path.dirname(require.resolve('swagger-ui-dist/package.json'));

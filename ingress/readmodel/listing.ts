@@ -1,4 +1,4 @@
-import { closedObject, type JsonSchema } from '../openapi/json-schema';
+import { closedObject, type JsonSchema } from '../http/json-schema';
 import type { QueryAnswer } from './query-definition';
 
 /** The spec's "404 listing" (4.1 rule 2): status 404, no results, totalCount 0. */

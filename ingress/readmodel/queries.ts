@@ -1,6 +1,5 @@
-import type { RedisClient } from '../../shared/redis/connections';
-
 import type { ImportResults } from '../../shared/importers/import-results';
+import type { RedisClient } from '../../shared/redis/connections';
 import type { Keys } from '../../shared/redis/keys';
 import { availableImportersQuery } from './available-importers/available-importers.query';
 import { currentUserQuery } from './current-user/current-user.query';

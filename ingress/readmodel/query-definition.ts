@@ -2,8 +2,9 @@ import Joi from 'joi';
 
 import type { ModuleName } from '../../shared/config';
 import type { Role } from '../../shared/roles';
+import { text } from '../../shared/validation';
 import type { AuthenticationScheme, Principal } from '../auth/principal';
-import type { JsonSchema } from '../openapi/json-schema';
+import type { JsonSchema } from '../http/json-schema';
 
 export interface QueryContext<Body> {
   readonly principal: Principal;
@@ -50,7 +51,7 @@ export interface QueryDefinition<Body = unknown> {
 
 /** `{query: {queryType, ...}}`: the envelope every query shares, checked before dispatch. */
 export const envelopeSchema = Joi.object({
-  query: Joi.object({ queryType: Joi.string().max(100).required() })
+  query: Joi.object({ queryType: text({ max: 100 }).required() })
     .unknown(true)
     .required(),
 }).unknown(true);

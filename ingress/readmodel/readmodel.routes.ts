@@ -1,19 +1,22 @@
 import type { RequestHandler } from 'express';
 
 import type { ModuleName } from '../../shared/config';
-import type { Logger } from '../../shared/logger';
-
 import { AppError, validationError } from '../../shared/errors';
+import { jsonBody } from '../../shared/http/request-body';
+import type { RouteTable } from '../../shared/http/route-table';
+import type { Logger } from '../../shared/logger';
 import { hasAnyRole } from '../../shared/roles';
 import { validate } from '../../shared/validation';
 import { authenticate } from '../auth/authenticate';
+import { challengeFor } from '../auth/challenge';
 import type { Authentication } from '../auth/passport';
-import { REALM } from '../auth/passport';
-import type { RouteTable } from '../http/route-table';
-import { JSON_CONTENT_TYPE, sendJsonPieces } from '../http/json-stream';
-import { envelopeSchema, type RegisteredQuery } from './query-definition';
 import { authenticatedPrincipal } from '../auth/principal';
+import { JSON_CONTENT_TYPE, sendJsonPieces } from '../http/json-stream';
 import { labelOperation } from '../metrics/http-metrics';
+import { envelopeSchema, type RegisteredQuery } from './query-definition';
+
+/** Where queries are sent. */
+export const READ_MODEL_PATH = '/api/readmodel';
 
 /**
  * POST /api/readmodel: authenticate, validate the envelope, find the query, check its scheme and
@@ -27,6 +30,7 @@ export function registerReadModelRoutes(
     readonly queries: readonly RegisteredQuery[];
     readonly modules: readonly ModuleName[];
     readonly logger: Logger;
+    readonly bodyLimitBytes: number;
   },
 ): void {
   const registry = new Map(deps.queries.map((query) => [query.queryType, query]));
@@ -47,10 +51,7 @@ export function registerReadModelRoutes(
     }
 
     if (!query.schemes.includes(principal.authenticationType)) {
-      res.setHeader(
-        'WWW-Authenticate',
-        query.schemes.map((scheme) => `${scheme} realm="${REALM}"`).join(', '),
-      );
+      res.setHeader('WWW-Authenticate', challengeFor(query.schemes));
       throw new AppError(
         'UNAUTHORIZED',
         `${query.queryType} accepts ${query.schemes.join(' or ')} authentication only.`,
@@ -75,9 +76,10 @@ export function registerReadModelRoutes(
 
   routes.add(
     'post',
-    '/api/readmodel',
+    READ_MODEL_PATH,
     labelOperation(['query', 'queryType'], (queryType) => registry.has(queryType)),
     authenticate(deps.authentication, 'problem'),
+    jsonBody(deps.bodyLimitBytes),
     dispatch,
   );
 }

@@ -1,6 +1,6 @@
 import type { ImportResponseBody } from '../../ingress/import/import-response';
-import type { ImportPriority } from '../../shared/importers/importer';
 import type { ImportJobResultItem } from '../../shared/importers/import-results';
+import type { ImportPriority } from '../../shared/importers/importer';
 
 /** `POST /api/import`'s answer (the spec's 2.7), plus what a dry run adds. */
 export type ImportResponse = ImportResponseBody & {

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 
-import { freePort, startLocalRedis, type LocalRedis } from './redis-server';
+import { freePort, type LocalRedis, startLocalRedis } from './redis-server';
 
 const run = promisify(execFile);
 
@@ -40,6 +40,8 @@ export interface LocalRedisClusterOptions {
   readonly nodes?: readonly ClusterNodePorts[];
   /** How long a node may be silent before the others count it as failed. Default 2000 ms. */
   readonly nodeTimeoutMs?: number;
+  /** Every node wants it from clients (`requirepass`) and from each other (`masterauth`). */
+  readonly password?: string;
 }
 
 /** Two distinct free loopback ports. The bus port is set explicitly (Redis 7 `cluster-port`),
@@ -57,10 +59,17 @@ async function freeNodePorts(taken: Set<number>): Promise<ClusterNodePorts> {
   return { port: await pick(), busPort: await pick() };
 }
 
-function startNode(ports: ClusterNodePorts, dataDir: string, nodeTimeoutMs: number): Promise<LocalRedis> {
+function startNode(
+  ports: ClusterNodePorts,
+  dataDir: string,
+  nodeTimeoutMs: number,
+  password: string | undefined,
+): Promise<LocalRedis> {
   return startLocalRedis({
     port: ports.port,
+    ...(password === undefined ? {} : { password }),
     extraArgs: [
+      ...(password === undefined ? [] : ['--masterauth', password]),
       '--dir',
       dataDir,
       '--cluster-enabled',
@@ -75,10 +84,16 @@ function startNode(ports: ClusterNodePorts, dataDir: string, nodeTimeoutMs: numb
   });
 }
 
+/** redis-cli's environment: REDISCLI_AUTH is how it takes a password without a warning. */
+function cliEnv(password: string | undefined): NodeJS.ProcessEnv {
+  return password === undefined ? process.env : { ...process.env, REDISCLI_AUTH: password };
+}
+
 /** One node's `CLUSTER INFO` as a map (cluster_state, cluster_slots_ok, cluster_known_nodes...). */
-async function clusterInfo(port: number): Promise<Map<string, string>> {
+async function clusterInfo(port: number, password?: string): Promise<Map<string, string>> {
   const { stdout } = await run('redis-cli', ['-h', HOST, '-p', String(port), 'cluster', 'info'], {
     timeout: 5_000,
+    env: cliEnv(password),
   });
   return new Map(
     stdout
@@ -90,8 +105,11 @@ async function clusterInfo(port: number): Promise<Map<string, string>> {
 }
 
 /** True when every node sees a whole cluster of `count` nodes with every slot served. */
-async function clusterIsWhole(nodes: readonly ClusterNodePorts[]): Promise<boolean> {
-  const infos = await Promise.all(nodes.map(({ port }) => clusterInfo(port)));
+async function clusterIsWhole(
+  nodes: readonly ClusterNodePorts[],
+  password: string | undefined,
+): Promise<boolean> {
+  const infos = await Promise.all(nodes.map(({ port }) => clusterInfo(port, password)));
   return infos.every(
     (info) =>
       info.get('cluster_state') === 'ok' &&
@@ -100,12 +118,16 @@ async function clusterIsWhole(nodes: readonly ClusterNodePorts[]): Promise<boole
   );
 }
 
-async function waitUntilWhole(nodes: readonly ClusterNodePorts[], timeoutMs: number): Promise<void> {
+async function waitUntilWhole(
+  nodes: readonly ClusterNodePorts[],
+  timeoutMs: number,
+  password: string | undefined,
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
-  while (!(await clusterIsWhole(nodes))) {
+  while (!(await clusterIsWhole(nodes, password))) {
     if (Date.now() > deadline) {
       const states = await Promise.all(
-        nodes.map(async ({ port }) => (await clusterInfo(port)).get('cluster_state')),
+        nodes.map(async ({ port }) => (await clusterInfo(port, password)).get('cluster_state')),
       );
       throw new Error(
         `the cluster did not reach cluster_state:ok within ${timeoutMs} ms (states: ${states.join(', ')})`,
@@ -142,7 +164,7 @@ export async function startLocalRedisCluster(
       for (let attempt = 1; ; attempt++) {
         const ports = given ?? (await freeNodePorts(taken));
         try {
-          servers.push(await startNode(ports, dataDir, nodeTimeoutMs));
+          servers.push(await startNode(ports, dataDir, nodeTimeoutMs, options.password));
           nodes.push(ports);
           break;
         } catch (error) {
@@ -153,7 +175,8 @@ export async function startLocalRedisCluster(
 
     const reformed =
       options.nodes !== undefined &&
-      (await clusterInfo(nodes[0]?.port ?? 0)).get('cluster_known_nodes') === String(masters);
+      (await clusterInfo(nodes[0]?.port ?? 0, options.password)).get('cluster_known_nodes') ===
+        String(masters);
     if (!reformed) {
       await run(
         'redis-cli',
@@ -165,10 +188,10 @@ export async function startLocalRedisCluster(
           '0',
           '--cluster-yes',
         ],
-        { timeout: 30_000 },
+        { timeout: 30_000, env: cliEnv(options.password) },
       );
     }
-    await waitUntilWhole(nodes, 30_000);
+    await waitUntilWhole(nodes, 30_000, options.password);
     return {
       nodes,
       nodeList: nodes.map(({ port }) => `${HOST}:${port}`).join(','),

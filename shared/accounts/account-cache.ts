@@ -1,8 +1,8 @@
-import type { RedisClient } from '../redis/connections';
 import { LRUCache } from 'lru-cache';
 
 import { userDecider } from '../domain/user/user.decider';
 import type { Logger } from '../logger';
+import type { RedisClient } from '../redis/connections';
 import type { Keys } from '../redis/keys';
 import type { Account } from './account';
 import type { AccountService } from './account.service';

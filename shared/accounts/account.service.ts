@@ -1,14 +1,20 @@
-import type { EventMetadata } from '../event-store/envelope';
-import type { EventStore } from '../event-store/event-store';
-import type { CommandHandler } from '../event-store/handle-command';
+import type { PasswordHasher } from '../domain/user/password-hasher';
 import { USER_COMMAND_ROLES, type UserType } from '../domain/user/user.commands';
 import { userDecider } from '../domain/user/user.decider';
 import type { UserEvent } from '../domain/user/user.events';
 import { USER_MESSAGES } from '../domain/user/user.messages';
 import { normalizeEmail, userIdForEmail } from '../domain/user/user-id';
-import type { PasswordHasher } from '../domain/user/password-hasher';
-import { hasAnyRole, lacksRolesMessage, type AssignableRole } from '../roles';
-import { CREDENTIAL_FIELD, type Account, type Actor } from './account';
+import type { EventMetadata } from '../event-store/envelope';
+import type { EventStore } from '../event-store/event-store';
+import type { CommandHandler } from '../event-store/handle-command';
+import {
+  type AssignableRole,
+  firstUngrantableRole,
+  hasAnyRole,
+  lacksRolesMessage,
+  mayNotGrantMessage,
+} from '../roles';
+import { type Account, type Actor, CREDENTIAL_FIELD } from './account';
 
 export interface NewUser {
   readonly email: string;
@@ -42,7 +48,8 @@ export class AccountService {
   ) {}
 
   /**
-   * Runs CreateUser as `actor`: role check, then hash, then lock, decide and append. `knownAbsent`
+   * Runs CreateUser as `actor`: role check (may it create users, and grant every role asked for),
+   * then hash, then lock, decide and append. `knownAbsent`
    * skips the early existence check when the caller has just made it (an import's batch check);
    * the decider still refuses a duplicate.
    */
@@ -57,6 +64,10 @@ export class AccountService {
     const required = USER_COMMAND_ROLES.CreateUser;
     if (!hasAnyRole(actor.roles, required)) {
       return { status: 'forbidden', userId, message: lacksRolesMessage(actor, 'CreateUser', required) };
+    }
+    const ungrantable = firstUngrantableRole(actor.roles, user.roles);
+    if (ungrantable !== undefined) {
+      return { status: 'forbidden', userId, message: mayNotGrantMessage(actor, ungrantable) };
     }
     // Cheap early answer so a duplicate does not cost a hash; the decider stays the authority.
     const existing = options.knownAbsent ? null : await this.existing(userId, metadata.correlationId);

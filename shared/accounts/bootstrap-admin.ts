@@ -25,5 +25,17 @@ export async function bootstrapAdmin(
     },
     { requestId: null, correlationId: 'bootstrap-admin' },
   );
-  if (result.status === 'created') logger.info('bootstrap admin created', { userId: result.userId });
+  if (result.status === 'created') {
+    logger.info('bootstrap admin created', { userId: result.userId });
+    return;
+  }
+  // The e-mail may have been taken before this start (a UserManager can create any e-mail), by an
+  // account that is not an Admin and whose password the operator does not know: say so loudly.
+  const existing = await accounts.findById(result.userId);
+  if (!existing?.roles.includes('Admin')) {
+    logger.warn('ADMIN_EMAIL belongs to an account without the Admin role: no administrator was made', {
+      userId: result.userId,
+      roles: existing?.roles ?? [],
+    });
+  }
 }

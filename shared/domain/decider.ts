@@ -40,6 +40,12 @@ export interface Decider<State, Command, Event extends DomainEvent> {
   /** The stream family, part of every key and envelope: `user`, `fantasy-team`. */
   readonly aggregateType: string;
   readonly initialState: State;
+  /**
+   * The shape version of State as snapshotted in the aggregate's record (absent: 1). Bump it when
+   * State's shape changes: a record of another version is re-folded from its stream when loaded,
+   * and `npm run snapshots:rebuild` rewrites them all (ADR 0003).
+   */
+  readonly stateVersion?: number;
   decide(command: Command, state: State, context: DecisionContext): Decision<Event>;
   evolve(state: State, event: Event): State;
 }

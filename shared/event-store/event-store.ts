@@ -1,10 +1,12 @@
+import { type DomainEvent, fold } from '../domain/decider';
 import type { RedisClient } from '../redis/connections';
-
 import type { Keys } from '../redis/keys';
+import { partitionOf } from '../redis/partitions';
+import { ScriptFencedError, scriptReply } from '../redis/script-codes';
 import { registerScripts } from '../redis/scripts';
-import { parseEnvelope, type EventEnvelope } from './envelope';
-import { ConcurrencyConflictError, SCRIPT_CODES } from './errors';
-import { partitionOf } from './partitions';
+import { type EventEnvelope, parseEnvelope } from './envelope';
+import { StaleAppendError } from './errors';
+import { EVENT_STORE_SCRIPTS } from './event-store.scripts';
 
 /** An aggregate's version and folded state as last written, read in one round trip. */
 export interface AggregateRecord<State> {
@@ -14,6 +16,16 @@ export interface AggregateRecord<State> {
 
 /** How long an aggregate remembers the request ids of its appends (as the HTTP answers are kept). */
 export const REQUEST_ID_WINDOW_MS = 24 * 60 * 60 * 1000;
+
+/**
+ * The field under which an aggregate records one caller's request id (lock-and-load-3.lua,
+ * append-events-6.lua). The caller's user id is part of it: a request id belongs to its caller, so
+ * another account sending the same id is not taken for a retry (it would be answered with the
+ * first caller's events) and cannot mark the id as used for its owner.
+ */
+export function requestRecordField(callerUserId: string, requestId: string): string {
+  return `${callerUserId.toLowerCase()}:${requestId.toLowerCase()}`;
+}
 
 /** The versions of the events one request appended to an aggregate. */
 export interface AppliedRequest {
@@ -38,27 +50,67 @@ export interface AppendRequest {
   readonly attachments?: Readonly<Record<string, string>>;
   /** The caller's lock token: the append releases the aggregate's lock if it is still theirs. */
   readonly lockToken?: string;
-  /** Recorded with the events for REQUEST_ID_WINDOW_MS, so a retry of the request finds them. */
+  /**
+   * Recorded with the events for REQUEST_ID_WINDOW_MS, so a retry of the request finds them: a
+   * caller-scoped field (requestRecordField), not the bare id a client sent.
+   */
   readonly requestId?: string;
 }
 
-/** A record from its stored `version` and `state` fields; a missing one is a new aggregate. */
-function recordFrom<State>(
+/**
+ * What the store needs of an aggregate's decider to keep its snapshots (the `state` of its record)
+ * current: the shape version of its state, and how to fold the state from the stream again.
+ */
+export interface SnapshotShape {
+  readonly aggregateType: string;
+  readonly initialState: unknown;
+  readonly stateVersion?: number;
+  evolve(state: unknown, event: DomainEvent): unknown;
+}
+
+/** The record field holding the shape version of its `state` (absent: 1, the first shape). */
+export const STATE_VERSION_FIELD = 'stateVersion';
+
+/** The shape version a decider's state is snapshotted in now. */
+export function currentStateVersion(shape: Pick<SnapshotShape, 'stateVersion'>): number {
+  return shape.stateVersion ?? 1;
+}
+
+/** The record's fields as stored: each null when absent. */
+type StoredRecord = readonly [
   version: string | null | undefined,
   state: string | null | undefined,
-  initialState: State,
-): AggregateRecord<State> {
+  stateVersion: string | null | undefined,
+];
+
+/** A record from its stored `version` and `state` fields; a missing one is a new aggregate. */
+function recordFrom<State>([version, state]: StoredRecord, initialState: State): AggregateRecord<State> {
   if (!version || !state) return { version: 0, state: initialState };
   return { version: Number(version), state: JSON.parse(state) as State };
 }
 
-/** Redis streams as an event store: per-aggregate streams plus a partitioned global log. */
+/**
+ * Redis streams as an event store: per-aggregate streams plus a partitioned global log. Each
+ * aggregate's record keeps its folded state (a snapshot), so loading never replays the stream;
+ * for the aggregate types given as `snapshots`, the record also says which shape of the state it
+ * holds, and a record of another shape is re-folded from the stream when loaded (never used as it
+ * is) until `npm run snapshots:rebuild` rewrites it.
+ */
 export class EventStore {
+  private readonly shapes: ReadonlyMap<string, SnapshotShape>;
+
   constructor(
     readonly redis: RedisClient,
     readonly keys: Keys,
+    snapshots: readonly SnapshotShape[] = [],
   ) {
-    registerScripts(redis);
+    registerScripts(redis, EVENT_STORE_SCRIPTS);
+    this.shapes = new Map(snapshots.map((shape) => [shape.aggregateType, shape]));
+  }
+
+  /** The aggregate types whose snapshots carry a shape version. */
+  get snapshotShapes(): readonly SnapshotShape[] {
+    return [...this.shapes.values()];
   }
 
   async loadRecord<State>(
@@ -66,13 +118,46 @@ export class EventStore {
     aggregateId: string,
     initialState: State,
   ): Promise<AggregateRecord<State>> {
-    const [version, state] = await this.redis.hmget(
+    const [version, state, stateVersion] = await this.redis.hmget(
       this.keys.aggregateRecord(aggregateType, aggregateId),
       'version',
       'state',
+      STATE_VERSION_FIELD,
     );
-    if (!version || !state) return { version: 0, state: initialState };
-    return { version: Number(version), state: JSON.parse(state) as State };
+    return this.current(aggregateType, aggregateId, [version, state, stateVersion], initialState);
+  }
+
+  /**
+   * The stored record when its state has the current shape (or its type keeps no shape version);
+   * else the state folded again from the stream, with the stream's version. A record written
+   * before shape versions existed holds the first shape (1).
+   */
+  private async current<State>(
+    aggregateType: string,
+    aggregateId: string,
+    stored: StoredRecord,
+    initialState: State,
+  ): Promise<AggregateRecord<State>> {
+    const shape = this.shapes.get(aggregateType);
+    const [version, , stateVersion] = stored;
+    if (!shape || !version || Number(stateVersion ?? 1) === currentStateVersion(shape)) {
+      return recordFrom(stored, initialState);
+    }
+    return this.refold(aggregateType, aggregateId, shape) as Promise<AggregateRecord<State>>;
+  }
+
+  /** The state folded from the aggregate's whole stream, and the stream's version. */
+  async refold(
+    aggregateType: string,
+    aggregateId: string,
+    shape: SnapshotShape,
+  ): Promise<AggregateRecord<unknown>> {
+    const events = await this.readStream(aggregateType, aggregateId);
+    const state = fold(
+      shape,
+      events.map((event) => ({ type: event.eventType, data: event.data })),
+    );
+    return { version: events.length, state };
   }
 
   /**
@@ -96,10 +181,10 @@ export class EventStore {
       requestId ?? '',
     );
     if (reply[0] !== 1) return null;
-    const [, version, state, applied] = reply;
+    const [, version, state, applied, stateVersion] = reply;
     const [firstVersion, lastVersion] = (applied ?? '').split(':').map(Number);
     return {
-      ...recordFrom(version, state, initialState),
+      ...(await this.current(aggregateType, aggregateId, [version, state, stateVersion], initialState)),
       appliedRequest: firstVersion && lastVersion ? { firstVersion, lastVersion } : null,
     };
   }
@@ -116,21 +201,32 @@ export class EventStore {
     initialState: State,
     attachment: string,
   ): Promise<AggregateRecord<State> & { attachment: string | null }> {
-    const [version, state, value] = await this.redis.hmget(
+    const [version, state, stateVersion, value] = await this.redis.hmget(
       this.keys.aggregateRecord(aggregateType, aggregateId),
       'version',
       'state',
+      STATE_VERSION_FIELD,
       attachment,
     );
-    const record = recordFrom(version, state, initialState);
+    const record = await this.current(
+      aggregateType,
+      aggregateId,
+      [version, state, stateVersion],
+      initialState,
+    );
     return { ...record, attachment: record.version === 0 ? null : (value ?? null) };
   }
 
   /** Appends atomically if the stream is still at `expectedVersion`; returns the new version. */
   async append(request: AppendRequest): Promise<number> {
     const { aggregateType, aggregateId, expectedVersion, events } = request;
-    const attachmentArgs = Object.entries(request.attachments ?? {}).flat();
-    const result = await this.redis.appendEvents(
+    const shape = this.shapes.get(aggregateType);
+    // The state's shape version rides with the attachments: same script, same round trip.
+    const attachmentArgs = [
+      ...(shape ? [STATE_VERSION_FIELD, String(currentStateVersion(shape))] : []),
+      ...Object.entries(request.attachments ?? {}).flat(),
+    ];
+    const reply = await this.redis.appendEvents(
       this.keys.aggregateStream(aggregateType, aggregateId),
       this.keys.logPartition(partitionOf(aggregateId)),
       this.keys.aggregateRecord(aggregateType, aggregateId),
@@ -144,15 +240,19 @@ export class EventStore {
       request.requestId ?? '',
       Date.now(),
       REQUEST_ID_WINDOW_MS,
+      // Announced as the keys spell it (lower case), so a listener's id matches the key's.
+      aggregateId.toLowerCase(),
       ...events.map((event) => JSON.stringify(event)),
       JSON.stringify(request.state),
       ...attachmentArgs,
     );
-    if (result === SCRIPT_CODES.VERSION_MISMATCH) {
+    try {
+      return scriptReply('appendEvents', reply);
+    } catch (error) {
+      if (!(error instanceof ScriptFencedError)) throw error;
       const actual = await this.redis.xlen(this.keys.aggregateStream(aggregateType, aggregateId));
-      throw new ConcurrencyConflictError(aggregateId, expectedVersion, actual);
+      throw new StaleAppendError(aggregateId, expectedVersion, actual);
     }
-    return result;
   }
 
   async readStream(aggregateType: string, aggregateId: string): Promise<EventEnvelope[]> {

@@ -1,10 +1,11 @@
 import { randomUUID } from 'node:crypto';
 
 import type { Decider, DecisionContext, DomainEvent, RejectionKind } from '../domain/decider';
+import { isRedisUnavailable } from '../redis/connections';
 import type { EventEnvelope, EventMetadata } from './envelope';
-import { ConcurrencyConflictError } from './errors';
-import type { EventStore } from './event-store';
-import { lockToken, waitForLock, type LockOptions } from './lock';
+import { AppendOutcomeUnknownError, ExpectedVersionMismatchError, StaleAppendError } from './errors';
+import { type EventStore, requestRecordField } from './event-store';
+import { type LockOptions, lockToken, waitForLock } from './lock';
 
 export interface CommandInput<Command> {
   readonly aggregateId: string;
@@ -21,6 +22,10 @@ export interface CommandInput<Command> {
    * id gets the first attempt's events back instead of a new decision. That attempt may have
    * appended and then lost its answer (Redis or the process died in between). Imports leave it
    * unset: one import request runs many commands, made idempotent by their correlation id.
+   *
+   * The id is recorded with the caller (`context.actorUserId`): a request id belongs to its caller.
+   * Another account sending the same id is decided on its own, never answered with the first
+   * caller's events, and never makes the id count as used for the first caller.
    */
   readonly requestId?: string;
 }
@@ -71,6 +76,10 @@ export class CommandHandler {
     const { aggregateType } = decider;
     // Ids are GUIDs compared case-insensitively: keys and envelopes both carry the lower-case form.
     const aggregateId = input.aggregateId.toLowerCase();
+    const requestField =
+      input.requestId === undefined
+        ? undefined
+        : requestRecordField(input.context.actorUserId, input.requestId);
     // 1. Take the aggregate's lock and load its record (version and folded state) and whether the
     //    request appended already: one round trip.
     const token = lockToken();
@@ -84,7 +93,7 @@ export class CommandHandler {
           decider.initialState,
           token,
           this.lockOptions.ttlMs,
-          input.requestId,
+          requestField,
         ),
       (waitedMs, acquired) => this.hooks.lockWaited?.(aggregateType, waitedMs / 1000, acquired),
     );
@@ -106,7 +115,7 @@ export class CommandHandler {
 
       // 3. The caller's optimistic-concurrency check.
       if (input.expectedVersion && input.expectedVersion !== version) {
-        throw new ConcurrencyConflictError(aggregateId, input.expectedVersion, version);
+        throw new ExpectedVersionMismatchError(aggregateId, input.expectedVersion, version);
       }
 
       // 4. Decide (pure).
@@ -129,16 +138,26 @@ export class CommandHandler {
       }));
       const nextState = decision.events.reduce((folded, event) => decider.evolve(folded, event), state);
       await this.hooks.beforeAppend?.(aggregateId);
-      const newVersion = await this.store.append({
-        aggregateType,
-        aggregateId,
-        expectedVersion: version,
-        events: envelopes,
-        state: nextState,
-        lockToken: token,
-        ...(input.attachments ? { attachments: input.attachments } : {}),
-        ...(input.requestId ? { requestId: input.requestId } : {}),
-      });
+      const newVersion = await this.store
+        .append({
+          aggregateType,
+          aggregateId,
+          expectedVersion: version,
+          events: envelopes,
+          state: nextState,
+          lockToken: token,
+          ...(input.attachments ? { attachments: input.attachments } : {}),
+          ...(requestField ? { requestId: requestField } : {}),
+        })
+        .catch((error: unknown) => {
+          if (appendMayHaveRun(error)) throw new AppendOutcomeUnknownError(aggregateId, error);
+          // A caller that named a version learns the aggregate left it, whether the check above or
+          // the fence found that out; one that named none may retry on the aggregate as it is then.
+          if (error instanceof StaleAppendError && input.expectedVersion) {
+            throw new ExpectedVersionMismatchError(aggregateId, input.expectedVersion, error.actualVersion);
+          }
+          throw error;
+        });
       released = true;
       this.hooks.eventsAppended?.(aggregateType, envelopes);
       await this.hooks.afterAppend?.(aggregateId);
@@ -147,4 +166,20 @@ export class CommandHandler {
       if (!released) await this.store.unlock(aggregateType, aggregateId, token).catch(() => undefined);
     }
   }
+}
+
+/**
+ * Redis refusals that come before a script runs: the request connection had no link to send it on,
+ * or the server refused it unexecuted (a cluster slot moving or down, a server still loading).
+ */
+const REFUSED_UNSENT =
+  /Stream isn't writeable|Cluster isn't ready|Redis connection is not ready|None of startup nodes is available|^(LOADING|CLUSTERDOWN|TRYAGAIN|MASTERDOWN)\b/;
+
+/**
+ * True when an append that failed may still have been applied: Redis became unreachable after the
+ * script was sent (the connection closed or the answer timed out), as opposed to a refusal before
+ * it ran. Unsure cases count as "may have": saying so wrongly only costs a retry.
+ */
+function appendMayHaveRun(error: unknown): boolean {
+  return isRedisUnavailable(error) && !REFUSED_UNSENT.test((error as Error).message);
 }

@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto';
 
 import type { Actor } from '../accounts/account';
-import type { CoreServices } from '../composition';
 import type { Config } from '../config';
-import { formatTimeSpan, importDataSchema, type ImportOutcome } from './importer';
+import type { CoreServices } from '../core-services';
 import type { ImportJobData } from './import-queue';
 import type { ImportRecord, ImportResults } from './import-results';
+import { formatTimeSpan, importDataSchema, type ImportOutcome } from './importer';
 import { IMPORTERS } from './registry';
 
 const PROGRESS_INTERVAL_MS = 250;

@@ -1,13 +1,17 @@
 import { randomBytes } from 'node:crypto';
-import { Queue, type ConnectionOptions, type JobsOptions } from 'bullmq';
+
+import { type ConnectionOptions, type JobsOptions, Queue } from 'bullmq';
 import { v5 as uuidv5 } from 'uuid';
 
 import type { Config } from '../config';
 import type { Logger } from '../logger';
+import { redactSecrets } from '../redaction';
 import { isRedisUnavailable, type RedisClient } from '../redis/connections';
 import type { Keys } from '../redis/keys';
 import { registerScripts } from '../redis/scripts';
-import type { ImportPriority } from './importer';
+import { IMPORT_SCRIPTS } from './import.scripts';
+import type { ImportPriority, ImportStatus } from './importer';
+import type { JobDataCipher } from './job-data-cipher';
 
 export const IMPORT_QUEUE_NAME = 'imports';
 
@@ -30,7 +34,7 @@ export interface QueueDepthSample {
   readonly jobs: number;
 }
 
-/** What a queued import carries to the worker. */
+/** An import about to run (inline) or be queued: its data in the clear, in memory only. */
 export interface ImportJobData {
   readonly importJobId: string;
   readonly requestId: string;
@@ -40,9 +44,55 @@ export interface ImportJobData {
   readonly importData: unknown;
 }
 
-/** The same requestId always names the same job: a resent request cannot import twice. */
-export function importJobIdFor(requestId: string): string {
-  return uuidv5(requestId.toLowerCase(), IMPORT_JOB_NAMESPACE);
+/**
+ * What a BullMQ job holds in Redis. Never the import's data in the clear: `sealedImportData` (see
+ * JobDataCipher) while it waits or runs; once it finished, neither that nor any bulk data, only a
+ * `summary` (the import's record keeps the result), so finished jobs kept for the dashboard are small.
+ */
+export interface QueuedImportJob extends Omit<ImportJobData, 'importData'> {
+  readonly sealedImportData?: string;
+  readonly summary?: {
+    readonly status: Exclude<ImportStatus, 'Pending'>;
+    readonly rows: number;
+    readonly finishedAt: string;
+  };
+}
+
+/**
+ * A job's data as the Admin's dashboard shows it: the sealed data opened, with every password
+ * `[redacted]` (the sealed text itself is not shown); a job no key opens says so.
+ */
+export function jobDataForDisplay(data: QueuedImportJob, cipher: JobDataCipher): unknown {
+  const { sealedImportData, ...rest } = data;
+  if (sealedImportData === undefined) return redactSecrets(rest);
+  try {
+    return {
+      ...(redactSecrets(rest) as object),
+      importData: redactSecrets(cipher.open(sealedImportData, data.importJobId)),
+    };
+  } catch {
+    return { ...(redactSecrets(rest) as object), importData: '[sealed: no configured key opens it]' };
+  }
+}
+
+/** The job's data once it finished: the summary replaces the sealed data. */
+export function finishedJobData(
+  job: QueuedImportJob,
+  summary: NonNullable<QueuedImportJob['summary']>,
+): QueuedImportJob {
+  // Named one by one: whatever else the data holds (a job queued by an older version carried its
+  // importData in the clear) is dropped with it.
+  const { importJobId, requestId, importerType, priority, submitterUserId } = job;
+  return { importJobId, requestId, importerType, priority, submitterUserId, summary };
+}
+
+/**
+ * The same requestId from the same account always names the same job, so a resent request cannot
+ * import twice. The submitter is part of the name: another account sending the same requestId gets
+ * a job of its own, and can neither read the first caller's record nor take its id.
+ */
+export function importJobIdFor(submitterUserId: string, requestId: string): string {
+  return uuidv5(`${submitterUserId.toLowerCase()}:${requestId.toLowerCase()}`, IMPORT_JOB_NAMESPACE);
 }
 
 export function importQueueOptions(config: Config, keys: Keys) {
@@ -78,7 +128,7 @@ export function reportQueueErrors(
 
 /** The producer side: enqueue imports and claim the inline slot for High ones. */
 export class ImportQueue {
-  readonly queue: Queue<ImportJobData>;
+  readonly queue: Queue<QueuedImportJob>;
   private readonly claimKey: string;
 
   constructor(
@@ -87,17 +137,33 @@ export class ImportQueue {
     keys: Keys,
     config: Config,
     logger: Logger,
+    /** Seals the data of every job it adds; a queue without one (metrics only) cannot enqueue. */
+    private readonly cipher?: JobDataCipher,
   ) {
-    this.queue = new Queue<ImportJobData>(IMPORT_QUEUE_NAME, {
+    this.queue = new Queue<QueuedImportJob>(IMPORT_QUEUE_NAME, {
       connection,
       ...importQueueOptions(config, keys),
     });
     reportQueueErrors(this.queue, logger, 'import queue');
     this.claimKey = keys.importInlineClaim();
-    registerScripts(redis);
+    registerScripts(redis, IMPORT_SCRIPTS);
   }
 
-  async enqueue(data: ImportJobData): Promise<void> {
+  /** BullMQ's reason when it holds the job as failed (no retry follows), else null. */
+  async failedReason(importJobId: string): Promise<string | null> {
+    const job = await this.queue.getJob(importJobId);
+    if (!job || (await job.getState()) !== 'failed') return null;
+    return job.failedReason || 'the job failed';
+  }
+
+  /** Adds the job, its data sealed: no password or other import data reaches Redis in the clear. */
+  async enqueue(job: ImportJobData): Promise<void> {
+    if (!this.cipher) throw new Error('this import queue has no cipher: it cannot enqueue');
+    const { importData, ...identity } = job;
+    const data: QueuedImportJob = {
+      ...identity,
+      sealedImportData: this.cipher.seal(importData, job.importJobId),
+    };
     await this.queue.add(data.importerType, data, {
       jobId: data.importJobId,
       priority: BULL_PRIORITY[data.priority],

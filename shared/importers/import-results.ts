@@ -1,6 +1,7 @@
 import type { RedisClient } from '../redis/connections';
-
 import type { Keys } from '../redis/keys';
+import { registerScripts } from '../redis/scripts';
+import { IMPORT_SCRIPTS } from './import.scripts';
 import type { ImportErrorCode, ImportOutcome, ImportPriority, ImportStatus, RowError } from './importer';
 
 /** One import's status and result: what GetImportJobResult and a repeated request answer. */
@@ -44,24 +45,68 @@ export function toJobResultItem(record: ImportRecord): ImportJobResultItem {
   return item;
 }
 
-export type NewImportRecord = Pick<
-  ImportRecord,
-  | 'importJobId'
-  | 'requestId'
-  | 'importerType'
-  | 'priority'
-  | 'submitterUserId'
-  | 'message'
-  | 'processedSynchronously'
-> & { readonly total: number };
+/** What a new record takes from its caller's fields, and nothing else. */
+const NEW_RECORD_FIELDS = [
+  'importJobId',
+  'requestId',
+  'importerType',
+  'priority',
+  'submitterUserId',
+  'message',
+  'processedSynchronously',
+] as const;
 
-/** Import records in Redis, one JSON string each, kept IMPORT_RESULT_TTL_SECONDS. */
+export type NewImportRecord = Pick<ImportRecord, (typeof NEW_RECORD_FIELDS)[number]> & {
+  readonly total: number;
+};
+
+/**
+ * A count reserved this recently whose record is not there yet is the request still on its way to
+ * createPending, not a leftover: the self-repair in reservePending leaves it alone.
+ */
+const RESERVATION_GRACE_MS = 60_000;
+
+/**
+ * Import records in Redis, one JSON string each, kept IMPORT_RESULT_TTL_SECONDS; and, per
+ * submitter, which of them are Pending (MAX_PENDING_IMPORTS_PER_USER), released as each ends.
+ */
 export class ImportResults {
   constructor(
     private readonly redis: RedisClient,
     private readonly keys: Keys,
     private readonly ttlSeconds: number,
-  ) {}
+  ) {
+    registerScripts(redis, IMPORT_SCRIPTS);
+  }
+
+  /**
+   * Counts a new import as Pending for its submitter; false when the submitter has `limit` Pending
+   * already. Atomic in Redis, so it holds across ingress replicas. Should the count hold imports
+   * that have ended (a release lost with Redis), they are dropped and the count tried once more.
+   */
+  async reservePending(submitterUserId: string, importJobId: string, limit: number): Promise<boolean> {
+    const key = this.keys.importsPendingBySubmitter(submitterUserId);
+    const reserve = () => this.redis.reservePendingImport(key, importJobId, limit, this.ttlSeconds);
+    if ((await reserve()) === 1) return true;
+    const counted = await this.redis.zrange(key, 0, -1, 'WITHSCORES');
+    const stale: string[] = [];
+    for (let i = 0; i + 1 < counted.length; i += 2) {
+      const jobId = counted[i] as string;
+      const countedAtMs = Number(counted[i + 1]);
+      const record = await this.get(jobId);
+      if (record ? record.status !== 'Pending' : Date.now() - countedAtMs > RESERVATION_GRACE_MS) {
+        stale.push(jobId);
+      }
+    }
+    if (stale.length === 0) return false;
+    await this.redis.zrem(key, ...stale);
+    return (await reserve()) === 1;
+  }
+
+  /** The import no longer counts against its submitter (it ended, or was never stored). */
+  async releasePending(submitterUserId: string, importJobId: string): Promise<void> {
+    await this.redis.zrem(this.keys.importsPendingBySubmitter(submitterUserId), importJobId);
+  }
 
   /** The record; while Pending, with the latest progress the running attempt reported. */
   async get(importJobId: string): Promise<ImportRecord | null> {
@@ -82,23 +127,12 @@ export class ImportResults {
   ): Promise<{ record: ImportRecord; created: boolean }> {
     // Only the declared fields: a caller's object may carry more (a job with its importData and
     // passwords), and the record is what GetImportJobResult answers.
-    const {
-      importJobId,
-      requestId,
-      importerType,
-      priority,
-      submitterUserId,
-      message,
-      processedSynchronously,
-    } = fields;
+    const declared = Object.fromEntries(NEW_RECORD_FIELDS.map((field) => [field, fields[field]])) as Pick<
+      ImportRecord,
+      (typeof NEW_RECORD_FIELDS)[number]
+    >;
     const record: ImportRecord = {
-      importJobId,
-      requestId,
-      importerType,
-      priority,
-      submitterUserId,
-      message,
-      processedSynchronously,
+      ...declared,
       status: 'Pending',
       success: null,
       commandsExecuted: 0,
@@ -162,14 +196,22 @@ export class ImportResults {
       completedAt: now.toISOString(),
     };
     await this.save(done);
+    await this.releasePending(done.submitterUserId, importJobId);
     return done;
   }
 
-  /** Marks a job that can no longer run (out of retries) as Failed, unless it finished meanwhile. */
-  async failIfPending(importJobId: string, message: string): Promise<void> {
+  /**
+   * Marks a job that can no longer run (out of retries, stalled too often, data unreadable) as
+   * Failed, unless it finished meanwhile; returns the record as it now stands (null if it has none).
+   */
+  async failIfPending(importJobId: string, message: string): Promise<ImportRecord | null> {
     const record = await this.get(importJobId);
-    if (!record || record.status !== 'Pending') return;
-    await this.save({
+    if (!record) return null;
+    if (record.status !== 'Pending') {
+      await this.releasePending(record.submitterUserId, importJobId);
+      return record;
+    }
+    const failed: ImportRecord = {
       ...record,
       status: 'Failed',
       success: false,
@@ -177,11 +219,16 @@ export class ImportResults {
       errorMessage: message,
       errorCode: 'AGGREGATE_PROCESSING_FAILED',
       completedAt: new Date().toISOString(),
-    });
+    };
+    await this.save(failed);
+    await this.releasePending(failed.submitterUserId, importJobId);
+    return failed;
   }
 
-  async discard(importJobId: string): Promise<void> {
+  /** Forgets an import that was never queued (its enqueue failed), so a resend can try again. */
+  async discard(importJobId: string, submitterUserId: string): Promise<void> {
     await this.redis.del(this.keys.importResult(importJobId), this.keys.importProgress(importJobId));
+    await this.releasePending(submitterUserId, importJobId);
   }
 
   private async save(record: ImportRecord): Promise<void> {

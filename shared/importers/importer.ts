@@ -1,7 +1,7 @@
 import type Joi from 'joi';
 
 import type { Actor } from '../accounts/account';
-import type { CoreServices } from '../composition';
+import type { CoreServices } from '../core-services';
 import type { Role } from '../roles';
 
 export const IMPORT_PRIORITIES = ['Normal', 'High'] as const;

@@ -1,4 +1,4 @@
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 
 import type { CommandHandlerHooks } from '../event-store/handle-command';
 import type { FinishedImport } from '../importers/import-processor';
@@ -33,6 +33,18 @@ export interface HttpRequestLabels {
   readonly status: number;
 }
 
+/** How a sign-in that needed a password check ended (cached sign-ins are not counted). */
+export type SignInOutcome = 'succeeded' | 'failed' | 'throttled' | 'busy';
+
+/** What the sign-in path (ingress/auth) reports; Metrics implements it. */
+export interface SignInMetrics {
+  recordSignIn(outcome: SignInOutcome): void;
+  /** One account's failures from all addresses passed AUTH_ACCOUNT_WARNING_FAILURES in the window. */
+  recordAccountUnderAttack(): void;
+  /** Reads the verifications running or waiting in this process on every scrape. */
+  collectPendingVerifications(source: () => number): void;
+}
+
 // Buckets in seconds. HTTP: a cached query takes about a millisecond, an inline import seconds.
 const HTTP_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 // An uncontended lock is one round trip (sub-millisecond); LOCK_WAIT_MS (2 s) is the cap.
@@ -47,7 +59,7 @@ const ROWS_PER_SECOND_BUCKETS = [1, 5, 10, 25, 50, 100, 250, 500, 1000, 2500, 50
  * labels, buckets), recorded through methods named for what happened. Values read from Redis
  * (projector lag, queue depth) and connection states are collected when scraped, never polled.
  */
-export class Metrics {
+export class Metrics implements SignInMetrics {
   readonly registry = new Registry();
 
   private readonly httpRequestDuration = new Histogram({
@@ -103,7 +115,22 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  private readonly signIns = new Counter({
+    name: `${METRIC_PREFIX}auth_sign_ins_total`,
+    help: 'Sign-ins that needed a password check, by outcome: succeeded, failed (wrong e-mail or password), throttled (429) or busy (503, too many verifications at once).',
+    labelNames: ['outcome'] as const,
+    registers: [this.registry],
+  });
+
+  // No account label: a caller could grow the series by naming accounts. The log line names it.
+  private readonly accountsUnderAttack = new Counter({
+    name: `${METRIC_PREFIX}auth_accounts_under_attack_total`,
+    help: "Times one account's failed sign-ins from all addresses reached AUTH_ACCOUNT_WARNING_FAILURES within the window (each logged with the user id).",
+    registers: [this.registry],
+  });
+
   private readonly connections = new Map<string, ConnectionStatus>();
+  private pendingVerificationsSource: (() => number) | undefined;
   private projectorLagSource: (() => Promise<readonly ProjectorLag[]>) | undefined;
   private queueDepthSource: (() => Promise<readonly QueueDepthSample[]>) | undefined;
 
@@ -119,6 +146,16 @@ export class Metrics {
         for (const [name, client] of this.connections) {
           connectionUp.set({ connection: name }, client.status === 'ready' ? 1 : 0);
         }
+      },
+    });
+
+    const pendingVerifications: Gauge = new Gauge({
+      name: `${METRIC_PREFIX}auth_pending_verifications`,
+      help: 'Password verifications running or waiting for a hashing thread in this process (at most AUTH_MAX_PENDING_VERIFICATIONS).',
+      registers: [this.registry],
+      collect: () => {
+        const source = this.pendingVerificationsSource;
+        if (source) pendingVerifications.set(source());
       },
     });
 
@@ -205,6 +242,18 @@ export class Metrics {
       const rate = finished.rows / Math.max(finished.durationSeconds, 0.001);
       this.importRowsPerSecond.observe({ importer_type: importerType, mode }, rate);
     }
+  }
+
+  recordSignIn(outcome: SignInOutcome): void {
+    this.signIns.inc({ outcome });
+  }
+
+  recordAccountUnderAttack(): void {
+    this.accountsUnderAttack.inc();
+  }
+
+  collectPendingVerifications(source: () => number): void {
+    this.pendingVerificationsSource = source;
   }
 
   /** Hooks that record lock waits and appended events of every command the handler runs. */

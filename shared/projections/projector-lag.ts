@@ -1,7 +1,6 @@
 import type { RedisClient } from '../redis/connections';
-
-import { LOG_PARTITIONS } from '../event-store/partitions';
 import type { Keys } from '../redis/keys';
+import { LOG_PARTITIONS } from '../redis/partitions';
 import type { AnyProjection } from './projection';
 
 /** How far one projection is behind the head of one log partition. */

@@ -1,15 +1,14 @@
 import { randomUUID } from 'node:crypto';
-import type { RedisClient } from '../redis/connections';
 
-import { parseEnvelope, type EventEnvelope } from '../event-store/envelope';
-import { LOG_PARTITIONS, partitionOf } from '../event-store/partitions';
 import type { Logger } from '../logger';
+import type { RedisClient } from '../redis/connections';
 import type { Keys } from '../redis/keys';
+import { partitionOf } from '../redis/partitions';
 import { registerScripts } from '../redis/scripts';
-import { BatchWrites } from './batch-writes';
+import { applyNextBatch, readCheckpoint } from './apply-batch';
+import { ownedId, type OwnedPartition, PartitionLeases } from './partition-leases';
 import type { AnyProjection } from './projection';
-
-const NO_CHECKPOINT = '0-0';
+import { PROJECTION_SCRIPTS } from './projection.scripts';
 
 export interface ProjectorOptions {
   /** Log entries applied per script call. */
@@ -33,78 +32,13 @@ export const DEFAULT_PROJECTOR_OPTIONS: ProjectorOptions = {
   leaseMs: 5_000,
 };
 
-/** The outcome of applying one batch: how many entries, or the fence saying someone else did. */
-export type BatchResult = { readonly entries: number; readonly checkpoint: string } | 'fenced';
-
 /**
- * Applies the next batch of `projection` from one log partition after `checkpoint`: reads the
- * entries and the documents they touch, evolves the documents, and writes them, their index
- * entries and the new checkpoint in one fenced script.
- */
-export async function applyNextBatch(
-  redis: RedisClient,
-  keys: Keys,
-  projection: AnyProjection,
-  partition: number,
-  checkpoint: string,
-  batchSize: number,
-): Promise<BatchResult> {
-  const start = checkpoint === NO_CHECKPOINT ? '-' : `(${checkpoint}`;
-  const entries = await redis.xrange(keys.logPartition(partition), start, '+', 'COUNT', batchSize);
-  const last = entries.at(-1);
-  if (!last) return { entries: 0, checkpoint };
-  // Envelopes are JSON.stringify'd, so an event of the projected type contains this text; the
-  // others (most of a partition, for most projections) are skipped without being parsed.
-  const marker = `"aggregateType":${JSON.stringify(projection.aggregateType)}`;
-  const events: EventEnvelope[] = entries
-    .filter(([, fields]) => fields[1]?.includes(marker))
-    .map(([, fields]) => parseEnvelope(fields[1] ?? 'null'))
-    .filter((event) => event.aggregateType === projection.aggregateType);
-  const docKeys = [...new Set(events.map((event) => projection.documentKey(keys, event.aggregateId)))];
-  const stored = docKeys.length ? await redis.mget(...docKeys) : [];
-  const before = new Map(docKeys.map((key, i) => [key, stored[i] ?? null]));
-  const docs = new Map<string, unknown>(
-    docKeys.map((key, i) => [key, stored[i] ? (JSON.parse(stored[i]) as unknown) : null]),
-  );
-  for (const event of events) {
-    const key = projection.documentKey(keys, event.aggregateId);
-    docs.set(key, projection.evolve(docs.get(key) ?? null, event));
-  }
-
-  const checkpointKey = projection.checkpointKey(keys, partition);
-  const writes = new BatchWrites(checkpointKey, keys.projectionAppliedCount(checkpointKey));
-  for (const key of docKeys) {
-    const previous = before.get(key) ?? null;
-    const doc = docs.get(key) ?? null;
-    const next = doc === null ? null : JSON.stringify(doc);
-    if (previous === next) continue;
-    writes.document(key, next);
-    if (projection.indexEntries) {
-      const entriesOf = (json: string | null) =>
-        json === null ? [] : (projection.indexEntries?.(JSON.parse(json) as unknown, keys) ?? []);
-      writes.indexes(entriesOf(previous), entriesOf(next));
-    }
-  }
-  const written = await redis.applyProjectionBatch(
-    ...writes.scriptArguments(checkpoint, last[0], entries.length),
-  );
-  return written < 0 ? 'fenced' : { entries: entries.length, checkpoint: last[0] };
-}
-
-interface OwnedPartition {
-  readonly projection: AnyProjection;
-  readonly partition: number;
-  checkpoint: string;
-}
-
-/**
- * Keeps projections up to date from the global log. Replicas split the partitions between them
- * with leases (renewed while working, balanced by the number of live replicas); the checkpoint
- * fence makes a batch that two replicas race on land once.
+ * Keeps projections up to date from the global log: the loop that decides when to read which
+ * partition. What a batch writes is planned in batch-plan.ts and applied in apply-batch.ts; which
+ * partitions this replica works on is partition-leases.ts's business.
  */
 export class Projector {
-  private readonly replicaId = randomUUID();
-  private readonly owned = new Map<string, OwnedPartition>();
+  private readonly leases: PartitionLeases;
   private running = false;
   private loopDone: Promise<void> | undefined;
   /** Owned partitions (by id) announced changed since the pass that read them began. */
@@ -126,7 +60,8 @@ export class Projector {
     private readonly subscriber?: RedisClient,
   ) {
     this.options = { ...DEFAULT_PROJECTOR_OPTIONS, ...options };
-    registerScripts(redis);
+    registerScripts(redis, PROJECTION_SCRIPTS);
+    this.leases = new PartitionLeases(redis, keys, projections, randomUUID(), this.options.leaseMs);
   }
 
   start(): void {
@@ -177,16 +112,7 @@ export class Projector {
     this.wakeUp?.();
     await this.loopDone;
     await this.subscriber?.quit().catch(() => this.subscriber?.disconnect());
-    // Leave the member list at once, so the others take our share now rather than after expiry.
-    await this.redis.zrem(this.keys.projectorMembers(), this.replicaId).catch(() => 0);
-    await Promise.all(
-      [...this.owned.values()].map(({ projection, partition }) =>
-        this.redis
-          .releaseLock(this.keys.projectionLease(projection.name, partition), this.replicaId)
-          .catch(() => 0),
-      ),
-    );
-    this.owned.clear();
+    await this.leases.releaseAll();
   }
 
   private async loop(): Promise<void> {
@@ -194,7 +120,8 @@ export class Projector {
     while (this.running) {
       try {
         if (Date.now() - leasesCheckedAt > this.options.leaseMs / 3) {
-          await this.balanceLeases();
+          // Read at the next pass: entries may have waited there since its last owner stopped.
+          for (const id of await this.leases.balance()) this.announced.add(id);
           leasesCheckedAt = Date.now();
         }
         // Only a full batch means more is waiting. A pass that drained what it read sleeps until a
@@ -225,10 +152,11 @@ export class Projector {
     this.announced = new Set();
     if (!this.subscriber || Date.now() >= this.fullPassAt) {
       this.fullPassAt = Date.now() + this.options.idleFallbackMs;
-      return [...this.owned.values()];
+      return [...this.leases.owned.values()];
     }
     const due: OwnedPartition[] = [];
-    for (const [id, owned] of this.owned) if (announced.has(id) || this.backlog.has(id)) due.push(owned);
+    for (const [id, owned] of this.leases.owned)
+      if (announced.has(id) || this.backlog.has(id)) due.push(owned);
     return due;
   }
 
@@ -252,9 +180,7 @@ export class Projector {
         );
         if (result === 'fenced') {
           // Another replica applied it: start again from its checkpoint.
-          owned.checkpoint =
-            (await this.redis.get(owned.projection.checkpointKey(this.keys, owned.partition))) ??
-            NO_CHECKPOINT;
+          owned.checkpoint = await readCheckpoint(this.redis, this.keys, owned.projection, owned.partition);
           backlog.add(ownedId(owned.projection, owned.partition));
           return;
         }
@@ -266,49 +192,10 @@ export class Projector {
     this.backlog = backlog;
   }
 
-  /** Renews what it holds, gives back what is over its fair share, and takes free partitions. */
-  private async balanceLeases(): Promise<void> {
-    const { leaseMs } = this.options;
-    const members = this.keys.projectorMembers();
-    const now = Date.now();
-    await this.redis.zadd(members, now, this.replicaId);
-    // Live replicas beat every leaseMs/3: one missed lease period means gone, like its leases.
-    await this.redis.zremrangebyscore(members, '-inf', now - leaseMs);
-    const replicas = Math.max(1, await this.redis.zcard(members));
-    const fairShare = Math.ceil((LOG_PARTITIONS * this.projections.length) / replicas);
-
-    for (const [id, owned] of this.owned) {
-      const lease = this.keys.projectionLease(owned.projection.name, owned.partition);
-      const kept =
-        this.owned.size <= fairShare && (await this.redis.renewLock(lease, this.replicaId, leaseMs)) === 1;
-      if (!kept) {
-        if (this.owned.size > fairShare) await this.redis.releaseLock(lease, this.replicaId);
-        this.owned.delete(id);
-      }
-    }
-    for (const projection of this.projections) {
-      for (let partition = 0; partition < LOG_PARTITIONS && this.owned.size < fairShare; partition++) {
-        const id = ownedId(projection, partition);
-        if (this.owned.has(id)) continue;
-        const lease = this.keys.projectionLease(projection.name, partition);
-        if ((await this.redis.set(lease, this.replicaId, 'PX', leaseMs, 'NX')) !== 'OK') continue;
-        const checkpoint =
-          (await this.redis.get(projection.checkpointKey(this.keys, partition))) ?? NO_CHECKPOINT;
-        this.owned.set(id, { projection, partition, checkpoint });
-        // Read at the next pass: entries may have waited there since its last owner stopped.
-        this.announced.add(id);
-      }
-    }
-  }
-
   /** For tests and metrics: how many partitions this replica works on now. */
   get ownedPartitions(): number {
-    return this.owned.size;
+    return this.leases.owned.size;
   }
-}
-
-function ownedId(projection: AnyProjection, partition: number): string {
-  return `${projection.name}:${partition}`;
 }
 
 function sleep(ms: number): Promise<void> {

@@ -1,10 +1,11 @@
-import { scanKeys, type RedisClient } from '../redis/connections';
-
-import { LOG_PARTITIONS } from '../event-store/partitions';
+import { type RedisClient, scanKeys } from '../redis/connections';
 import type { Keys } from '../redis/keys';
+import { LOG_PARTITIONS } from '../redis/partitions';
 import { registerScripts } from '../redis/scripts';
+import { applyNextBatch, readCheckpoint } from './apply-batch';
+import { NO_CHECKPOINT } from './batch-plan';
 import type { AnyProjection } from './projection';
-import { applyNextBatch } from './projector';
+import { PROJECTION_SCRIPTS } from './projection.scripts';
 
 const REBUILD_LEASE_MS = 60_000;
 const REPLAY_BATCH = 500;
@@ -21,7 +22,7 @@ export async function rebuildProjection(
   keys: Keys,
   projection: AnyProjection,
 ): Promise<number> {
-  registerScripts(redis);
+  registerScripts(redis, PROJECTION_SCRIPTS);
   const token = `rebuild-${process.pid}-${Date.now()}`;
   const leases = Array.from({ length: LOG_PARTITIONS }, (_, partition) =>
     keys.projectionLease(projection.name, partition),
@@ -33,11 +34,11 @@ export async function rebuildProjection(
   try {
     for (const pattern of projection.keyPatterns(keys)) await deleteMatching(redis, pattern);
     for (let partition = 0; partition < LOG_PARTITIONS; partition++) {
-      let checkpoint = '0-0';
+      let checkpoint = NO_CHECKPOINT;
       for (;;) {
         const result = await applyNextBatch(redis, keys, projection, partition, checkpoint, REPLAY_BATCH);
         if (result === 'fenced') {
-          checkpoint = (await redis.get(projection.checkpointKey(keys, partition))) ?? '0-0';
+          checkpoint = await readCheckpoint(redis, keys, projection, partition);
           continue;
         }
         if (result.entries === 0) break;

@@ -1,6 +1,6 @@
-import { Cluster, Redis, type ClusterOptions, type RedisOptions } from 'ioredis';
+import { Cluster, type ClusterOptions, Redis, type RedisOptions } from 'ioredis';
 
-import type { RedisTarget } from '../config';
+import { ConfigError, type RedisTarget } from '../config';
 import type { Logger } from '../logger';
 import { SCRIPTS_WITH_KEY_COUNT_FIRST } from './scripts';
 
@@ -14,7 +14,11 @@ export type RedisClient = Redis | Cluster;
 /**
  * Why a connection exists decides how it behaves while Redis is away:
  * - `request`: serves HTTP requests. No offline queue and a short command timeout, so a request
- *   fails fast with a 503 instead of hanging until Redis returns.
+ *   fails fast with a 503 instead of hanging until Redis returns. A command sent but not answered
+ *   when the connection dropped is never sent again after the reconnect: a re-sent append would
+ *   meet its own events and be refused by the version fence, reported as "nothing written" when it
+ *   was written. It fails instead (timed out or connection closed), and the command path answers
+ *   that its outcome is unknown (AppendOutcomeUnknownError).
  * - `queue`: handed to BullMQ, which blocks on Redis and must retry forever
  *   (`maxRetriesPerRequest: null` is BullMQ's requirement for workers).
  * - `background`: a loop of its own (the projector) that waits out an outage like `queue`, and
@@ -42,6 +46,7 @@ function optionsFor(purpose: ConnectionPurpose): RedisOptions {
   return {
     ...common,
     enableOfflineQueue: false,
+    autoResendUnfulfilledCommands: false,
     maxRetriesPerRequest: 1,
     commandTimeout: COMMAND_TIMEOUT_MS,
     enableAutoPipelining: true,
@@ -50,21 +55,34 @@ function optionsFor(purpose: ConnectionPurpose): RedisOptions {
 
 /**
  * Auto-pipelining on a cluster: ioredis groups commands by the slot of their first argument, so
- * scripts whose first argument is their key count are sent on their own (see scripts.ts).
+ * scripts whose first argument is their key count are sent on their own (see scripts.ts). The
+ * registry's own array, not a copy: scripts are defined as their features load.
  */
 const CLUSTER_AUTO_PIPELINING: Pick<
   ClusterOptions,
   'enableAutoPipelining' | 'autoPipeliningIgnoredCommands'
 > = {
   enableAutoPipelining: true,
-  autoPipeliningIgnoredCommands: [...SCRIPTS_WITH_KEY_COUNT_FIRST],
+  autoPipeliningIgnoredCommands: SCRIPTS_WITH_KEY_COUNT_FIRST as string[],
 };
 
 /**
  * The same purposes on a cluster. Per-node settings go to `redisOptions`; the offline queue, the
  * reconnect strategy and auto-pipelining (which ioredis groups by slot) belong to the cluster.
  */
-function clusterOptionsFor(purpose: ConnectionPurpose, connectionName: string): ClusterOptions {
+function clusterOptionsFor(
+  purpose: ConnectionPurpose,
+  connectionName: string,
+  password: string | undefined,
+): ClusterOptions {
+  const options = clusterPurposeOptions(purpose, connectionName);
+  // Every node connection (the ones found through the slot map too) authenticates with it.
+  return password === undefined
+    ? options
+    : { ...options, redisOptions: { ...options.redisOptions, password } };
+}
+
+function clusterPurposeOptions(purpose: ConnectionPurpose, connectionName: string): ClusterOptions {
   const common: ClusterOptions = {
     clusterRetryStrategy: reconnectDelay,
     lazyConnect: false,
@@ -92,11 +110,15 @@ function clusterOptionsFor(purpose: ConnectionPurpose, connectionName: string): 
   return {
     ...common,
     enableOfflineQueue: false,
+    // Every command here is auto-pipelined, and the cluster re-sends a pipeline whose connection
+    // closed only when all its commands are read-only: an append (EVALSHA) is never re-sent. The
+    // reads are, after retryDelayOnFailover, which a node just connecting needs (not 0).
     ...CLUSTER_AUTO_PIPELINING,
     redisOptions: {
       connectTimeout: 2_000,
       maxRetriesPerRequest: 1,
       commandTimeout: COMMAND_TIMEOUT_MS,
+      autoResendUnfulfilledCommands: false,
       connectionName,
     },
   };
@@ -117,19 +139,45 @@ export function createRedisConnection(
     target.kind === 'cluster'
       ? new Cluster(
           target.nodes.map(({ host, port }) => ({ host, port })),
-          clusterOptionsFor(purpose, connectionName),
+          clusterOptionsFor(purpose, connectionName, target.password),
         )
-      : new Redis(target.url, { ...optionsFor(purpose), connectionName });
-  return watchConnection(redis, logger, name);
+      : new Redis(target.url, {
+          ...optionsFor(purpose),
+          connectionName,
+          ...(target.password === undefined ? {} : { password: target.password }),
+        });
+  return watchConnection(redis, logger, name, describeRedisTarget(target));
 }
 
+/**
+ * Where `target` points, for logs: the URL without its credentials (`redis://***@host:6379/0`),
+ * or the cluster's nodes. A password never reaches a log line.
+ */
+export function describeRedisTarget(target: RedisTarget): string {
+  if (target.kind === 'cluster') return target.nodes.map(({ host, port }) => `${host}:${port}`).join(',');
+  try {
+    const url = new URL(target.url);
+    const hadCredentials = url.username !== '' || url.password !== '';
+    url.username = '';
+    url.password = '';
+    return hadCredentials ? url.href.replace('//', '//***@') : url.href;
+  } catch {
+    return '(an unparsable REDIS_URL)';
+  }
+}
+
+/** Each connection's described target, so a duplicate logs the same one. */
+const targets = new WeakMap<RedisClient, string>();
+
 /** Logs the connection's state changes once each (not once per reconnect attempt). */
-function watchConnection(redis: RedisClient, logger: Logger, name: string): RedisClient {
+function watchConnection(redis: RedisClient, logger: Logger, name: string, target?: string): RedisClient {
+  if (target !== undefined) targets.set(redis, target);
   const mode = redis instanceof Cluster ? 'cluster' : 'standalone';
   // undefined until the first outcome, so a Redis that is down from the start is reported too.
   let healthy: boolean | undefined;
   redis.on('ready', () => {
-    if (healthy !== true) logger.info('redis connection ready', { connection: name, mode });
+    if (healthy !== true)
+      logger.info('redis connection ready', { connection: name, mode, ...(target ? { target } : {}) });
     healthy = true;
   });
   redis.on('error', (error: Error) => {
@@ -152,7 +200,7 @@ export function duplicateConnection(client: RedisClient, logger: Logger, name: s
     client instanceof Cluster
       ? client.duplicate([], { enableOfflineQueue: true })
       : client.duplicate({ enableOfflineQueue: true, connectionName: `fts-${name}` });
-  return watchConnection(copy, logger, name);
+  return watchConnection(copy, logger, name, targets.get(client));
 }
 
 /**
@@ -187,21 +235,70 @@ export async function* scanKeys(
 }
 
 /**
+ * True when Redis refused the connection's credentials: no password sent to a server that wants
+ * one (NOAUTH), or a wrong one (WRONGPASS). On a cluster, the error of the last node tried.
+ */
+export function isRedisAuthError(error: unknown): boolean {
+  if (!(error instanceof Error)) return false;
+  if (/\b(NOAUTH|WRONGPASS)\b|invalid password/.test(error.message)) return true;
+  const lastNodeError = (error as Error & { lastNodeError?: unknown }).lastNodeError;
+  return lastNodeError !== undefined && lastNodeError !== error && isRedisAuthError(lastNodeError);
+}
+
+/**
  * Resolves once Redis answers, retrying with the connection's own backoff. Start-up waits here
- * instead of crashing, so a process started before Redis simply becomes ready after it.
+ * instead of crashing, so a process started before Redis simply becomes ready after it. A Redis
+ * that answers but refuses the credentials is a setting to fix, not an outage to wait out: that
+ * rejects with a ConfigError (the process exits 78 with one line, as for a bad variable).
  */
 export async function waitForRedis(redis: RedisClient, logger: Logger): Promise<void> {
   let delayMs = 100;
-  for (;;) {
-    try {
-      await redis.ping();
-      return;
-    } catch {
-      logger.debug('waiting for redis', { retryInMs: delayMs });
-      await new Promise((resolve) => setTimeout(resolve, delayMs));
-      delayMs = Math.min(delayMs * 2, MAX_RECONNECT_DELAY_MS);
+  // ioredis reports the refusal as a connection error; commands then fail as "not writeable".
+  let refusal: Error | undefined;
+  const onError = (error: Error) => {
+    if (isRedisAuthError(error)) refusal = error;
+  };
+  redis.on('error', onError);
+  try {
+    for (;;) {
+      try {
+        await redis.ping();
+        return;
+      } catch (error) {
+        const refused = isRedisAuthError(error) ? (error as Error) : refusal;
+        if (refused) {
+          throw new ConfigError(
+            `Redis refused the credentials (${authErrorText(refused)}): set REDIS_PASSWORD, or the password in REDIS_URL (redis://:<password>@host:6379)`,
+          );
+        }
+        logger.debug('waiting for redis', { retryInMs: delayMs });
+        await new Promise((resolve) => setTimeout(resolve, delayMs));
+        delayMs = Math.min(delayMs * 2, MAX_RECONNECT_DELAY_MS);
+      }
     }
+  } finally {
+    redis.off('error', onError);
   }
+}
+
+/** Redis's own words for the refusal (`NOAUTH Authentication required.`), never a password. */
+function authErrorText(error: Error): string {
+  const lastNodeError = (error as Error & { lastNodeError?: unknown }).lastNodeError;
+  const own = /\b(NOAUTH|WRONGPASS)\b.*$/.exec(error.message)?.[0];
+  if (own) return own;
+  return lastNodeError instanceof Error && lastNodeError !== error ? authErrorText(lastNodeError) : 'NOAUTH';
+}
+
+/**
+ * True when Redis refused a write for want of memory (`maxmemory` reached under `noeviction`,
+ * which the service requires). Reads still work; writes fail until memory is freed or the limit
+ * raised. A MULTI whose queued command was refused fails as a whole with EXECABORT.
+ */
+export function isRedisOutOfMemory(error: unknown): boolean {
+  if (!(error instanceof Error)) return false;
+  if (/\bOOM command not allowed\b/.test(error.message)) return true;
+  const previousErrors = (error as Error & { previousErrors?: unknown }).previousErrors;
+  return Array.isArray(previousErrors) && previousErrors.some((inner) => isRedisOutOfMemory(inner));
 }
 
 /**

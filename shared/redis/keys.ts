@@ -1,4 +1,7 @@
-import { partitionOf, partitionTag } from '../event-store/partitions';
+import { partitionOf, partitionTag } from './partitions';
+
+/** The one hash tag of every sport projection key. */
+const SPORT_TAG = '{sport}';
 
 /**
  * Every Redis key the service uses is built here and nowhere else, so the key layout (and its
@@ -7,9 +10,6 @@ import { partitionOf, partitionTag } from '../event-store/partitions';
  * Keys of one aggregate share its partition's hash tag, so a script touching the stream, the
  * record, the lock and the log partition stays in one cluster slot.
  */
-/** The one hash tag of every sport projection key. */
-const SPORT_TAG = '{sport}';
-
 export function createKeys(prefix: string) {
   const aggregate = (kind: string) => (aggregateType: string, aggregateId: string) =>
     `${prefix}${partitionTag(partitionOf(aggregateId))}:${kind}:${aggregateType}:${aggregateId.toLowerCase()}`;
@@ -20,11 +20,18 @@ export function createKeys(prefix: string) {
     aggregateStream: aggregate('stream'),
     /** The aggregate's version, folded state and private attachments, written with each append. */
     aggregateRecord: aggregate('record'),
+    /** Every record of one aggregate type, in every partition (for a snapshot rebuild). */
+    aggregateRecordPattern: (aggregateType: string) => `${prefix}{p*}:record:${aggregateType}:*`,
+    /** The aggregate id a record key (aggregateRecord) ends with. */
+    aggregateIdOfRecord: (recordKey: string) => recordKey.slice(recordKey.lastIndexOf(':') + 1),
     /** Pub/sub channel where every append announces the changed aggregate's id. */
     aggregateChanges: (aggregateType: string) => `${prefix}changes:${aggregateType}`,
     /** Serialises command handling on one aggregate across every process. */
     aggregateLock: aggregate('lock'),
-    /** Hash: request id -> `first:last`, the versions of the events a request appended (24 h). */
+    /**
+     * Hash: `<caller user id>:<request id>` -> `first:last`, the versions of the events a caller's
+     * request appended (24 h); see requestRecordField in event-store.ts.
+     */
     aggregateRequests: aggregate('requests'),
     /** Sorted set: request id -> when it was appended (unix ms), to forget the old ones. */
     aggregateRequestTimes: aggregate('request-times'),
@@ -104,10 +111,25 @@ export function createKeys(prefix: string) {
     importResult: (importJobId: string) => `${prefix}import:{${importJobId.toLowerCase()}}:result`,
     /** Its progress while it runs, apart from the record so a late write cannot undo a final one. */
     importProgress: (importJobId: string) => `${prefix}import:{${importJobId.toLowerCase()}}:progress`,
+    /**
+     * Sorted set: the import job ids one account has Pending (-> when each was counted), bounding
+     * them at MAX_PENDING_IMPORTS_PER_USER. One key, in its own slot, per submitter.
+     */
+    importsPendingBySubmitter: (submitterUserId: string) =>
+      `${prefix}imports-pending:{${submitterUserId.toLowerCase()}}`,
     /** The HS256 secret generated once when JWT_SECRET is unset, so every replica signs alike. */
     generatedJwtSecret: () => `${prefix}auth:jwt-secret`,
-    /** The first answer to a command request id, replayed for 24 h (single key, no hash tag needed). */
-    commandResponse: (requestId: string) => `${prefix}idempotency:command:${requestId.toLowerCase()}`,
+    /**
+     * The first answer to one caller's command request id, replayed to that caller for 24 h (single
+     * key, no hash tag needed). The caller's user id is part of it: a request id belongs to its caller.
+     */
+    commandResponse: (callerUserId: string, requestId: string) =>
+      `${prefix}idempotency:command:${callerUserId.toLowerCase()}:${requestId.toLowerCase()}`,
+    /**
+     * Sorted set: the team ids one owner holds (score +inf) or has reserved for a create in flight
+     * (score: the reservation's deadline, unix ms), bounding the teams per owner (single key).
+     */
+    ownerTeams: (ownerUserId: string) => `${prefix}owner-teams:${ownerUserId.toLowerCase()}`,
     /** Failed sign-in counters (the throttle), by account and by client address. */
     authFailuresPrefix: () => `${prefix}auth:failures`,
     /** Requests counted per account within the rate-limit window (one single-key counter each). */

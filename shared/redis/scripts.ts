@@ -1,56 +1,60 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import type { Result } from 'ioredis';
 
-import type { RedisClient } from './connections';
+import type { Cluster, Redis, Result } from 'ioredis';
 
 /**
- * Lua scripts, each in its own file named `<name>-<key count>.lua`. Registered on a connection with
- * defineCommand, so ioredis sends EVALSHA and falls back to EVAL after a Redis restart.
+ * The registry of the service's Lua scripts. Each feature declares its own beside its Lua files
+ * (`defineScript` in event-store/scripts.ts, projections/scripts.ts, ...) and calls
+ * `registerScripts` on the connections it uses; this module knows no feature.
+ *
+ * A script is a file of its own named `<name>-<key count>.lua` (`-n.lua` when the caller passes the
+ * count first), opening with an `Input: KEYS[..] ARGV[..] / Output:` block. Registered on a
+ * connection with defineCommand, so ioredis sends EVALSHA and falls back to EVAL after a restart.
+ * The command's typed signature is declared by the feature (`declare module 'ioredis'`), and its
+ * negative replies become errors in one place (script-codes.ts).
  */
-const SCRIPT_FILES = {
-  appendEvents: path.join(__dirname, '..', 'event-store', 'lua', 'append-events-6.lua'),
-  lockAndLoad: path.join(__dirname, '..', 'event-store', 'lua', 'lock-and-load-3.lua'),
-  releaseLock: path.join(__dirname, 'lua', 'release-lock-1.lua'),
-  renewLock: path.join(__dirname, 'lua', 'renew-lock-1.lua'),
-  applyProjectionBatch: path.join(__dirname, '..', 'projections', 'lua', 'apply-projection-batch-n.lua'),
-  claimInlineImport: path.join(__dirname, '..', 'importers', 'lua', 'claim-inline-import-6.lua'),
-} as const;
-
-declare module 'ioredis' {
-  interface RedisCommander<Context> {
-    appendEvents(...keysThenArgs: (string | number)[]): Result<number, Context>;
-    releaseLock(lockKey: string, token: string): Result<number, Context>;
-    lockAndLoad(
-      lockKey: string,
-      recordKey: string,
-      requestsKey: string,
-      token: string,
-      ttlMs: number,
-      requestId: string,
-    ): Result<[0] | [1, string | null, string | null, string | null], Context>;
-    renewLock(lockKey: string, token: string, ttlMs: number): Result<number, Context>;
-    claimInlineImport(...keysThenArgs: (string | number)[]): Result<number, Context>;
-    /** Variable key count: the first argument is the number of keys. */
-    applyProjectionBatch(numberOfKeys: number, ...keysThenArgs: string[]): Result<number, Context>;
-  }
+export interface ScriptDefinition {
+  /** The command's name on the connection (`appendEvents`). */
+  readonly name: string;
+  /** The Lua file's absolute path; its name ends with `-<numberOfKeys>.lua`. */
+  readonly file: string;
+  /** How many of the arguments are keys; 'n' when the caller passes that count first. */
+  readonly numberOfKeys: number | 'n';
 }
 
-/** `-3.lua`: three keys; `-n.lua`: as many as the caller passes first. */
-function keyCount(file: string): number | undefined {
-  const match = /-(\d+|n)\.lua$/.exec(file);
-  if (!match?.[1]) throw new Error(`script file ${file} does not carry its key count`);
-  return match[1] === 'n' ? undefined : Number(match[1]);
-}
+const definitions = new Map<string, ScriptDefinition>();
+const keyCountFirst: string[] = [];
 
 /**
- * Scripts whose first argument is their key count, not a key. ioredis's cluster auto-pipelining
+ * The scripts whose first argument is their key count, not a key. ioredis's cluster auto-pipelining
  * groups a command by its first argument, so it would file these under the slot of "5" and refuse
- * the batch; they are sent on their own instead (connections.ts).
+ * the batch; connections.ts hands this very array (kept up to date by defineScript) to the cluster
+ * as its auto-pipelining exceptions, so a script defined after a connection opened is covered too.
  */
-export const SCRIPTS_WITH_KEY_COUNT_FIRST: readonly string[] = Object.entries(SCRIPT_FILES)
-  .filter(([, file]) => keyCount(file) === undefined)
-  .map(([name]) => name);
+export const SCRIPTS_WITH_KEY_COUNT_FIRST: readonly string[] = keyCountFirst;
+
+/**
+ * Declares a script. The file name must carry the key count, so the count is readable from the
+ * tree and cannot drift from the declaration; a second definition of a name must be the same one.
+ */
+export function defineScript(definition: ScriptDefinition): ScriptDefinition {
+  const suffix = /-(\d+|n)\.lua$/.exec(definition.file)?.[1];
+  if (suffix !== String(definition.numberOfKeys)) {
+    throw new Error(
+      `script file ${definition.file} does not carry its key count (${definition.numberOfKeys})`,
+    );
+  }
+  const known = definitions.get(definition.name);
+  if (known) {
+    if (known.file !== definition.file || known.numberOfKeys !== definition.numberOfKeys)
+      throw new Error(`script ${definition.name} is defined twice`);
+    return known;
+  }
+  definitions.set(definition.name, definition);
+  if (definition.numberOfKeys === 'n') keyCountFirst.push(definition.name);
+  return definition;
+}
 
 const sources = new Map<string, string>();
 function source(file: string): string {
@@ -62,15 +66,34 @@ function source(file: string): string {
   return text;
 }
 
-/** Adds the service's scripts to a connection as commands; safe to call more than once. */
-export function registerScripts<Client extends RedisClient>(redis: Client): Client {
-  for (const [name, file] of Object.entries(SCRIPT_FILES)) {
+/** Adds a feature's scripts to a connection as commands; safe to call more than once. */
+export function registerScripts<Client extends Redis | Cluster>(
+  redis: Client,
+  scripts: readonly ScriptDefinition[],
+): Client {
+  for (const { name, file, numberOfKeys } of scripts) {
     if (typeof (redis as unknown as Record<string, unknown>)[name] === 'function') continue;
-    const numberOfKeys = keyCount(file);
     redis.defineCommand(
       name,
-      numberOfKeys === undefined ? { lua: source(file) } : { numberOfKeys, lua: source(file) },
+      numberOfKeys === 'n' ? { lua: source(file) } : { numberOfKeys, lua: source(file) },
     );
   }
   return redis;
+}
+
+/** The ground floor's own scripts: a lock (or lease) released or renewed only by its holder. */
+export const LOCK_SCRIPTS: readonly ScriptDefinition[] = [
+  defineScript({
+    name: 'releaseLock',
+    file: path.join(__dirname, 'lua', 'release-lock-1.lua'),
+    numberOfKeys: 1,
+  }),
+  defineScript({ name: 'renewLock', file: path.join(__dirname, 'lua', 'renew-lock-1.lua'), numberOfKeys: 1 }),
+];
+
+declare module 'ioredis' {
+  interface RedisCommander<Context> {
+    releaseLock(lockKey: string, token: string): Result<number, Context>;
+    renewLock(lockKey: string, token: string, ttlMs: number): Result<number, Context>;
+  }
 }

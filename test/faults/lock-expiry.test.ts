@@ -1,6 +1,6 @@
 /**
- * Issue 8, faults: "Lock holder paused past its lock's expiry (simulate with a delay hook in
- * tests): the fence rejects its late append; no event is written twice."
+ * A lock holder paused past its lock's expiry (by a delay hook): the fence rejects its late append;
+ * no event is written twice.
  *
  * test/integration/event-store.test.ts ("The version fence") proves it on the command handler
  * with a counter aggregate. This test goes through POST /api/command: two ingress apps on one
@@ -8,12 +8,13 @@
  * its lock has expired and the second has appended.
  */
 import { randomUUID } from 'node:crypto';
+
 import request from 'supertest';
 
 import { fantasyTeamDecider } from '../../shared/domain/fantasy-team/fantasy-team.decider';
 import { parseEnvelope } from '../../shared/event-store/envelope';
-import { partitionOf } from '../../shared/event-store/partitions';
-import { createTestApp, uniquePrefix, type TestApp } from '../helpers/app-fixture';
+import { partitionOf } from '../../shared/redis/partitions';
+import { createTestApp, type TestApp, uniquePrefix } from '../helpers/app-fixture';
 import { eventually } from '../helpers/processes';
 
 const PASSWORD = 'lock-expiry-password';

@@ -1,6 +1,6 @@
 /**
- * Issue 8, faults: "kill -9 the projector in the middle of a batch: after restart the
- * projections equal a rebuild from the log."
+ * The projector killed (kill -9) in the middle of a batch: after a restart the projections equal a
+ * rebuild from the log.
  *
  * A backlog of team and sport events several batches deep in every log partition, a real worker
  * process started on it and SIGKILLed as soon as its first checkpoint moves (its other batches
@@ -9,15 +9,16 @@
  * worker while commands keep arriving; this one makes sure the kill lands in a batch.
  */
 import { randomUUID } from 'node:crypto';
+
 import request from 'supertest';
 
 import { fantasyTeamDecider } from '../../shared/domain/fantasy-team/fantasy-team.decider';
 import type { EventEnvelope } from '../../shared/event-store/envelope';
-import { LOG_PARTITIONS } from '../../shared/event-store/partitions';
 import { ALL_PROJECTIONS } from '../../shared/projections/all-projections';
 import { rebuildProjection } from '../../shared/projections/rebuild';
-import { createTestApp, testRedisEnv, type TestApp } from '../helpers/app-fixture';
-import { eventually, killAll, startServiceProcess, type ServiceProcess } from '../helpers/processes';
+import { LOG_PARTITIONS } from '../../shared/redis/partitions';
+import { createTestApp, type TestApp, testRedisEnv } from '../helpers/app-fixture';
+import { eventually, killAll, type ServiceProcess, startServiceProcess } from '../helpers/processes';
 import {
   actorContext,
   caughtUp,
@@ -28,6 +29,7 @@ import {
   teamIdsInEachPartition,
   viewFromRecord,
 } from '../helpers/projector-fixtures';
+import { seedPlayer } from '../helpers/seed-players';
 
 /** Teams per log partition, each with a life of STEPS_PER_TEAM commands (most accepted). */
 const TEAMS_PER_PARTITION = 10;
@@ -76,25 +78,6 @@ async function appendTeamLife(subject: TestApp, teamId: string, seed: number): P
   });
 }
 
-/** Player n of a PlayerSeeding batch: ids that differ per n, stats for the season. */
-function playerRow(n: number) {
-  return {
-    feedId: 5000 + n,
-    feedFirstName: `First${n}`,
-    feedLastName: `Last${n}`,
-    feedFullName: `First${n} Last${n}`,
-    feedShortName: `F. Last${n}`,
-    leaguePlayerId: `K-${n}`,
-    leagueFirstName: `KFirst${n}`,
-    leagueLastName: `KLast${n}`,
-    fantasyId: 70_000 + n,
-    platformId: `00000000-0000-4000-b000-${String(n).padStart(12, '0')}`,
-    platformFullName: `Platform ${n}`,
-    platformSlug: `kill-player-${n}`,
-    stats: { rating: 40 + (n % 50), price: 200_000 + n, fantasyPositions: [n % 4], breakdown: null },
-  };
-}
-
 describe('The projector killed in the middle of a batch', () => {
   let subject: TestApp | undefined;
   const workers: ServiceProcess[] = [];
@@ -124,7 +107,7 @@ describe('The projector killed in the middle of a batch', () => {
           season: '2026',
           round: 3,
           finalRound: 30,
-          players: Array.from({ length: PLAYERS }, (_, n) => playerRow(n)),
+          players: Array.from({ length: PLAYERS }, (_, n) => seedPlayer(n)),
         },
       });
     expect(seeded.body).toMatchObject({ status: 'Completed', success: true, processedSynchronously: true });

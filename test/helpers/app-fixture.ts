@@ -1,21 +1,22 @@
 import { randomUUID } from 'node:crypto';
 import { PassThrough } from 'node:stream';
+
 import type { Express } from 'express';
 
 import { buildApp, type BuildAppOptions } from '../../ingress/app';
-import { createIngressServices, type IngressServices } from '../../ingress/services';
+import { createIngressServices, type IngressServices } from '../../ingress/composition-root';
 import { SYSTEM_ACTOR } from '../../shared/accounts/account';
 import type { NewUser } from '../../shared/accounts/account.service';
-import { loadConfig, type Config } from '../../shared/config';
+import { type Config, loadConfig } from '../../shared/config';
 import type { CommandHandlerHooks } from '../../shared/event-store/handle-command';
 import { createLogger, type Logger } from '../../shared/logger';
 import { Metrics } from '../../shared/metrics/metrics';
 import {
   closeConnections,
-  createRedisConnection,
-  waitForRedis,
   type ConnectionPurpose,
+  createRedisConnection,
   type RedisClient,
+  waitForRedis,
 } from '../../shared/redis/connections';
 import { responseContract } from './openapi-contract';
 
@@ -112,10 +113,13 @@ export async function createTestApp(
   const metrics = new Metrics(logger);
   metrics.watchConnection('request', redis);
   await waitForRedis(redis, logger);
-  const services = await createIngressServices(config, redis, logger, {
-    ...metrics.commandHandlerHooks(),
-    ...hooks,
-  });
+  const services = await createIngressServices(
+    config,
+    redis,
+    logger,
+    { ...metrics.commandHandlerHooks(), ...hooks },
+    metrics,
+  );
   const app = buildApp({ config, logger, redis, services, metrics }, options);
   // A test's own query types answer what the test wants, not what the contract says.
   responseContract().ignoreQueryTypes((options.extraQueries ?? []).map((query) => query.queryType));

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 
-import { startLocalRedis, type LocalRedis } from '../../scripts/lib/redis-server';
+import { type LocalRedis, startLocalRedis } from '../../scripts/lib/redis-server';
 
 /**
  * A redis-server of one fault test's own, with AOF fsynced on every write in a temporary directory,

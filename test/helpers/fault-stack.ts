@@ -1,11 +1,11 @@
-import { createTestApp, uniquePrefix, type TestApp } from './app-fixture';
+import { createTestApp, type TestApp, uniquePrefix } from './app-fixture';
 import { DurableRedis } from './durable-redis';
 import {
+  type IngressProcess,
   killAll,
+  type ServiceProcess,
   startIngressProcess,
   startServiceProcess,
-  type IngressProcess,
-  type ServiceProcess,
 } from './processes';
 
 /**

@@ -1,4 +1,4 @@
-import { startLocalRedis, type LocalRedis } from '../../scripts/lib/redis-server';
+import { type LocalRedis, startLocalRedis } from '../../scripts/lib/redis-server';
 
 declare global {
   var __TEST_REDIS__: LocalRedis | undefined;

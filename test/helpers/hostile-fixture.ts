@@ -1,8 +1,9 @@
 import { once } from 'node:events';
+
 import request, { type Response } from 'supertest';
 
 import { createTestApp, type TestApp } from './app-fixture';
-import { redisState, type IgnoredKeys } from './redis-state';
+import { type IgnoredKeys, redisState } from './redis-state';
 
 /** An account of the hostile tests, with both ways to present it. */
 export interface Caller {
@@ -35,6 +36,8 @@ export async function createHostileSubject(env: Record<string, string> = {}): Pr
     // These tests send far more than any client would; the per-account limit has its own tests, and
     // its counters would be the one change every request makes.
     RATE_LIMIT_PER_ACCOUNT: '0',
+    // No worker runs: every accepted import stays Pending, and these tests accept thousands.
+    MAX_PENDING_IMPORTS_PER_USER: '100000',
     ...env,
   });
   // One server for the thousands of requests of a file: supertest would start one per request.

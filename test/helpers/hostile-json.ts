@@ -136,7 +136,7 @@ export const deepNesting: fc.Arbitrary<RawJson> = fc
       : new RawJson(`${'{"a":'.repeat(depth)}1${'}'.repeat(depth)}`),
   );
 
-/** GUID spellings the service accepts: any 8-4-4-4-12 hex string, in any case (issue 4). */
+/** GUID spellings the service accepts: any 8-4-4-4-12 hex string, in any case. */
 export const GUID_ACCEPTED_FORMATS = ['lower', 'upper', 'mixed'] as const;
 /** Spellings it refuses, as .NET's System.Text.Json does: braces, parentheses, no hyphens, padding. */
 export const GUID_REFUSED_FORMATS = [

@@ -1,16 +1,16 @@
 import { randomUUID } from 'node:crypto';
+
 import request from 'supertest';
 
 import { userIdForEmail } from '../../shared/domain/user/user-id';
-import { parseEnvelope, type EventEnvelope } from '../../shared/event-store/envelope';
-import { LOG_PARTITIONS } from '../../shared/event-store/partitions';
+import { type EventEnvelope, parseEnvelope } from '../../shared/event-store/envelope';
 import { scanKeys } from '../../shared/redis/connections';
-import { createTestApp, testRedisEnv, uniquePrefix, type TestApp } from './app-fixture';
-import { eventually, startServiceProcess, type ServiceProcess } from './processes';
+import { LOG_PARTITIONS } from '../../shared/redis/partitions';
+import { createTestApp, type TestApp, testRedisEnv, uniquePrefix } from './app-fixture';
+import { eventually, type ServiceProcess, startServiceProcess } from './processes';
+import type { SeedUser } from './seed-users';
 
 const MANAGER_PASSWORD = 'import-workers-password';
-/** At least 8 characters, so every created user costs one argon2 hash (what makes an import slow). */
-const SEED_PASSWORD = 'seeded-user-password';
 
 /** What GetImportJobResult answers for one job (the fields these tests read). */
 export interface ImportJobView {
@@ -24,25 +24,6 @@ export interface ImportJobView {
   readonly errorMessage: string | null;
 }
 
-export interface SeedUser {
-  readonly email: string;
-  readonly userName: string;
-  readonly userType: 'Human';
-  readonly roles: readonly ['Member'];
-  readonly password: string;
-}
-
-/** `count` new users, each with a password, under a tag no other test uses. */
-export function seedUsersWithPasswords(count: number, tag = randomUUID().slice(0, 8)): SeedUser[] {
-  return Array.from({ length: count }, (_, i) => ({
-    email: `worker-seed-${tag}-${i}@example.com`,
-    userName: `worker-seed-${tag}-${i}`,
-    userType: 'Human',
-    roles: ['Member'],
-    password: SEED_PASSWORD,
-  }));
-}
-
 /** One JSON log line of a worker process. */
 export type LogLine = Record<string, unknown>;
 
@@ -53,6 +34,22 @@ export function logLines(output: string, message: string): LogLine[] {
     .filter((line) => line.startsWith('{'))
     .map((line) => JSON.parse(line) as LogLine)
     .filter((line) => line.message === message);
+}
+
+/**
+ * Waits until a worker has logged "import finished" for each of `importJobIds`. The job's record
+ * turns Completed before that line is written (the worker drops the job's data in between), so a
+ * test that read the record must wait for the line before asserting on it.
+ */
+export async function untilImportsLogFinished(
+  output: () => string,
+  importJobIds: readonly string[],
+  timeoutMs = 10_000,
+): Promise<void> {
+  await eventually(() => {
+    const finished = new Set(logLines(output(), 'import finished').map((line) => line.importJobId));
+    return importJobIds.every((id) => finished.has(id));
+  }, timeoutMs);
 }
 
 /**

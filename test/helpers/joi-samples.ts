@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import type Joi from 'joi';
 
-import { guid, validate } from '../../shared/validation';
+import { guid, text, validate } from '../../shared/validation';
 
 /*
  * Valid-looking values drawn from a joi schema's own description, so the hostile properties start
@@ -27,6 +27,9 @@ export interface Description {
 export const GUID_PATTERN_TEXT = (guid().describe() as Description).rules?.find(
   (rule) => rule.name === 'pattern',
 )?.args?.regex;
+const NOT_BLANK_PATTERN_TEXT = (text({ notBlank: true }).describe() as Description).rules?.find(
+  (rule) => rule.name === 'pattern',
+)?.args?.regex;
 const MAX_SAMPLE_ITEMS = 3;
 
 function numericArg(description: Description, rule: string): number | undefined {
@@ -42,15 +45,17 @@ function regexOf(text: string): RegExp {
 function stringSample(description: Description): fc.Arbitrary<unknown> {
   const rules = description.rules ?? [];
   const pattern = rules.find((rule) => rule.name === 'pattern')?.args?.regex;
-  if (typeof pattern === 'string') {
+  // text({ notBlank }) documents /\S/: the plain samples below always hold a letter.
+  if (typeof pattern === 'string' && pattern !== NOT_BLANK_PATTERN_TEXT) {
     return pattern === GUID_PATTERN_TEXT ? fc.uuid() : fc.stringMatching(regexOf(pattern));
   }
   if (rules.some((rule) => rule.name === 'email')) {
     return fc.emailAddress().filter((email) => email.length <= 254);
   }
   if (rules.some((rule) => rule.name === 'guid')) return fc.uuid();
-  const min = Math.max(1, numericArg(description, 'min') ?? 1);
-  const max = Math.max(min, Math.min(numericArg(description, 'max') ?? 24, 24));
+  // text()'s character bounds (minChars/maxChars): the samples are ASCII, so characters are units.
+  const min = Math.max(1, numericArg(description, 'minChars') ?? 1);
+  const max = Math.max(min, Math.min(numericArg(description, 'maxChars') ?? 24, 24));
   return fc.stringMatching(new RegExp(`^[A-Za-z0-9][A-Za-z0-9 ]{${min - 1},${max - 1}}$`)).map((text) => {
     const trimmed = text.trimEnd();
     return trimmed.length >= min ? trimmed : text.replaceAll(' ', 'x');

@@ -1,14 +1,14 @@
 import Ajv2020, { type ErrorObject, type ValidateFunction } from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
 
-import { repositoryDocument } from '../../ingress/openapi/contract';
+import { repositoryDocument } from '../../ingress/contract';
+import type { JsonSchema } from '../../ingress/http/json-schema';
 import type {
   HttpMethod,
   MediaType,
   OpenApiDocument,
   Operation,
 } from '../../ingress/openapi/openapi-document';
-import type { JsonSchema } from '../../ingress/openapi/json-schema';
 
 /** One request and its response, as a test saw them. */
 export interface Exchange {

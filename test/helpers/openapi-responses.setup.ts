@@ -1,6 +1,6 @@
 import request from 'supertest';
 
-import { responseContract, type Exchange } from './openapi-contract';
+import { type Exchange, responseContract } from './openapi-contract';
 
 /**
  * Makes the whole integration suite a contract test: every response a test receives through

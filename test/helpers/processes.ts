@@ -1,4 +1,4 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import path from 'node:path';
 
 export const PROJECT_ROOT = path.resolve(__dirname, '..', '..');
@@ -14,9 +14,13 @@ export interface ServiceProcess {
   waitForOutput(text: string, timeoutMs?: number): Promise<void>;
 }
 
-/** Runs e.g. `ingress/main.ts` through tsx, as `npm start` runs its compiled twin. */
+/**
+ * Runs e.g. `ingress/main.ts` through tsx, as `npm start` runs its compiled twin; a `.js` entry
+ * (`dist/ingress/main.js`, after `npm run build`) runs as `npm start` runs it, on plain node.
+ */
 export function startServiceProcess(entry: string, env: Record<string, string>): ServiceProcess {
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(PROJECT_ROOT, entry)], {
+  const runner = entry.endsWith('.js') ? [] : ['--import', 'tsx'];
+  const child = spawn(process.execPath, [...runner, path.join(PROJECT_ROOT, entry)], {
     cwd: PROJECT_ROOT,
     env: { ...process.env, LOG_LEVEL: 'info', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

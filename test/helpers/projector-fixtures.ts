@@ -7,21 +7,21 @@ import { randomUUID } from 'node:crypto';
 
 import type { DecisionContext } from '../../shared/domain/decider';
 import {
-  SELECTION_STATUS,
   type FantasyTeamCommand,
   type RosterSlot,
+  SELECTION_STATUS,
 } from '../../shared/domain/fantasy-team/fantasy-team.commands';
 import { fantasyTeamDecider } from '../../shared/domain/fantasy-team/fantasy-team.decider';
 import type { EventStore } from '../../shared/event-store/event-store';
 import type { CommandHandler } from '../../shared/event-store/handle-command';
-import { LOG_PARTITIONS, partitionOf } from '../../shared/event-store/partitions';
-import type { Projection } from '../../shared/projections/projection';
 import {
   fantasyTeamProjection,
   type FantasyTeamView,
 } from '../../shared/projections/fantasy-team/fantasy-team.projection';
-import { scanKeys, type RedisClient } from '../../shared/redis/connections';
+import type { Projection } from '../../shared/projections/projection';
+import { type RedisClient, scanKeys } from '../../shared/redis/connections';
 import type { Keys } from '../../shared/redis/keys';
+import { LOG_PARTITIONS, partitionOf } from '../../shared/redis/partitions';
 
 const TEAM = fantasyTeamDecider.aggregateType;
 

@@ -10,8 +10,8 @@
  * Env: REDIS_URL or REDIS_CLUSTER_NODES, REDIS_KEY_PREFIX, LOCK_WAIT_MS, LOCK_TTL_MS (read by loadConfig), plus
  * RACE_AGGREGATE_ID, RACE_COMMANDS, RACE_GO_KEY.
  */
-import { createCoreServices } from '../../shared/composition';
 import { loadConfig } from '../../shared/config';
+import { createCoreServices } from '../../shared/core-services';
 import { createLogger } from '../../shared/logger';
 import { closeConnections, createRedisConnection, waitForRedis } from '../../shared/redis/connections';
 import { counterDecider, INCREMENT } from './race-counter.decider';

@@ -1,7 +1,7 @@
 import type { Response } from 'supertest';
 
 import { EMPTY_GUID } from '../../ingress/import/import-response';
-import { PROBLEMS, type ProblemStatus } from '../../ingress/http/problem';
+import { PROBLEMS, type ProblemStatus } from '../../shared/http/problem';
 
 /**
  * The documented shapes of every answer, for the hostile-input properties: the README's problem

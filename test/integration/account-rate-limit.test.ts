@@ -1,6 +1,6 @@
 import request from 'supertest';
 
-import { createTestApp, uniquePrefix, type TestApp } from '../helpers/app-fixture';
+import { createTestApp, type TestApp, uniquePrefix } from '../helpers/app-fixture';
 
 const CURRENT_USER = { query: { queryType: 'CurrentUser' } };
 const basic = (email: string, password: string) =>

@@ -1,10 +1,11 @@
 import { randomUUID } from 'node:crypto';
+
 import jwt from 'jsonwebtoken';
 import request from 'supertest';
 
 import { defineQuery, querySchema } from '../../ingress/readmodel/query-definition';
-import { bootstrapAdmin } from '../../shared/accounts/bootstrap-admin';
 import { SYSTEM_ACTOR } from '../../shared/accounts/account';
+import { bootstrapAdmin } from '../../shared/accounts/bootstrap-admin';
 import { createTestApp, type TestApp } from '../helpers/app-fixture';
 import { eventually } from '../helpers/processes';
 
@@ -16,6 +17,10 @@ const UNAUTHORIZED_PROBLEM = {
   title: 'Unauthorized',
   status: 401,
 };
+
+/** RFC 7617 and RFC 6750 challenges: Basic names its charset, so clients send UTF-8. */
+const BASIC_CHALLENGE = 'Basic realm="fantasy-team-service", charset="UTF-8"';
+const BEARER_CHALLENGE = 'Bearer realm="fantasy-team-service"';
 
 function basic(email: string, password: string): string {
   return `Basic ${Buffer.from(`${email}:${password}`).toString('base64')}`;
@@ -56,7 +61,7 @@ describe('Accounts and authentication', () => {
         ADMIN_EMAIL: ADMIN.email,
         ADMIN_PASSWORD: ADMIN.password,
         JWT_SECRET,
-        AUTH_MAX_FAILURES_PER_ACCOUNT: '3',
+        AUTH_MAX_FAILURES_PER_ACCOUNT_AND_ADDRESS: '3',
         AUTH_MAX_FAILURES_PER_ADDRESS: '1000',
       },
       { extraQueries: [adminOnlyQuery, basicOnlyQuery] },
@@ -106,6 +111,26 @@ describe('Accounts and authentication', () => {
       const { account } = await subject.services.accounts.findWithCredential(ADMIN.email);
       const events = await subject.services.accounts.readEvents(account?.userId ?? '');
       expect(events).toHaveLength(1);
+    });
+
+    it('When ADMIN_EMAIL already belongs to an account without the Admin role, then start-up says so in a warning and grants nothing', async () => {
+      const squatted = { email: 'squatted-admin@example.com', password: 'squatted-password-1' };
+      await subject.createUser({ ...squatted, roles: ['Member'] });
+      const config = {
+        ...subject.config,
+        adminEmail: squatted.email,
+        adminPassword: 'the-operators-password',
+      };
+      await bootstrapAdmin(config, subject.services.accounts, subject.logger);
+      expect(subject.logs.lines).toContainEqual(
+        expect.objectContaining({
+          level: 'warn',
+          message: 'ADMIN_EMAIL belongs to an account without the Admin role: no administrator was made',
+          roles: ['Member'],
+        }),
+      );
+      const { account } = await subject.services.accounts.findWithCredential(squatted.email);
+      expect(account?.roles).toEqual(['Member']);
     });
 
     it('When the admin asks /api/auth/token with the password grant, then a Bearer token works for CurrentUser', async () => {
@@ -184,6 +209,7 @@ describe('Accounts and authentication', () => {
           .send({ grant_type: 'client_credentials' }),
       );
       expect(bad.status).toBe(401);
+      expect(bad.headers['www-authenticate']).toBe(BASIC_CHALLENGE);
       expect(bad.body).toEqual({ error: 'invalid_client', error_description: expect.any(String) });
     });
 
@@ -202,7 +228,7 @@ describe('Accounts and authentication', () => {
       remember(res);
       expect(res.status).toBe(401);
       expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
-      expect(res.headers['www-authenticate']).toContain('realm="fantasy-team-service"');
+      expect(res.headers['www-authenticate']).toBe(`${BASIC_CHALLENGE}, ${BEARER_CHALLENGE}`);
       expect(res.body).toEqual({ ...UNAUTHORIZED_PROBLEM, traceId: res.headers['x-request-id'] });
     };
 
@@ -290,7 +316,7 @@ describe('Accounts and authentication', () => {
   });
 
   describe('Throttling', () => {
-    it('When an account collects too many failures, then even the right password gets a 429 problem with Retry-After', async () => {
+    it('When an account collects too many failures from one address, then even the right password from there gets a 429 problem with Retry-After', async () => {
       await subject.createUser({ email: 'throttled@example.com', password: 'throttled-password-1' });
       for (let attempt = 0; attempt < 3; attempt++) {
         expect((await currentUser(basic('throttled@example.com', `wrong-${attempt}`))).status).toBe(401);
@@ -302,13 +328,13 @@ describe('Accounts and authentication', () => {
       expect(blocked.body).toMatchObject({ status: 429, title: 'Too Many Requests' });
     });
 
-    it('When a correct password comes before the limit, then the account count starts again', async () => {
+    it('When a correct password comes before the limit, then it signs in, and the failures before it still count', async () => {
       await subject.createUser({ email: 'forgetful@example.com', password: 'forgetful-password-1' });
-      for (let round = 0; round < 2; round++) {
-        expect((await currentUser(basic('forgetful@example.com', 'wrong-1'))).status).toBe(401);
-        expect((await currentUser(basic('forgetful@example.com', 'wrong-2'))).status).toBe(401);
-        expect((await currentUser(basic('forgetful@example.com', 'forgetful-password-1'))).status).toBe(200);
-      }
+      expect((await currentUser(basic('forgetful@example.com', 'wrong-1'))).status).toBe(401);
+      expect((await currentUser(basic('forgetful@example.com', 'wrong-2'))).status).toBe(401);
+      expect((await currentUser(basic('forgetful@example.com', 'forgetful-password-1'))).status).toBe(200);
+      expect((await currentUser(basic('forgetful@example.com', 'wrong-3'))).status).toBe(401);
+      expect((await currentUser(basic('forgetful@example.com', 'wrong-4'))).status).toBe(429);
     });
   });
 
@@ -444,26 +470,26 @@ describe('Accounts and authentication', () => {
       },
     );
 
-    it('When a known token is also offered in the body or the query string, then passport judges it and refuses it', async () => {
+    it('When a known token is also offered in the query string, then passport judges it and refuses it; a token in the body is no credential at all', async () => {
       const { access_token } = await tokenFor(ADMIN.email, ADMIN.password);
       expect((await currentUser(`Bearer ${access_token}`)).status).toBe(200);
       const runs = strategyRuns('bearer');
 
-      const inBody = await request(subject.app)
-        .post('/api/readmodel')
-        .set('Authorization', `Bearer ${access_token}`)
-        .send({ ...CURRENT_USER, access_token });
       const inQuery = await request(subject.app)
         .post(`/api/readmodel?access_token=${access_token}`)
         .set('Authorization', `Bearer ${access_token}`)
         .send(CURRENT_USER);
+      // No body is read before authentication, so a token there is never seen.
+      const inBodyOnly = await request(subject.app)
+        .post('/api/readmodel')
+        .send({ ...CURRENT_USER, access_token });
 
       // passport-http-bearer refuses a token offered twice; the recall must not admit it instead.
-      for (const res of [inBody, inQuery]) {
+      for (const res of [inQuery, inBodyOnly]) {
         expect(res.status).toBe(401);
         expect(res.body).toMatchObject(UNAUTHORIZED_PROBLEM);
       }
-      expect(runs).toHaveBeenCalledTimes(2);
+      expect(runs).toHaveBeenCalledTimes(1);
     });
 
     it('When a recalled Basic caller sends another password, then passport verifies that one and refuses it', async () => {
@@ -527,7 +553,19 @@ describe('Accounts and authentication', () => {
         .set('Authorization', `Bearer ${access_token}`)
         .send({ query: { queryType: 'TestBasicOnly' } });
       expect(res.status).toBe(401);
-      expect(res.headers['www-authenticate']).toBe('Basic realm="fantasy-team-service"');
+      expect(res.headers['www-authenticate']).toBe(BASIC_CHALLENGE);
+    });
+
+    it('When a command is sent with Basic credentials, then 401 with the Bearer challenge only', async () => {
+      await subject.createUser({ email: 'basic-commander@example.com', password: 'commander-password-1' });
+      const res = remember(
+        await request(subject.app)
+          .post('/api/command')
+          .set('Authorization', basic('basic-commander@example.com', 'commander-password-1'))
+          .send({ commandType: 'CreateFantasyTeam', requestId: randomUUID(), payload: {} }),
+      );
+      expect(res.status).toBe(401);
+      expect(res.headers['www-authenticate']).toBe(BEARER_CHALLENGE);
     });
 
     it('When CurrentUser is asked with skip 1, then data is empty but totalCount stays 1', async () => {

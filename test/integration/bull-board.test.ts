@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+
 import request from 'supertest';
 
 import { createTestApp, type TestApp } from '../helpers/app-fixture';
@@ -102,5 +103,50 @@ describe('GET /admin/queues (Bull Board)', () => {
     expect(res.status).toBe(200);
     expect(JSON.stringify(res.body)).toContain('bot@example.com');
     expect(JSON.stringify(res.body)).not.toContain('super-secret-1');
+  });
+  describe('Methods', () => {
+    const asAdmin = (method: 'post' | 'put' | 'patch' | 'delete' | 'options' | 'head', path: string) =>
+      request(subject.app)[method](path).set('Authorization', basic('admin@example.com'));
+    const expect405 = (res: request.Response, allow: string) => {
+      expect(res.status).toBe(405);
+      expect(res.headers.allow).toBe(allow);
+      expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
+      expect(res.body).toMatchObject({ title: 'Method Not Allowed', status: 405 });
+    };
+
+    it.each(['post', 'put', 'patch', 'delete', 'options'] as const)(
+      'When an Admin sends %s to the dashboard page, then a 405 problem with Allow: GET, HEAD',
+      async (method) => {
+        expect405(await asAdmin(method, '/admin/queues'), 'GET, HEAD');
+      },
+    );
+
+    it("When a method the board's API does not serve is sent, then a 405 problem naming the ones it does", async () => {
+      expect405(await asAdmin('delete', '/admin/queues/api/queues'), 'GET, HEAD');
+      expect405(await asAdmin('post', '/admin/queues/api/queues/imports/retry/failed'), 'PUT');
+      expect405(await asAdmin('options', '/admin/queues/static/js/main.js'), 'GET, HEAD');
+    });
+
+    it("When an Admin uses the board's own methods (HEAD, PUT), then the board answers them itself", async () => {
+      expect((await asAdmin('head', '/admin/queues')).status).toBe(200);
+      const pause = await asAdmin('put', '/admin/queues/api/queues/pause');
+      expect(pause.status).toBe(200);
+      // The read-only queue refuses an action with the board's own answer, not the service's 405.
+      const retry = await asAdmin('put', '/admin/queues/api/queues/imports/retry/failed');
+      expect(retry.status).toBe(405);
+      expect(retry.body).toEqual({ error: { key: 'ERRORS.QUEUE_READ_ONLY' } });
+    });
+
+    it('When a path the board does not serve is asked, then the 404 problem; a method it does not serve is a 405 before credentials', async () => {
+      expect((await asAdmin('post', '/admin/queues/no/such/page')).status).toBe(404);
+      // As on every other route: the method is checked before authentication, for anyone.
+      expect405(await request(subject.app).post('/admin/queues'), 'GET, HEAD');
+      expect405(
+        await request(subject.app).options('/admin/queues').set('Authorization', basic('member@example.com')),
+        'GET, HEAD',
+      );
+      // A method the board serves still asks for credentials first.
+      expect((await request(subject.app).get('/admin/queues')).status).toBe(401);
+    });
   });
 });

@@ -3,11 +3,11 @@ import { isDeepStrictEqual } from 'node:util';
 
 import { fantasyTeamDecider } from '../../shared/domain/fantasy-team/fantasy-team.decider';
 import type { FantasyTeamEvent } from '../../shared/domain/fantasy-team/fantasy-team.events';
-import { partitionOf } from '../../shared/event-store/partitions';
 import { fantasyTeamProjection } from '../../shared/projections/fantasy-team/fantasy-team.projection';
 import { rebuildProjection } from '../../shared/projections/rebuild';
-import { createTestApp, testRedisEnv, uniquePrefix, type TestApp } from '../helpers/app-fixture';
-import { startServiceProcess, type ServiceProcess } from '../helpers/processes';
+import { partitionOf } from '../../shared/redis/partitions';
+import { createTestApp, type TestApp, testRedisEnv, uniquePrefix } from '../helpers/app-fixture';
+import { type ServiceProcess, startServiceProcess } from '../helpers/processes';
 import { viewFromRecord } from '../helpers/projector-fixtures';
 
 const INGRESS_PROCESSES = 3;

@@ -1,7 +1,9 @@
 import { randomUUID } from 'node:crypto';
+
 import request from 'supertest';
 
 import { createTestApp, type TestApp } from '../helpers/app-fixture';
+import { passwordGrantToken } from '../helpers/tokens';
 
 const PASSWORD = 'team-owner-password';
 
@@ -11,12 +13,7 @@ describe('POST /api/command', () => {
   let strangerToken: string;
   let adminToken: string;
 
-  const tokenFor = async (email: string) => {
-    const res = await request(subject.app)
-      .post('/api/auth/token')
-      .send({ grant_type: 'password', username: email, password: PASSWORD });
-    return res.body.access_token as string;
-  };
+  const tokenFor = (email: string) => passwordGrantToken(subject.app, email, PASSWORD);
 
   beforeAll(async () => {
     subject = await createTestApp({ LOCK_WAIT_MS: '150' });

@@ -1,7 +1,9 @@
 import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
+
 import request from 'supertest';
 
-import { PROBLEMS } from '../../ingress/http/problem';
+import { PROBLEMS } from '../../shared/http/problem';
+import { jsonBody } from '../../shared/http/request-body';
 import { createTestApp, type TestApp } from '../helpers/app-fixture';
 
 /**
@@ -18,7 +20,7 @@ describe('Compressed request bodies (Content-Encoding)', () => {
       { BODY_LIMIT: '64kb' },
       {
         extraRoutes: (routes) => {
-          routes.add('post', '/test/echo', (req, res) => {
+          routes.add('post', '/test/echo', jsonBody(64 * 1024), (req, res) => {
             res.json({ received: req.body as unknown });
           });
         },

@@ -1,24 +1,24 @@
 import { randomUUID } from 'node:crypto';
 
-import { createCoreServices } from '../../shared/composition';
 import { loadConfig } from '../../shared/config';
+import { createCoreServices } from '../../shared/core-services';
 import type { DecisionContext } from '../../shared/domain/decider';
 import type { CreateUser } from '../../shared/domain/user/user.commands';
 import { userDecider } from '../../shared/domain/user/user.decider';
 import { userIdForEmail } from '../../shared/domain/user/user-id';
-import { parseEnvelope, type EventEnvelope, type EventMetadata } from '../../shared/event-store/envelope';
+import { type EventEnvelope, type EventMetadata, parseEnvelope } from '../../shared/event-store/envelope';
 import { AggregateBusyError, ConcurrencyConflictError } from '../../shared/event-store/errors';
 import type { CommandHandlerHooks, CommandInput } from '../../shared/event-store/handle-command';
-import { partitionOf } from '../../shared/event-store/partitions';
 import { createLogger } from '../../shared/logger';
 import {
   closeConnections,
   createRedisConnection,
-  waitForRedis,
   type RedisClient,
+  waitForRedis,
 } from '../../shared/redis/connections';
+import { partitionOf } from '../../shared/redis/partitions';
 import { testRedisEnv, uniquePrefix } from '../helpers/app-fixture';
-import { eventually, startServiceProcess, type ServiceProcess } from '../helpers/processes';
+import { eventually, type ServiceProcess, startServiceProcess } from '../helpers/processes';
 import { counterDecider, INCREMENT, type Increment, type Incremented } from '../helpers/race-counter.decider';
 
 const logger = createLogger({ level: 'error', processRole: 'test', silent: true });
@@ -174,6 +174,37 @@ describe('EventStore.append', () => {
       expect(before.record).toMatchObject({ version: '2', state: JSON.stringify({ value: 2 }) });
     },
   );
+
+  it('When the same append is sent again after it ran (its answer lost on the way), then it answers its version again and writes nothing twice; other events at those versions are still refused', async () => {
+    const core = await buildCore();
+    const id = randomUUID();
+    await core.store.append({
+      aggregateType: 'counter',
+      aggregateId: id,
+      expectedVersion: 0,
+      events: increments(id, 0, 1),
+      state: { value: 1 },
+    });
+    const events = increments(id, 1, 2);
+    const request = {
+      aggregateType: 'counter',
+      aggregateId: id,
+      expectedVersion: 1,
+      events,
+      state: { value: 3 },
+    };
+    await expect(core.store.append(request)).resolves.toBe(3);
+    const before = await lengths(core, id);
+
+    await expect(core.store.append(request)).resolves.toBe(3);
+    expect(await lengths(core, id)).toEqual(before);
+    expect(before.stream).toBe(3);
+    expect(await logEventsOf(core, id)).toHaveLength(3);
+
+    const others = core.store.append({ ...request, events: increments(id, 1, 2) });
+    await expect(others).rejects.toBeInstanceOf(ConcurrencyConflictError);
+    expect(await lengths(core, id)).toEqual(before);
+  });
 
   it('When an append carries attachments, then they reach the record only if the append succeeds', async () => {
     const core = await buildCore();

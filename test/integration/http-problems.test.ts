@@ -1,6 +1,7 @@
 import request from 'supertest';
 
-import { DOCS_PATH } from '../../ingress/openapi/openapi-document';
+import { DOCS_PATH } from '../../ingress/openapi/openapi.contract';
+import { jsonBody } from '../../shared/http/request-body';
 import { createTestApp, type TestApp } from '../helpers/app-fixture';
 
 const PROBLEM_TYPE = /^application\/problem\+json/;
@@ -13,7 +14,7 @@ describe('HTTP problems shared by every endpoint', () => {
       { BODY_LIMIT: '1kb', IMPORT_BODY_LIMIT: '4kb' },
       {
         extraRoutes: (routes) => {
-          routes.add('post', '/test/echo', (req, res) => {
+          routes.add('post', '/test/echo', jsonBody(1024), (req, res) => {
             res.json({ received: req.body as unknown });
           });
           routes.add('get', '/test/boom', () => {
@@ -102,10 +103,18 @@ describe('HTTP problems shared by every endpoint', () => {
   });
 
   it('When an import body is over BODY_LIMIT but under IMPORT_BODY_LIMIT, then it passes the parser; over it, a 413', async () => {
+    await subject.createUser({ email: 'limits@example.com', password: 'limits-password-1' });
+    const basic = `Basic ${Buffer.from('limits@example.com:limits-password-1').toString('base64')}`;
     const importBody = (size: number) => ({ importerType: 'UserSeeding', padding: 'x'.repeat(size) });
-    const within = await request(subject.app).post('/api/import').send(importBody(2048));
-    expect(within.status).toBe(401); // parsed, then refused for want of credentials
-    const over = await request(subject.app).post('/api/import').send(importBody(8192));
+    const within = await request(subject.app)
+      .post('/api/import')
+      .set('Authorization', basic)
+      .send(importBody(2048));
+    expect(within.status).toBe(400); // parsed, then refused by validation
+    const over = await request(subject.app)
+      .post('/api/import')
+      .set('Authorization', basic)
+      .send(importBody(8192));
     expect(over.status).toBe(413);
     expect(over.body).toMatchObject({ title: 'Payload Too Large', status: 413 });
   });

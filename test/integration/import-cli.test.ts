@@ -3,15 +3,14 @@ import { randomUUID } from 'node:crypto';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import type { Worker } from 'bullmq';
 
-import { listen, type RunningServer } from '../../ingress/server';
-import { userIdForEmail } from '../../shared/domain/user/user-id';
-import { closeConnections, createRedisConnection, type RedisClient } from '../../shared/redis/connections';
 import { freePort } from '../../scripts/lib/redis-server';
-import { startImportWorker } from '../../workers/import.worker';
+import { userIdForEmail } from '../../shared/domain/user/user-id';
+import { listen, type RunningServer } from '../../shared/http/server';
 import { createTestApp, type TestApp } from '../helpers/app-fixture';
+import { InProcessImportWorker } from '../helpers/in-process-import-worker';
 import { eventually, PROJECT_ROOT } from '../helpers/processes';
+import { seedUsers } from '../helpers/seed-users';
 
 const PASSWORD = 'import-cli-test-password';
 
@@ -39,20 +38,10 @@ function runCli(args: readonly string[], env: Record<string, string>): Promise<C
   return new Promise((resolve) => child.once('close', (code) => resolve({ code, stdout, stderr })));
 }
 
-function seedUsers(count: number, tag = randomUUID().slice(0, 8)) {
-  return Array.from({ length: count }, (_, i) => ({
-    email: `cli-${tag}-${i}@example.com`,
-    userName: `cli-${tag}-${i}`,
-    userType: 'Human',
-    roles: ['Member'],
-  }));
-}
-
 describe('npm run import (scripts/import.ts)', () => {
   let subject: TestApp;
   let server: RunningServer;
-  let workerConnection: RedisClient;
-  let worker: Worker;
+  let worker: InProcessImportWorker;
   let dir: string;
 
   beforeAll(async () => {
@@ -60,22 +49,14 @@ describe('npm run import (scripts/import.ts)', () => {
     await subject.createUser({ email: 'manager@example.com', password: PASSWORD, roles: ['UserManager'] });
     await subject.createUser({ email: 'member@example.com', password: PASSWORD, roles: ['Member'] });
     server = await listen(subject.app, 0, '127.0.0.1');
-    workerConnection = createRedisConnection(subject.config.redis, 'queue', subject.logger);
-    worker = startImportWorker(
-      workerConnection,
-      subject.services,
-      subject.services.importResults,
-      subject.config,
-      subject.logger,
-      subject.metrics,
-    );
+    worker = new InProcessImportWorker(subject);
+    worker.start();
     dir = await mkdtemp(path.join(tmpdir(), 'import-cli-'));
   });
   afterAll(async () => {
     await worker.close();
     await server.close(1_000);
     await subject.services.importQueue.close();
-    await closeConnections(workerConnection);
     await subject.close();
     await rm(dir, { recursive: true, force: true });
   });

@@ -1,17 +1,18 @@
 /**
- * Issue 8, faults: "kill -9 a worker in the middle of an import: another worker finishes it;
- * nothing is created twice or lost" is the first test below: SIGKILL mid-import, a successor
- * finishes it, and users and log events are counted against the import's rows. The other fault
- * tests are in test/faults/.
+ * A worker killed (kill -9) in the middle of an import: another worker finishes it, and nothing is
+ * created twice or lost (the first test below: SIGKILL mid-import, a successor finishes it, and
+ * users and log events are counted against the import's rows). The other fault tests are in
+ * test/faults/.
  */
 import { userIdForEmail } from '../../shared/domain/user/user-id';
-import { eventually } from '../helpers/processes';
 import {
   createImportWorkersHarness,
-  logLines,
-  seedUsersWithPasswords,
   type ImportWorkersHarness,
+  logLines,
+  untilImportsLogFinished,
 } from '../helpers/import-workers';
+import { eventually } from '../helpers/processes';
+import { seedUsersWithPasswords } from '../helpers/seed-users';
 
 /** Short, so a dead worker's job is handed over within seconds (BullMQ checks stalls every half of it). */
 const SHORT_JOB_LOCK = { IMPORT_JOB_LOCK_MS: '3000' };
@@ -93,10 +94,48 @@ describe('Import worker processes', () => {
     );
     expect(new Set(byThisJob.map((event) => event.aggregateId))).toEqual(seededIds);
     expect(logLines(doomed.stdout(), 'import finished')).toEqual([]);
+    await untilImportsLogFinished(() => successor.stdout(), [importJobId]);
     expect(logLines(successor.stdout(), 'import finished')).toEqual([
       expect.objectContaining({ importJobId, status: 'Completed', commandsExecuted: 500 }),
     ]);
   }, 90_000);
+
+  it("When the workers running an import are killed with SIGKILL more often than BullMQ's stalled-job limit allows, then the job fails for good, its record ends Failed (not Pending forever), its data is dropped and it no longer counts as Pending", async () => {
+    // One command at a time: a run lasts far longer than the moment it takes to kill it.
+    harness = await createImportWorkersHarness({ ...SHORT_JOB_LOCK, IMPORT_COMMAND_CONCURRENCY: '1' });
+    const users = seedUsersWithPasswords(300);
+    const importJobId = await harness.submitSeeding(users);
+    const { queue } = harness.subject.services.importQueue;
+    const startedBy = (worker: { stdout(): string }) =>
+      logLines(worker.stdout(), 'import started').some((line) => line.importJobId === importJobId);
+
+    // BullMQ 5 fails a job once it stalled more than maxStalledCount (3) times: four kills mid-run.
+    let kills = 0;
+    for (; kills < 6; kills++) {
+      const worker = await harness.startWorker();
+      await eventually(
+        async () => startedBy(worker) || (await harness?.jobResult(importJobId))?.status !== 'Pending',
+        40_000,
+        20,
+      );
+      if (!startedBy(worker)) break; // this worker failed the job instead of running it
+      worker.child.kill('SIGKILL');
+      await worker.exited;
+    }
+    const finished = await harness.waitUntilFinished(importJobId, 40_000);
+
+    expect(kills).toBe(4);
+    expect(finished).toMatchObject({ status: 'Failed', success: false });
+    expect(finished.errorMessage).toMatch(/job stalled more than allowable limit$/);
+    const job = await queue.getJob(importJobId);
+    expect(await job?.getState()).toBe('failed');
+    await eventually(async () => (await queue.getJob(importJobId))?.data.summary !== undefined, 10_000);
+    expect((await queue.getJob(importJobId))?.data).not.toHaveProperty('sealedImportData');
+    const pendingKey = harness.subject.services.keys.importsPendingBySubmitter(
+      (await harness.subject.services.importResults.get(importJobId))?.submitterUserId ?? '',
+    );
+    expect(await harness.subject.redis.zscore(pendingKey, importJobId)).toBeNull();
+  }, 180_000);
 
   it('When two worker processes share one queue and six imports arrive at once, then both take jobs, each job runs once and every user exists once', async () => {
     // Two jobs at a time per worker: one worker cannot hold all six, so the other must take some.
@@ -115,10 +154,12 @@ describe('Import worker processes', () => {
       logLines(worker.stdout(), 'import started').map((line) => line.importJobId as string),
     );
     expect(startedBy.map((ids) => ids.length > 0)).toEqual([true, true]);
-    const finishedIds = workers.flatMap((worker) =>
-      logLines(worker.stdout(), 'import finished').map((line) => line.importJobId as string),
-    );
-    expect([...finishedIds].sort()).toEqual([...importJobIds].sort());
+    const finishedIds = () =>
+      workers.flatMap((worker) =>
+        logLines(worker.stdout(), 'import finished').map((line) => line.importJobId as string),
+      );
+    await untilImportsLogFinished(() => workers.map((worker) => worker.stdout()).join('\n'), importJobIds);
+    expect(finishedIds().sort()).toEqual([...importJobIds].sort());
     expect(await harness.userStreams(batches.flat())).toEqual({ existing: 120, notExactlyOneEvent: [] });
     expect(await harness.countAllUserStreams()).toBe(121);
   }, 90_000);

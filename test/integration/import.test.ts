@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import type { Worker } from 'bullmq';
+
 import request from 'supertest';
 
-import { createRedisConnection, closeConnections, type RedisClient } from '../../shared/redis/connections';
-import { startImportWorker } from '../../workers/import.worker';
 import { createTestApp, type TestApp } from '../helpers/app-fixture';
+import { InProcessImportWorker } from '../helpers/in-process-import-worker';
 import { eventually } from '../helpers/processes';
+import { seedUsers } from '../helpers/seed-users';
 
 const PASSWORD = 'import-test-password';
 const basic = (email: string, password = PASSWORD) =>
@@ -13,51 +13,26 @@ const basic = (email: string, password = PASSWORD) =>
 const TIME_SPAN = /^\d{2}:\d{2}:\d{2}\.\d{2}$/;
 const GUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
-function seedUsers(count: number, tag = randomUUID().slice(0, 8)) {
-  return Array.from({ length: count }, (_, i) => ({
-    email: `seed-${tag}-${i}@example.com`,
-    userName: `seed-${tag}-${i}`,
-    userType: 'Human',
-    roles: ['Member'],
-  }));
-}
-
 describe('POST /api/import', () => {
   let subject: TestApp;
-  let workerConnection: RedisClient;
-  let worker: Worker | undefined;
+  let worker: InProcessImportWorker;
 
   beforeAll(async () => {
     subject = await createTestApp({ IMPORT_MAX_ROWS: '50' });
     await subject.createUser({ email: 'manager@example.com', password: PASSWORD, roles: ['UserManager'] });
     await subject.createUser({ email: 'member@example.com', password: PASSWORD, roles: ['Member'] });
     await subject.createUser({ email: 'admin@example.com', password: PASSWORD, roles: ['Admin'] });
-    workerConnection = createRedisConnection(subject.config.redis, 'queue', subject.logger);
+    worker = new InProcessImportWorker(subject);
   });
   afterAll(async () => {
-    await worker?.close();
+    await worker.close();
     await subject.services.importQueue.close();
-    await closeConnections(workerConnection);
     await subject.close();
   });
 
-  const startWorker = () => {
-    worker ??= startImportWorker(
-      workerConnection,
-      subject.services,
-      subject.services.importResults,
-      subject.config,
-      subject.logger,
-      subject.metrics,
-    );
-  };
-  const stopWorker = async () => {
-    await worker?.close();
-    worker = undefined;
-  };
   /** Inline runs need an idle queue: start the worker and wait until it has drained. */
   const idleQueue = async () => {
-    startWorker();
+    worker.start();
     await eventually(async () => {
       const counts = await subject.services.importQueue.queue.getJobCounts(
         'waiting',
@@ -84,7 +59,7 @@ describe('POST /api/import', () => {
 
   describe('Spec table 3.3', () => {
     it('When priority is Normal or omitted, then the job is queued: Pending, not synchronous, and a worker completes it', async () => {
-      await stopWorker();
+      await worker.stop();
       const body = seeding(seedUsers(3));
       const res = await submit(body);
       expect(res.status).toBe(200);
@@ -97,7 +72,7 @@ describe('POST /api/import', () => {
         message: 'Import job queued with Normal priority',
         processedSynchronously: false,
       });
-      startWorker();
+      worker.start();
       await eventually(
         async () => (await jobResult(res.body.importJobId)).body.results?.[0]?.status === 'Completed',
         15_000,
@@ -135,12 +110,12 @@ describe('POST /api/import', () => {
     });
 
     it('When priority is High but another import is queued, then it is queued too (Pending)', async () => {
-      await stopWorker();
+      await worker.stop();
       await submit(seeding(seedUsers(1)));
       const res = await submit(seeding(seedUsers(1), { priority: 'High' }));
       expect(res.body).toMatchObject({ status: 'Pending', priority: 'High', processedSynchronously: false });
       expect(res.body.message).toContain('High priority');
-      startWorker();
+      worker.start();
       await eventually(
         async () => (await jobResult(res.body.importJobId)).body.results?.[0]?.status === 'Completed',
         15_000,
@@ -253,7 +228,7 @@ describe('POST /api/import', () => {
     });
 
     it('When a queued import left its record Pending without a job (Redis went away between the two), then a resend queues it and a worker completes it', async () => {
-      await stopWorker();
+      await worker.stop();
       const body = seeding(seedUsers(1));
       const first = await submit(body);
       expect(first.body).toMatchObject({ status: 'Pending', processedSynchronously: false });
@@ -262,7 +237,7 @@ describe('POST /api/import', () => {
 
       const resent = await submit(body);
       expect(resent.body).toMatchObject({ importJobId: first.body.importJobId, status: 'Pending' });
-      startWorker();
+      worker.start();
       await eventually(
         async () => (await jobResult(first.body.importJobId)).body.results?.[0]?.status === 'Completed',
         15_000,
@@ -270,16 +245,7 @@ describe('POST /api/import', () => {
     });
 
     it('When two High imports arrive together on an idle queue, then at most one runs inline', async () => {
-      startWorker();
-      await eventually(async () => {
-        const counts = await subject.services.importQueue.queue.getJobCounts(
-          'waiting',
-          'active',
-          'prioritized',
-          'delayed',
-        );
-        return Object.values(counts).every((n) => n === 0);
-      });
+      await idleQueue();
       const answers = await Promise.all(
         [1, 2, 3].map(() => submit(seeding(seedUsers(5), { priority: 'High' }))),
       );
@@ -381,12 +347,18 @@ describe('POST /api/import', () => {
       );
       await eventually(async () => {
         const job = await subject.services.importQueue.queue.getJob(res.body.importJobId);
-        return job !== undefined && !JSON.stringify(job.data).includes('queued-secret-123');
+        return job?.data.summary !== undefined;
       }, 5_000);
       const job = await subject.services.importQueue.queue.getJob(res.body.importJobId);
-      expect((job?.data.importData as { users: { password: string }[] }).users[0]?.password).toBe(
-        '[redacted]',
-      );
+      // Finished: no data at all (sealed or not), only a summary.
+      expect(job?.data).toEqual({
+        importJobId: res.body.importJobId,
+        requestId: expect.any(String),
+        importerType: 'UserSeeding',
+        priority: 'Normal',
+        submitterUserId: expect.any(String),
+        summary: { status: 'Completed', rows: 2, finishedAt: expect.any(String) },
+      });
       expect((await jobResult(res.body.importJobId)).text).not.toContain('queued-secret-123');
       const record = await subject.redis.get(subject.services.keys.importResult(res.body.importJobId));
       expect(record).not.toContain('queued-secret-123');

@@ -1,16 +1,14 @@
 import { randomUUID } from 'node:crypto';
+
 import request from 'supertest';
 
 import { freePort } from '../../scripts/lib/redis-server';
-import { LOG_PARTITIONS, partitionOf } from '../../shared/event-store/partitions';
 import { ALL_PROJECTIONS } from '../../shared/projections/all-projections';
-import {
-  createImportWorkersHarness,
-  seedUsersWithPasswords,
-  type ImportWorkersHarness,
-} from '../helpers/import-workers';
-import { parseExposition, sampleSum, samplesOf, type Sample } from '../helpers/metrics';
+import { LOG_PARTITIONS, partitionOf } from '../../shared/redis/partitions';
+import { createImportWorkersHarness, type ImportWorkersHarness } from '../helpers/import-workers';
+import { parseExposition, type Sample, samplesOf, sampleSum } from '../helpers/metrics';
 import { eventually } from '../helpers/processes';
+import { seedUsersWithPasswords } from '../helpers/seed-users';
 
 const METRICS_TOKEN = 'worker-metrics-token-0123456789';
 const PASSWORD = 'worker-metrics-password';

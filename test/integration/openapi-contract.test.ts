@@ -1,7 +1,7 @@
 import express from 'express';
 import request from 'supertest';
 
-import { repositoryDocument } from '../../ingress/openapi/contract';
+import { repositoryDocument } from '../../ingress/contract';
 import { ResponseContract } from '../helpers/openapi-contract';
 
 describe('The response contract check', () => {

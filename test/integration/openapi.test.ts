@@ -1,9 +1,9 @@
 import request from 'supertest';
 
 import { BULL_BOARD_PATH } from '../../ingress/admin/bull-board';
-import type { RouteTable } from '../../ingress/http/route-table';
-import { repositoryDocument } from '../../ingress/openapi/contract';
-import { DOCS_PATH, OPENAPI_PATH } from '../../ingress/openapi/openapi-document';
+import { repositoryDocument } from '../../ingress/contract';
+import { DOCS_PATH, OPENAPI_PATH } from '../../ingress/openapi/openapi.contract';
+import type { RouteTable } from '../../shared/http/route-table';
 import { createTestApp, type TestApp } from '../helpers/app-fixture';
 
 describe('The OpenAPI document and Swagger UI, served', () => {

@@ -1,8 +1,8 @@
-import { LOG_PARTITIONS } from '../../shared/event-store/partitions';
 import { fantasyTeamProjection } from '../../shared/projections/fantasy-team/fantasy-team.projection';
 import { rebuildProjection } from '../../shared/projections/rebuild';
-import { createTestApp, testRedisEnv, type TestApp } from '../helpers/app-fixture';
-import { eventually, startServiceProcess, type ServiceProcess } from '../helpers/processes';
+import { LOG_PARTITIONS } from '../../shared/redis/partitions';
+import { createTestApp, type TestApp, testRedisEnv } from '../helpers/app-fixture';
+import { eventually, type ServiceProcess, startServiceProcess } from '../helpers/processes';
 import {
   caughtUp,
   partitionProgress,

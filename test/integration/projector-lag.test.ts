@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto';
 
-import { LOG_PARTITIONS, partitionOf } from '../../shared/event-store/partitions';
 import { ALL_PROJECTIONS } from '../../shared/projections/all-projections';
+import { applyNextBatch } from '../../shared/projections/apply-batch';
 import { fantasyTeamProjection } from '../../shared/projections/fantasy-team/fantasy-team.projection';
-import { applyNextBatch } from '../../shared/projections/projector';
-import { readProjectorLag, type ProjectorLag } from '../../shared/projections/projector-lag';
+import { type ProjectorLag, readProjectorLag } from '../../shared/projections/projector-lag';
 import { rebuildProjection } from '../../shared/projections/rebuild';
+import { LOG_PARTITIONS, partitionOf } from '../../shared/redis/partitions';
 import { createTestApp, type TestApp } from '../helpers/app-fixture';
 import { runTeamCommand } from '../helpers/projector-fixtures';
 

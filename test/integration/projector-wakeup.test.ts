@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
 
 import { fantasyTeamDecider } from '../../shared/domain/fantasy-team/fantasy-team.decider';
-import { LOG_PARTITIONS, partitionOf } from '../../shared/event-store/partitions';
 import { ALL_PROJECTIONS } from '../../shared/projections/all-projections';
 import { Projector } from '../../shared/projections/projector';
 import { duplicateConnection } from '../../shared/redis/connections';
+import { LOG_PARTITIONS, partitionOf } from '../../shared/redis/partitions';
 import { createTestApp, type TestApp } from '../helpers/app-fixture';
 import { eventually } from '../helpers/processes';
 

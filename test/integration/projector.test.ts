@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
+
 import request from 'supertest';
 
 import { fantasyTeamDecider } from '../../shared/domain/fantasy-team/fantasy-team.decider';
-import { LOG_PARTITIONS } from '../../shared/event-store/partitions';
 import { createLogger } from '../../shared/logger';
 import { ALL_PROJECTIONS } from '../../shared/projections/all-projections';
 import {
@@ -11,7 +11,8 @@ import {
 } from '../../shared/projections/fantasy-team/fantasy-team.projection';
 import { Projector, type ProjectorOptions } from '../../shared/projections/projector';
 import { rebuildProjection } from '../../shared/projections/rebuild';
-import { closeConnections, waitForRedis, type RedisClient } from '../../shared/redis/connections';
+import { closeConnections, type RedisClient, waitForRedis } from '../../shared/redis/connections';
+import { LOG_PARTITIONS } from '../../shared/redis/partitions';
 import { createTestApp, openTestRedis, type TestApp } from '../helpers/app-fixture';
 import { eventually } from '../helpers/processes';
 import {

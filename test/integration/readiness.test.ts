@@ -2,12 +2,14 @@ import { randomUUID } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+
 import request from 'supertest';
 
-import { startLocalRedisCluster, type LocalRedisCluster } from '../../scripts/lib/redis-cluster';
-import { startLocalRedis, type LocalRedis } from '../../scripts/lib/redis-server';
+import { type LocalRedisCluster, startLocalRedisCluster } from '../../scripts/lib/redis-cluster';
+import { type LocalRedis, startLocalRedis } from '../../scripts/lib/redis-server';
 import { createTestApp, onTestCluster, type TestApp } from '../helpers/app-fixture';
 import { eventually } from '../helpers/processes';
+import { passwordGrantToken } from '../helpers/tokens';
 
 /** A Redis of this test's own, of the kind the run uses (one server, or a cluster), to stop and restart. */
 interface StoppableRedis {
@@ -62,10 +64,7 @@ describe('Health and readiness while Redis comes and goes', () => {
     subject = await createTestApp({ ...redis.env, JWT_SECRET: 'readiness-test-secret-of-at-least-32-chars' });
     await eventually(async () => (await request(subject.app).get('/readyz')).status === 200);
     await subject.createUser({ email: 'reader@example.com', password: 'reader password' });
-    const token = await request(subject.app)
-      .post('/api/auth/token')
-      .send({ grant_type: 'password', username: 'reader@example.com', password: 'reader password' });
-    bearer = `Bearer ${(token.body as { access_token: string }).access_token}`;
+    bearer = `Bearer ${await passwordGrantToken(subject.app, 'reader@example.com', 'reader password')}`;
   });
   afterAll(async () => {
     await subject.close();

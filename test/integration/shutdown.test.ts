@@ -1,6 +1,6 @@
 import request from 'supertest';
 
-import { listen } from '../../ingress/server';
+import { listen } from '../../shared/http/server';
 import { createTestApp, testRedisEnv, uniquePrefix } from '../helpers/app-fixture';
 import { startServiceProcess } from '../helpers/processes';
 

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+
 import request from 'supertest';
 
 import { ALL_PROJECTIONS } from '../../shared/projections/all-projections';
@@ -7,6 +8,8 @@ import { rebuildProjection } from '../../shared/projections/rebuild';
 import { createTestApp, type TestApp } from '../helpers/app-fixture';
 import { eventually } from '../helpers/processes';
 import { caughtUp } from '../helpers/projector-fixtures';
+import { playerPlatformId, seedPlayer } from '../helpers/seed-players';
+import { passwordGrantToken } from '../helpers/tokens';
 
 const PASSWORD = 'sport-test-password';
 const ADMIN = 'sport-admin@example.com';
@@ -14,35 +17,6 @@ const MACHINE = 'sport-machine@example.com';
 const OWNER = 'sport-owner@example.com';
 const STRANGER = 'sport-stranger@example.com';
 const basic = (email: string) => `Basic ${Buffer.from(`${email}:${PASSWORD}`).toString('base64')}`;
-
-/** A platform id that differs per number: `00000000-0000-4000-a000-<n as 12 digits>`. */
-const platformId = (n: number) => `00000000-0000-4000-a000-${String(n).padStart(12, '0')}`;
-
-/** Player n of the seeded data: feed id 100+n, fantasy id 9000+n, league id L-n. */
-function player(n: number, overrides: Record<string, unknown> = {}) {
-  return {
-    feedId: 100 + n,
-    feedFirstName: `First${n}`,
-    feedLastName: `Last${n}`,
-    feedFullName: `First${n} Last${n}`,
-    feedShortName: `F. Last${n}`,
-    leaguePlayerId: `L-${n}`,
-    leagueFirstName: `LFirst${n}`,
-    leagueLastName: `LLast${n}`,
-    fantasyId: 9000 + n,
-    platformId: platformId(n),
-    platformFullName: `Platform ${n}`,
-    platformSlug: `player-${n}`,
-    stats: {
-      rating: 50 + n / 2,
-      price: 100_000 + n,
-      fantasyPositions: [n % 4],
-      breakdown: n % 2 ? { '3': { projectedPoints: n, priceDelta: -n } } : null,
-      ...((overrides.stats as object | undefined) ?? {}),
-    },
-    ...Object.fromEntries(Object.entries(overrides).filter(([key]) => key !== 'stats')),
-  };
-}
 
 describe('sport data: PlayerSeeding, GetMappedPlayers, GetTeamRatingInputByTeamId', () => {
   let subject: TestApp;
@@ -52,12 +26,7 @@ describe('sport data: PlayerSeeding, GetMappedPlayers, GetTeamRatingInputByTeamI
   let adminToken: string;
   let machineToken: string;
 
-  const token = async (email: string) => {
-    const res = await request(subject.app)
-      .post('/api/auth/token')
-      .send({ grant_type: 'password', username: email, password: PASSWORD });
-    return res.body.access_token as string;
-  };
+  const token = (email: string) => passwordGrantToken(subject.app, email, PASSWORD);
   const seedPlayers = (importData: object, email = ADMIN) =>
     request(subject.app)
       .post('/api/import')
@@ -107,10 +76,10 @@ describe('sport data: PlayerSeeding, GetMappedPlayers, GetTeamRatingInputByTeamI
       season: '2026',
       round: 5,
       finalRound: 30,
-      players: [6, 3, 1, 5, 2, 4].map((n) => player(n)),
+      players: [6, 3, 1, 5, 2, 4].map((n) => seedPlayer(n)),
     });
     expect(seeded.body).toMatchObject({ status: 'Completed', success: true });
-    await seedPlayers({ season: '2025', players: [player(1), player(2)] });
+    await seedPlayers({ season: '2025', players: [seedPlayer(1), seedPlayer(2)] });
     await settled();
   });
   afterAll(async () => {
@@ -120,7 +89,7 @@ describe('sport data: PlayerSeeding, GetMappedPlayers, GetTeamRatingInputByTeamI
 
   describe('PlayerSeeding', () => {
     it('seeds players: the season, two identifier claims and one player per row, with their events', async () => {
-      const res = await seedPlayers({ players: [player(40), player(41)] });
+      const res = await seedPlayers({ players: [seedPlayer(40), seedPlayer(41)] });
       expect(res.status).toBe(200);
       expect(res.body).toMatchObject({
         status: 'Completed',
@@ -135,16 +104,16 @@ describe('sport data: PlayerSeeding, GetMappedPlayers, GetTeamRatingInputByTeamI
     });
 
     it('raises no event when the same data is imported again', async () => {
-      const res = await seedPlayers({ players: [player(40), player(41)] });
+      const res = await seedPlayers({ players: [seedPlayer(40), seedPlayer(41)] });
       expect(res.body).toMatchObject({ status: 'Completed', success: true, eventsGenerated: 0 });
     });
 
     it('refuses a player whose feed id or fantasy id another player holds, and seeds the rest', async () => {
       const res = await seedPlayers({
         players: [
-          player(50),
-          player(51, { feedId: 101 }), // player 1's feed id
-          player(52, { fantasyId: 9002 }), // player 2's fantasy id
+          seedPlayer(50),
+          seedPlayer(51, { feedId: 101 }), // player 1's feed id
+          seedPlayer(52, { fantasyId: 9002 }), // player 2's fantasy id
         ],
       });
       expect(res.status).toBe(200);
@@ -152,51 +121,51 @@ describe('sport data: PlayerSeeding, GetMappedPlayers, GetTeamRatingInputByTeamI
         status: 'Failed',
         success: false,
         errorCode: 'AGGREGATE_PROCESSING_FAILED',
-        message: `Import failed at aggregate ${platformId(51)}: Feed id 101 is already mapped to player ${platformId(1)} (1 of 3 player(s) seeded, 2 refused)`,
+        message: `Import failed at aggregate ${playerPlatformId(51)}: Feed id 101 is already mapped to player ${playerPlatformId(1)} (1 of 3 player(s) seeded, 2 refused)`,
         rowErrors: [
           {
             index: 1,
-            platformId: platformId(51),
+            platformId: playerPlatformId(51),
             code: 'FEED_ID_TAKEN',
-            message: `Feed id 101 is already mapped to player ${platformId(1)}`,
+            message: `Feed id 101 is already mapped to player ${playerPlatformId(1)}`,
           },
           {
             index: 2,
-            platformId: platformId(52),
+            platformId: playerPlatformId(52),
             code: 'FANTASY_ID_TAKEN',
-            message: `Fantasy id 9002 is already mapped to player ${platformId(2)}`,
+            message: `Fantasy id 9002 is already mapped to player ${playerPlatformId(2)}`,
           },
         ],
       });
       await settled();
       // Never silently re-pointed: feed id 101 is still player 1's, and the refused rows hold nothing.
       expect((await mappedPlayers({ feedId: 101 })).body.results).toEqual([
-        expect.objectContaining({ platformId: platformId(1) }),
+        expect.objectContaining({ platformId: playerPlatformId(1) }),
       ]);
-      expect((await mappedPlayers({ platformId: platformId(52) })).body.totalCount).toBe(0);
-      const retry = await seedPlayers({ players: [player(52)] });
+      expect((await mappedPlayers({ platformId: playerPlatformId(52) })).body.totalCount).toBe(0);
+      const retry = await seedPlayers({ players: [seedPlayer(52)] });
       expect(retry.body).toMatchObject({ status: 'Completed' }); // its own feed id 152 was given back
     });
 
     it("frees a player's old feed id when its identity changes, for another player to take", async () => {
-      await seedPlayers({ players: [player(60)] });
-      const moved = await seedPlayers({ players: [player(60, { feedId: 1060, platformSlug: 'moved' })] });
+      await seedPlayers({ players: [seedPlayer(60)] });
+      const moved = await seedPlayers({ players: [seedPlayer(60, { feedId: 1060, platformSlug: 'moved' })] });
       // Updated, feed id 1060 claimed, feed id 160 released.
       expect(moved.body).toMatchObject({ status: 'Completed', eventsGenerated: 3 });
-      const taken = await seedPlayers({ players: [player(61, { feedId: 160 })] });
+      const taken = await seedPlayers({ players: [seedPlayer(61, { feedId: 160 })] });
       expect(taken.body).toMatchObject({ status: 'Completed' });
       await settled();
-      expect((await mappedPlayers({ platformId: platformId(60) })).body.results[0]).toMatchObject({
+      expect((await mappedPlayers({ platformId: playerPlatformId(60) })).body.results[0]).toMatchObject({
         feedId: 1060,
         platformSlug: 'moved',
       });
       expect((await mappedPlayers({ feedId: 160 })).body.results).toEqual([
-        expect.objectContaining({ platformId: platformId(61) }),
+        expect.objectContaining({ platformId: playerPlatformId(61) }),
       ]);
     });
 
     it('refuses a batch repeating a key in itself before running anything', async () => {
-      const res = await seedPlayers({ players: [player(70), player(71, { fantasyId: 9070 })] });
+      const res = await seedPlayers({ players: [seedPlayer(70), seedPlayer(71, { fantasyId: 9070 })] });
       expect(res.body).toMatchObject({
         status: 'Failed',
         errorCode: 'IMPORT_VALIDATION_FAILED',
@@ -208,7 +177,7 @@ describe('sport data: PlayerSeeding, GetMappedPlayers, GetTeamRatingInputByTeamI
     });
 
     it('needs Admin, checked while processing (spec 5 rule 4)', async () => {
-      const res = await seedPlayers({ players: [player(80)] }, OWNER);
+      const res = await seedPlayers({ players: [seedPlayer(80)] }, OWNER);
       expect(res.status).toBe(200);
       expect(res.body).toMatchObject({
         status: 'Failed',
@@ -218,7 +187,7 @@ describe('sport data: PlayerSeeding, GetMappedPlayers, GetTeamRatingInputByTeamI
       });
       expect(res.body.message).toMatch(
         new RegExp(
-          `^Import failed at aggregate ${platformId(80)}: User '${OWNER}' \\(.+\\) lacks required roles to execute SeedPlayerCommand\\. Required roles: \\[Admin\\]\\. User roles: \\[Member\\]\\.$`,
+          `^Import failed at aggregate ${playerPlatformId(80)}: User '${OWNER}' \\(.+\\) lacks required roles to execute SeedPlayerCommand\\. Required roles: \\[Admin\\]\\. User roles: \\[Member\\]\\.$`,
         ),
       );
     });
@@ -227,7 +196,7 @@ describe('sport data: PlayerSeeding, GetMappedPlayers, GetTeamRatingInputByTeamI
       const res = await seedPlayers({
         round: 40,
         finalRound: 30,
-        players: [player(90, { platformId: 'not-a-guid', feedId: 1.5, stats: { price: '12' } })],
+        players: [seedPlayer(90, { platformId: 'not-a-guid', feedId: 1.5, stats: { price: '12' } })],
       });
       expect(res.status).toBe(400);
       expect(res.body.errors).toMatchObject({
@@ -260,7 +229,7 @@ describe('sport data: PlayerSeeding, GetMappedPlayers, GetTeamRatingInputByTeamI
         leagueLastName: 'LLast1',
         fantasyId: 9001,
         fantasyCompositeId: '9001-2026',
-        platformId: platformId(1),
+        platformId: playerPlatformId(1),
         platformFullName: 'Platform 1',
         platformSlug: 'player-1',
       });
@@ -287,11 +256,11 @@ describe('sport data: PlayerSeeding, GetMappedPlayers, GetTeamRatingInputByTeamI
     it('filters by feed id, fantasy id, league player id, platform id and season', async () => {
       const only = async (query: object) =>
         ((await mappedPlayers(query)).body.results as { platformId: string }[]).map((p) => p.platformId);
-      expect(await only({ feedId: 103 })).toEqual([platformId(3)]);
-      expect(await only({ fantasyId: 9004 })).toEqual([platformId(4)]);
-      expect(await only({ leaguePlayerId: 'L-5' })).toEqual([platformId(5)]);
-      expect(await only({ platformId: platformId(6).toUpperCase() })).toEqual([platformId(6)]);
-      expect(await only({ season: '2025' })).toEqual([platformId(1), platformId(2)]);
+      expect(await only({ feedId: 103 })).toEqual([playerPlatformId(3)]);
+      expect(await only({ fantasyId: 9004 })).toEqual([playerPlatformId(4)]);
+      expect(await only({ leaguePlayerId: 'L-5' })).toEqual([playerPlatformId(5)]);
+      expect(await only({ platformId: playerPlatformId(6).toUpperCase() })).toEqual([playerPlatformId(6)]);
+      expect(await only({ season: '2025' })).toEqual([playerPlatformId(1), playerPlatformId(2)]);
       expect(await only({ season: '2025', feedId: 103 })).toEqual([]);
       expect(await only({ feedId: 999_999 })).toEqual([]);
       const in2025 = await mappedPlayers({ season: '2025', fantasyId: 9001 });
@@ -337,16 +306,16 @@ describe('sport data: PlayerSeeding, GetMappedPlayers, GetTeamRatingInputByTeamI
 
     beforeAll(async () => {
       // The rounds of the last 2026 import count: set them again after the importer tests' defaults.
-      await seedPlayers({ season: '2026', round: 5, finalRound: 30, players: [player(1)] });
+      await seedPlayers({ season: '2026', round: 5, finalRound: 30, players: [seedPlayer(1)] });
       expect((await command('CreateFantasyTeam', { aggregateRootId: teamId, name: 'Rated' })).status).toBe(
         200,
       );
       const roster = await command('SetFantasyTeamRoster', {
         aggregateRootId: teamId,
         players: [
-          { participantId: platformId(1), selectionStatus: 0 },
-          { participantId: platformId(2), selectionStatus: 1 },
-          { participantId: platformId(3), selectionStatus: 2 },
+          { participantId: playerPlatformId(1), selectionStatus: 0 },
+          { participantId: playerPlatformId(2), selectionStatus: 1 },
+          { participantId: playerPlatformId(3), selectionStatus: 2 },
           { participantId: unmapped, selectionStatus: 4 },
         ],
       });
@@ -469,7 +438,10 @@ describe('sport data: PlayerSeeding, GetMappedPlayers, GetTeamRatingInputByTeamI
     await command('CreateFantasyTeam', { aggregateRootId: teamId, name: 'Rebuilt' });
     await command('SetFantasyTeamRoster', {
       aggregateRootId: teamId,
-      players: [1, 2, 3, 4, 5, 6].map((n) => ({ participantId: platformId(n), selectionStatus: n % 5 })),
+      players: [1, 2, 3, 4, 5, 6].map((n) => ({
+        participantId: playerPlatformId(n),
+        selectionStatus: n % 5,
+      })),
     });
     await settled();
     const answers = async () =>

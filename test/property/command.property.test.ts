@@ -1,7 +1,11 @@
 import { randomUUID } from 'node:crypto';
+
 import fc from 'fast-check';
 
-import { COMMAND_DEFINITIONS, type CommandDefinition } from '../../ingress/command/command-definitions';
+import {
+  FANTASY_TEAM_COMMAND_DEFINITIONS,
+  type FantasyTeamCommandDefinition,
+} from '../../shared/commands/fantasy-team-command-definitions';
 import { fantasyTeamDecider } from '../../shared/domain/fantasy-team/fantasy-team.decider';
 import { validate } from '../../shared/validation';
 import {
@@ -61,7 +65,7 @@ describe('POST /api/command under hostile input', () => {
   }
 
   /** The spec's envelope around a command drawn from its schema, aimed at `teamId` half the time. */
-  function envelopes(definition: CommandDefinition, teamId: string) {
+  function envelopes(definition: FantasyTeamCommandDefinition, teamId: string) {
     return fc.record(
       {
         commandType: fc.constant(definition.commandType),
@@ -76,7 +80,9 @@ describe('POST /api/command under hostile input', () => {
     );
   }
 
-  it.each(COMMAND_DEFINITIONS.map((definition) => [definition.commandType, definition] as const))(
+  it.each(
+    FANTASY_TEAM_COMMAND_DEFINITIONS.map((definition) => [definition.commandType, definition] as const),
+  )(
     'When a valid %s command is drawn from its schema, then the schema accepts most of them (the properties below start from valid bodies)',
     (_, definition) => {
       const samples = fc.sample(samplesFor(definition.schema), 50);
@@ -92,7 +98,9 @@ describe('POST /api/command under hostile input', () => {
     },
   );
 
-  it.each(COMMAND_DEFINITIONS.map((definition) => [definition.commandType, definition] as const))(
+  it.each(
+    FANTASY_TEAM_COMMAND_DEFINITIONS.map((definition) => [definition.commandType, definition] as const),
+  )(
     'When the envelope or the fields of a %s command are mutated, then it answers the spec 2.6 shape (or a problem before the route), never a 5xx, and a refusal changes nothing',
     async (_, definition) => {
       const teamId = await newTeam();

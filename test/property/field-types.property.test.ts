@@ -1,15 +1,16 @@
 import { randomUUID } from 'node:crypto';
+
 import fc from 'fast-check';
 import type Joi from 'joi';
 
-import { COMMAND_DEFINITIONS } from '../../ingress/command/command-definitions';
 import { allQueries, type QueryDependencies } from '../../ingress/readmodel/queries';
+import { FANTASY_TEAM_COMMAND_DEFINITIONS } from '../../shared/commands/fantasy-team-command-definitions';
 import { importDataSchema } from '../../shared/importers/importer';
 import { IMPORTERS } from '../../shared/importers/registry';
 import { fieldKey } from '../../shared/validation';
 import { createHostileSubject, type HostileSubject } from '../helpers/hostile-fixture';
 import { propertyParameters } from '../helpers/hostile-json';
-import { fieldPaths, validSamplesWith, valueAt, withValueAt, type FieldPath } from '../helpers/joi-samples';
+import { type FieldPath, fieldPaths, validSamplesWith, valueAt, withValueAt } from '../helpers/joi-samples';
 import { expectCommandAnswer, expectImportAnswer, expectReadModelAnswer } from '../helpers/response-shapes';
 
 /**
@@ -23,7 +24,7 @@ const scalarPaths = (schema: Joi.Schema) =>
 const QUERY_FIELDS = allQueries({} as QueryDependencies).flatMap((query) =>
   scalarPaths(query.schema).map((path) => [`${query.queryType} ${fieldKey(path)}`, query, path] as const),
 );
-const COMMAND_FIELDS = COMMAND_DEFINITIONS.flatMap((definition) =>
+const COMMAND_FIELDS = FANTASY_TEAM_COMMAND_DEFINITIONS.flatMap((definition) =>
   scalarPaths(definition.schema).map(
     (path) => [`${definition.commandType} ${fieldKey(['command', ...path])}`, definition, path] as const,
   ),

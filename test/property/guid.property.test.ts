@@ -1,27 +1,27 @@
 import { randomUUID } from 'node:crypto';
+
 import fc from 'fast-check';
 import type Joi from 'joi';
 
-import { COMMAND_DEFINITIONS } from '../../ingress/command/command-definitions';
 import { allQueries, type QueryDependencies } from '../../ingress/readmodel/queries';
-import { importDataSchema } from '../../shared/importers/importer';
+import { FANTASY_TEAM_COMMAND_DEFINITIONS } from '../../shared/commands/fantasy-team-command-definitions';
 import { importJobIdFor } from '../../shared/importers/import-queue';
+import { importDataSchema } from '../../shared/importers/importer';
 import { IMPORTERS } from '../../shared/importers/registry';
 import { fieldKey, GUID_FORMAT_MESSAGE } from '../../shared/validation';
 import { createHostileSubject, type HostileSubject } from '../helpers/hostile-fixture';
 import {
   GUID_ACCEPTED_FORMATS,
   GUID_REFUSED_FORMATS,
+  type GuidFormat,
   propertyParameters,
   spellGuid,
-  type GuidFormat,
 } from '../helpers/hostile-json';
 import { fieldPaths, GUID_PATTERN_TEXT, validSamplesWith, withValueAt } from '../helpers/joi-samples';
 import { expectCommandAnswer, expectImportAnswer, expectReadModelAnswer } from '../helpers/response-shapes';
 
 /**
- * One rule for GUIDs on every endpoint (issue 4, and .NET's System.Text.Json, whose message the spec
- * quotes): any 8-4-4-4-12 hex string of any version, in any case, answered in lower case; braces,
+ * One rule for GUIDs on every endpoint (.NET's System.Text.Json's, whose message the spec quotes): any 8-4-4-4-12 hex string of any version, in any case, answered in lower case; braces,
  * parentheses, no hyphens, a URN or blanks around it are refused.
  */
 
@@ -44,7 +44,7 @@ function messagesOf(body: unknown): string {
 const QUERY_GUID_FIELDS = allQueries({} as QueryDependencies).flatMap((query) =>
   guidPaths(query.schema).map((path) => [`${query.queryType} ${fieldKey(path)}`, query, path] as const),
 );
-const COMMAND_GUID_FIELDS = COMMAND_DEFINITIONS.flatMap((definition) =>
+const COMMAND_GUID_FIELDS = FANTASY_TEAM_COMMAND_DEFINITIONS.flatMap((definition) =>
   guidPaths(definition.schema).map(
     (path) => [`${definition.commandType} ${fieldKey(['command', ...path])}`, definition, path] as const,
   ),
@@ -198,7 +198,7 @@ describe('GUIDs on every endpoint', () => {
             expect((first.body as { errors: unknown }).errors).toEqual({ RequestId: [GUID_FORMAT_MESSAGE] });
             return;
           }
-          const jobId = importJobIdFor(guid.toLowerCase());
+          const jobId = importJobIdFor(subject.admin.userId, guid.toLowerCase());
           expect(first.body).toMatchObject({ requestId: guid.toLowerCase(), importJobId: jobId });
           const second = await submit(spellGuid(guid, again));
           expect(second.body).toMatchObject({ requestId: guid.toLowerCase(), importJobId: jobId });

@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
+
 import fc from 'fast-check';
 
-import { importDataSchema, IMPORT_PRIORITIES, type Importer } from '../../shared/importers/importer';
+import { IMPORT_PRIORITIES, importDataSchema, type Importer } from '../../shared/importers/importer';
 import { IMPORTERS } from '../../shared/importers/registry';
 import { validate } from '../../shared/validation';
 import {

@@ -10,12 +10,12 @@ import {
 } from '../helpers/hostile-fixture';
 import {
   applyMutations,
+  type HostileObject,
   mutations,
   propertyParameters,
   randomBodyText,
   toJsonText,
   wrongType,
-  type HostileObject,
 } from '../helpers/hostile-json';
 import { samplesFor } from '../helpers/joi-samples';
 import { expectReadModelAnswer } from '../helpers/response-shapes';

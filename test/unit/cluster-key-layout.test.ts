@@ -1,11 +1,12 @@
 import { randomUUID } from 'node:crypto';
+
 import keySlot from 'cluster-key-slot';
 
-import { LOG_PARTITIONS, partitionOf } from '../../shared/event-store/partitions';
 import { IMPORT_QUEUE_NAME } from '../../shared/importers/import-queue';
 import { ALL_PROJECTIONS } from '../../shared/projections/all-projections';
 import { fantasyTeamProjection } from '../../shared/projections/fantasy-team/fantasy-team.projection';
 import { createKeys } from '../../shared/redis/keys';
+import { LOG_PARTITIONS, partitionOf } from '../../shared/redis/partitions';
 
 /**
  * Redis Cluster refuses a script or a multi-key command whose keys lie in different hash slots

@@ -15,6 +15,60 @@ describe('loadConfig', () => {
     });
   });
 
+  it('When no HTTP_*_TIMEOUT_MS is set, then a request has 30 s, its headers 10 s, an idle keep-alive connection 5 s', () => {
+    expect(loadConfig({}).http).toEqual({
+      requestTimeoutMs: 30_000,
+      headersTimeoutMs: 10_000,
+      keepAliveTimeoutMs: 5_000,
+    });
+    expect(
+      loadConfig({
+        HTTP_REQUEST_TIMEOUT_MS: '2000',
+        HTTP_HEADERS_TIMEOUT_MS: '500',
+        HTTP_KEEP_ALIVE_TIMEOUT_MS: '300',
+      }).http,
+    ).toEqual({ requestTimeoutMs: 2_000, headersTimeoutMs: 500, keepAliveTimeoutMs: 300 });
+  });
+
+  it('When the headers timeout is longer than the request timeout, or a timeout is 0, then loading fails naming it', () => {
+    expect(() => loadConfig({ HTTP_REQUEST_TIMEOUT_MS: '1000', HTTP_HEADERS_TIMEOUT_MS: '2000' })).toThrow(
+      /HTTP_HEADERS_TIMEOUT_MS: .*expected .*at most HTTP_REQUEST_TIMEOUT_MS/,
+    );
+    expect(() => loadConfig({ HTTP_KEEP_ALIVE_TIMEOUT_MS: '0' })).toThrow(/HTTP_KEEP_ALIVE_TIMEOUT_MS/);
+    expect(() => loadConfig({ HTTP_REQUEST_TIMEOUT_MS: '0' })).toThrow(/HTTP_REQUEST_TIMEOUT_MS/);
+  });
+
+  it("When no AUTH_* is set, then failures count 10 per account and address, 100 per address, and 16 verifications may wait (4 x libuv's 4 threads)", () => {
+    expect(loadConfig({}).auth).toEqual({
+      cacheTtlSeconds: 60,
+      maxFailuresPerAccountAndAddress: 10,
+      maxFailuresPerAddress: 100,
+      failureWindowSeconds: 900,
+      accountWarningFailures: 50,
+      maxPendingVerifications: 16,
+    });
+  });
+
+  it('When UV_THREADPOOL_SIZE sizes the hashing pool, then the default bound on waiting verifications is 4 x its threads', () => {
+    expect(loadConfig({ UV_THREADPOOL_SIZE: '6' }).auth.maxPendingVerifications).toBe(24);
+    expect(loadConfig({ UV_THREADPOOL_SIZE: '5000' }).auth.maxPendingVerifications).toBe(4 * 1024);
+    expect(
+      loadConfig({ UV_THREADPOOL_SIZE: '6', AUTH_MAX_PENDING_VERIFICATIONS: '3' }).auth
+        .maxPendingVerifications,
+    ).toBe(3);
+    expect(() => loadConfig({ AUTH_MAX_PENDING_VERIFICATIONS: '0' })).toThrow(
+      /AUTH_MAX_PENDING_VERIFICATIONS/,
+    );
+  });
+
+  it('When only the old AUTH_MAX_FAILURES_PER_ACCOUNT is set, then it is the limit per account and address; the new name wins over it', () => {
+    expect(loadConfig({ AUTH_MAX_FAILURES_PER_ACCOUNT: '7' }).auth.maxFailuresPerAccountAndAddress).toBe(7);
+    expect(
+      loadConfig({ AUTH_MAX_FAILURES_PER_ACCOUNT: '7', AUTH_MAX_FAILURES_PER_ACCOUNT_AND_ADDRESS: '4' }).auth
+        .maxFailuresPerAccountAndAddress,
+    ).toBe(4);
+  });
+
   it('When PORT is not a number, then loading fails with a message naming PORT', () => {
     expect(() => loadConfig({ PORT: 'eighty' })).toThrow(ConfigError);
     expect(() => loadConfig({ PORT: 'eighty' })).toThrow(/PORT: must be a number/);
@@ -90,8 +144,29 @@ describe('loadConfig', () => {
     ).toEqual({ secret: previous, until: new Date('2026-12-01T12:00:00Z') });
   });
 
+  it('When DATA_ENCRYPTION_KEY is unset, then it is undefined; shorter than 32 characters, loading fails naming it', () => {
+    expect(loadConfig({}).dataEncryptionKey).toBeUndefined();
+    const key = 'a-data-encryption-key-of-32-chars-or-more';
+    expect(loadConfig({ DATA_ENCRYPTION_KEY: key }).dataEncryptionKey).toBe(key);
+    expect(() => loadConfig({ DATA_ENCRYPTION_KEY: 'short' })).toThrow(
+      /DATA_ENCRYPTION_KEY: .*at least 32 characters/,
+    );
+  });
+
+  it('When MAX_PENDING_IMPORTS_PER_USER is unset, then 10; 0 or a fraction is refused', () => {
+    expect(loadConfig({}).imports.maxPendingPerUser).toBe(10);
+    expect(loadConfig({ MAX_PENDING_IMPORTS_PER_USER: '3' }).imports.maxPendingPerUser).toBe(3);
+    expect(() => loadConfig({ MAX_PENDING_IMPORTS_PER_USER: '0' })).toThrow(/MAX_PENDING_IMPORTS_PER_USER/);
+    expect(() => loadConfig({ MAX_PENDING_IMPORTS_PER_USER: '1.5' })).toThrow(/MAX_PENDING_IMPORTS_PER_USER/);
+  });
+
   it('When no METRICS_* is set, then no metrics are exposed: no token, no listener', () => {
-    expect(loadConfig({}).metrics).toEqual({ token: undefined, port: 0, host: '0.0.0.0' });
+    expect(loadConfig({}).metrics).toEqual({ token: undefined, port: 0, host: '127.0.0.1' });
+  });
+
+  it('When METRICS_HOST is unset, then the metrics listener binds loopback; set, it binds what it says', () => {
+    expect(loadConfig({ METRICS_PORT: '9464' }).metrics.host).toBe('127.0.0.1');
+    expect(loadConfig({ METRICS_PORT: '9464', METRICS_HOST: '0.0.0.0' }).metrics.host).toBe('0.0.0.0');
   });
 
   it('When METRICS_TOKEN is short or METRICS_PORT is not a port, then loading fails naming them', () => {
@@ -128,6 +203,104 @@ describe('loadConfig', () => {
       );
     },
   );
+
+  it('When MAX_TEAMS_PER_OWNER is unset, then an owner may hold 100 teams; a set value is taken, 0 is refused', () => {
+    expect(loadConfig({}).teams.maxPerOwner).toBe(100);
+    expect(loadConfig({ MAX_TEAMS_PER_OWNER: '3' }).teams.maxPerOwner).toBe(3);
+    expect(() => loadConfig({ MAX_TEAMS_PER_OWNER: '0' })).toThrow(/MAX_TEAMS_PER_OWNER/);
+  });
+
+  describe('with NODE_ENV=production', () => {
+    const secret = 's'.repeat(32);
+    const previous = 'p'.repeat(32);
+
+    it('When JWT_SECRET is unset, then loading fails with one line saying production needs it', () => {
+      expect(() => loadConfig({ NODE_ENV: 'production' })).toThrow(ConfigError);
+      expect(() => loadConfig({ NODE_ENV: 'production', JWT_SECRET: '' })).toThrow(
+        /^Invalid configuration: JWT_SECRET must be set when NODE_ENV=production \(at least 32 characters.*\); a secret generated and kept in Redis is for development only$/,
+      );
+    });
+
+    it('When JWT_SECRET is set, then production starts; development and test may still go without it', () => {
+      expect(loadConfig({ NODE_ENV: 'production', JWT_SECRET: secret }).jwtSecret).toBe(secret);
+      expect(loadConfig({ NODE_ENV: 'development' }).jwtSecret).toBeUndefined();
+      expect(loadConfig({ NODE_ENV: 'test' }).jwtSecret).toBeUndefined();
+      expect(loadConfig({}).jwtSecret).toBeUndefined();
+    });
+
+    it('When JWT_SECRET is too short, then the message is the usual one, not the production one', () => {
+      expect(() => loadConfig({ NODE_ENV: 'production', JWT_SECRET: 'short' })).toThrow(
+        /^Invalid configuration: JWT_SECRET: length must be at least 32 characters long \(expected at least 32 characters\)$/,
+      );
+    });
+
+    it('When JWT_PREVIOUS_SECRET is set without JWT_PREVIOUS_SECRET_UNTIL, then loading fails; with it, it loads', () => {
+      expect(() =>
+        loadConfig({ NODE_ENV: 'production', JWT_SECRET: secret, JWT_PREVIOUS_SECRET: previous }),
+      ).toThrow(
+        /^Invalid configuration: JWT_PREVIOUS_SECRET needs JWT_PREVIOUS_SECRET_UNTIL when NODE_ENV=production/,
+      );
+      expect(
+        loadConfig({
+          NODE_ENV: 'production',
+          JWT_SECRET: secret,
+          JWT_PREVIOUS_SECRET: previous,
+          JWT_PREVIOUS_SECRET_UNTIL: '2026-12-01T12:00:00Z',
+        }).jwtPreviousSecret,
+      ).toEqual({ secret: previous, until: new Date('2026-12-01T12:00:00Z') });
+      // Outside production an open-ended grace period stays allowed (a developer's rotation drill).
+      expect(loadConfig({ JWT_SECRET: secret, JWT_PREVIOUS_SECRET: previous }).jwtPreviousSecret).toEqual({
+        secret: previous,
+        until: undefined,
+      });
+    });
+
+    it('When several settings are bad, then the production rules are named beside the others', () => {
+      const load = () => loadConfig({ NODE_ENV: 'production', PORT: 'eighty' });
+      expect(load).toThrow(/PORT: must be a number.*; JWT_SECRET must be set when NODE_ENV=production/);
+    });
+  });
+
+  describe('REDIS_PASSWORD', () => {
+    const password = 'a pässword with "quotes" and spaces';
+
+    it('When it is set with a cluster, then every cluster connection gets it', () => {
+      expect(loadConfig({ REDIS_CLUSTER_NODES: '10.0.0.1:7000', REDIS_PASSWORD: password }).redis).toEqual({
+        kind: 'cluster',
+        nodes: [{ host: '10.0.0.1', port: 7000 }],
+        password,
+      });
+    });
+
+    it('When it is set with a REDIS_URL that carries no password, then the connection gets it', () => {
+      expect(loadConfig({ REDIS_URL: 'redis://redis:6379', REDIS_PASSWORD: password }).redis).toEqual({
+        kind: 'standalone',
+        url: 'redis://redis:6379',
+        password,
+      });
+    });
+
+    it("When REDIS_URL carries a password of its own, then the URL's is the one used", () => {
+      const redis = loadConfig({ REDIS_URL: 'redis://:from-url@redis:6379', REDIS_PASSWORD: password }).redis;
+      expect(redis).toEqual({ kind: 'standalone', url: 'redis://:from-url@redis:6379' });
+      expect(redis).not.toHaveProperty('password');
+    });
+
+    it('When it is unset or empty, then no password is sent', () => {
+      expect(loadConfig({}).redis).not.toHaveProperty('password');
+      expect(loadConfig({ REDIS_PASSWORD: '' }).redis).not.toHaveProperty('password');
+    });
+
+    it('When it is too long, then the message names the variable but never shows the value', () => {
+      const tooLong = 'x'.repeat(1025);
+      expect(() => loadConfig({ REDIS_PASSWORD: tooLong })).toThrow(/REDIS_PASSWORD: length must be/);
+      try {
+        loadConfig({ REDIS_PASSWORD: tooLong });
+      } catch (error) {
+        expect((error as Error).message).not.toContain('xxxxxxxx');
+      }
+    });
+  });
 
   it('When loaded, then the configuration cannot be changed', () => {
     const config = loadConfig({});

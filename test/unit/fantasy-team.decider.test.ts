@@ -1,11 +1,11 @@
-import { fold, type DecisionContext } from '../../shared/domain/decider';
+import { type DecisionContext, fold } from '../../shared/domain/decider';
 import {
-  SELECTION_STATUS,
   type ArchiveFantasyTeam,
   type CreateFantasyTeam,
   type FantasyTeamCommand,
   type LinkFantasyTeam,
   type RosterSlot,
+  SELECTION_STATUS,
   type SelectionStatus,
   type SetFantasyTeamRoster,
   type UnlinkFantasyTeam,
@@ -20,7 +20,7 @@ import type {
   FantasyTeamUnlinkedEvent,
 } from '../../shared/domain/fantasy-team/fantasy-team.events';
 import { TEAM_MESSAGES } from '../../shared/domain/fantasy-team/fantasy-team.messages';
-import { decisionContext, spec } from '../helpers/event-store-decider-spec';
+import { decisionContext, spec } from '../helpers/decider-spec';
 
 const OWNER = '11111111-1111-4111-8111-111111111111';
 const STRANGER = '22222222-2222-4222-8222-222222222222';

@@ -1,7 +1,10 @@
 import Joi from 'joi';
 
 import { joiToJsonSchema } from '../../ingress/openapi/joi-to-json-schema';
-import { boundedArray, guid, long, seasonYear } from '../../shared/validation';
+import { boundedArray, guid, long, seasonYear, text } from '../../shared/validation';
+
+/** What joi refuses beyond, unless a number is .unsafe(). */
+const SAFE_RANGE = { minimum: -Number.MAX_SAFE_INTEGER, maximum: Number.MAX_SAFE_INTEGER };
 
 describe('joiToJsonSchema', () => {
   it('When a member is required, then it is listed in required and the object is closed', () => {
@@ -40,7 +43,7 @@ describe('joiToJsonSchema', () => {
       enum: ['Normal', 'High'],
       default: 'Normal',
     });
-    expect(joiToJsonSchema(Joi.string().max(10).allow(null, '').default(null))).toEqual({
+    expect(joiToJsonSchema(text({ max: 10 }).allow(null, '').default(null))).toEqual({
       type: ['string', 'null'],
       maxLength: 10,
       default: null,
@@ -50,7 +53,7 @@ describe('joiToJsonSchema', () => {
   it('When a member is required only for some value of a sibling, then the object says so with if/then', () => {
     const schema = Joi.object({
       userType: Joi.string().valid('Human', 'ServiceAccount').required(),
-      password: Joi.string().min(8).when('userType', { is: 'ServiceAccount', then: Joi.required() }),
+      password: text({ min: 8 }).when('userType', { is: 'ServiceAccount', then: Joi.required() }),
     });
     expect(joiToJsonSchema(schema)).toMatchObject({
       properties: { password: { type: 'string', minLength: 8 } },
@@ -64,6 +67,27 @@ describe('joiToJsonSchema', () => {
     });
   });
 
+  it('When a number has no limit of its own, then the schema states the safe range joi enforces (issue 23, found by the contract fuzzer)', () => {
+    expect(joiToJsonSchema(Joi.number())).toEqual({ type: 'number', ...SAFE_RANGE });
+    expect(joiToJsonSchema(Joi.number().integer().min(0))).toEqual({
+      type: 'integer',
+      minimum: 0,
+      maximum: Number.MAX_SAFE_INTEGER,
+    });
+    expect(joiToJsonSchema(Joi.number().less(5))).toEqual({
+      type: 'number',
+      exclusiveMaximum: 5,
+      minimum: -Number.MAX_SAFE_INTEGER,
+    });
+    // What the service answers beyond it: the document may not promise more.
+    expect(
+      Joi.number()
+        .integer()
+        .min(0)
+        .validate(Number.MAX_SAFE_INTEGER + 1).error,
+    ).toBeDefined();
+  });
+
   it('When a limit is another member (round <= finalRound), then it is said in words, not as an invalid keyword', () => {
     const schema = joiToJsonSchema(
       Joi.object({
@@ -71,14 +95,18 @@ describe('joiToJsonSchema', () => {
         round: Joi.number().integer().max(Joi.ref('finalRound')),
       }),
     );
-    expect(schema.properties?.round).toEqual({ type: 'integer', description: 'At most `finalRound`.' });
+    expect(schema.properties?.round).toEqual({
+      type: 'integer',
+      description: 'At most `finalRound`.',
+      ...SAFE_RANGE,
+    });
   });
 
   it('When members are keyed by a pattern, then they become patternProperties and nothing else', () => {
     const schema = joiToJsonSchema(Joi.object().pattern(/^\d+$/, Joi.number()).allow(null));
     expect(schema).toEqual({
       type: ['object', 'null'],
-      patternProperties: { '^\\d+$': { type: 'number' } },
+      patternProperties: { '^\\d+$': { type: 'number', ...SAFE_RANGE } },
       additionalProperties: false,
     });
   });
@@ -96,7 +124,7 @@ describe('joiToJsonSchema', () => {
     expect(joiToJsonSchema(boundedArray(Joi.number(), 2))).toEqual({
       type: 'array',
       maxItems: 2,
-      items: { type: 'number' },
+      items: { type: 'number', ...SAFE_RANGE },
     });
   });
 
@@ -117,5 +145,19 @@ describe('joiToJsonSchema', () => {
       /\$\.code uses the regular expression flags "i"/,
     );
     expect(() => joiToJsonSchema(Joi.string().invalid('x'))).toThrow(/invalid\(\) values/);
+  });
+
+  it("When a string length is bounded, then text()'s character bounds are minLength/maxLength and joi's UTF-16 ones are refused", () => {
+    expect(joiToJsonSchema(text({ min: 1, max: 100, notBlank: true }))).toEqual({
+      type: 'string',
+      minLength: 1,
+      maxLength: 100,
+      pattern: '\\S',
+    });
+    expect(() => joiToJsonSchema(Joi.object({ name: Joi.string().max(100) }))).toThrow(
+      /\$\.name uses the string rule "max" \(it counts UTF-16 units.*use text\(\{ min, max \}\)/,
+    );
+    expect(() => joiToJsonSchema(Joi.string().min(1))).toThrow(/string rule "min"/);
+    expect(() => joiToJsonSchema(Joi.string().length(4))).toThrow(/string rule "length"/);
   });
 });

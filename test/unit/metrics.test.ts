@@ -1,5 +1,5 @@
 import { Metrics } from '../../shared/metrics/metrics';
-import { parseExposition, sampleSum, samplesOf } from '../helpers/metrics';
+import { parseExposition, samplesOf, sampleSum } from '../helpers/metrics';
 
 const scrape = async (metrics: Metrics) => parseExposition((await metrics.exposition()).text);
 

@@ -1,15 +1,20 @@
 import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
+
 import Ajv2020 from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
 import { diff } from 'jest-diff';
 import Joi from 'joi';
 
-import { COMMAND_DEFINITIONS } from '../../ingress/command/command-definitions';
-import { COMMAND_ERRORS } from '../../ingress/command/command-response';
-import { COMMITTED_DOCUMENT_PATH, documentText, repositoryDocument } from '../../ingress/openapi/contract';
-import { buildOpenApiDocument, type OpenApiDocument } from '../../ingress/openapi/openapi-document';
+import { buildOpenApiDocument, repositoryDocument } from '../../ingress/contract';
+import {
+  COMMITTED_DOCUMENT_PATH,
+  documentText,
+  type OpenApiDocument,
+} from '../../ingress/openapi/openapi-document';
+import { COMMAND_ERRORS } from '../../shared/commands/command-answer';
+import { FANTASY_TEAM_COMMAND_DEFINITIONS } from '../../shared/commands/fantasy-team-command-definitions';
 import { IMPORT_ERROR_CODES } from '../../shared/importers/importer';
 import { IMPORTERS } from '../../shared/importers/registry';
 
@@ -74,7 +79,7 @@ describe('The OpenAPI document', () => {
           handle: () => Promise.resolve({ body: {} }),
         },
       ],
-      commands: COMMAND_DEFINITIONS,
+      commands: FANTASY_TEAM_COMMAND_DEFINITIONS,
       importers: [...IMPORTERS.values()],
       maxImportRows: 10,
     });
@@ -158,7 +163,7 @@ describe('The OpenAPI document', () => {
       content: Record<string, { schema: { discriminator: { mapping: Record<string, string> } } }>;
     };
     expect(Object.keys(commandBody.content['application/json']?.schema.discriminator.mapping ?? {})).toEqual(
-      COMMAND_DEFINITIONS.map((definition) => definition.commandType),
+      FANTASY_TEAM_COMMAND_DEFINITIONS.map((definition) => definition.commandType),
     );
     const importBody = generated.paths['/api/import']?.post?.requestBody as typeof commandBody;
     expect(Object.keys(importBody.content['application/json']?.schema.discriminator.mapping ?? {})).toEqual([
@@ -180,5 +185,14 @@ describe('The OpenAPI document', () => {
       roles: ['ServiceAccount'],
       module: 'sport-core',
     });
+  });
+
+  it('When a client reads the basicAuth scheme, then it says credentials are UTF-8, as the challenge does (RFC 7617)', () => {
+    const basicAuth = generated.components.securitySchemes.basicAuth as { description?: string };
+    expect(basicAuth.description).toMatch(/UTF-8/);
+    expect(basicAuth.description).toContain('charset="UTF-8"');
+    expect(JSON.stringify(generated)).toContain(
+      'Basic realm=\\"fantasy-team-service\\", charset=\\"UTF-8\\", Bearer realm=\\"fantasy-team-service\\"',
+    );
   });
 });

@@ -3,8 +3,8 @@ import { execFileSync } from 'node:child_process';
 import { validate as isUuid, version as uuidVersion } from 'uuid';
 
 import { userIdForEmail } from '../../shared/domain/user/user-id';
-import { LOG_PARTITIONS, partitionOf, partitionTag } from '../../shared/event-store/partitions';
 import { createKeys } from '../../shared/redis/keys';
+import { LOG_PARTITIONS, partitionOf, partitionTag } from '../../shared/redis/partitions';
 import { PROJECT_ROOT } from '../helpers/processes';
 
 const ids = Array.from({ length: 500 }, (_, i) => `aggregate-${i}-${(i * 7919).toString(36)}`);
@@ -19,7 +19,7 @@ function clusterHashTag(key: string): string {
 describe('partitionOf', () => {
   it('When another process partitions the same ids, then it gets the same partitions', () => {
     const script =
-      `const { partitionOf } = require('./shared/event-store/partitions.ts');` +
+      `const { partitionOf } = require('./shared/redis/partitions.ts');` +
       `process.stdout.write(JSON.stringify(${JSON.stringify(ids)}.map(partitionOf)));`;
     const output = execFileSync(process.execPath, ['--import', 'tsx', '--eval', script], {
       cwd: PROJECT_ROOT,

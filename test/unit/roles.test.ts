@@ -1,4 +1,11 @@
-import { effectiveRoles, hasAnyRole, lacksRolesMessage } from '../../shared/roles';
+import {
+  effectiveRoles,
+  firstUngrantableRole,
+  grantableRoles,
+  hasAnyRole,
+  lacksRolesMessage,
+  mayNotGrantMessage,
+} from '../../shared/roles';
 
 /** Order-insensitive: the hierarchy is a set of roles, whatever order it is listed in. */
 const sorted = (roles: readonly string[]) => [...roles].sort();
@@ -60,6 +67,52 @@ describe('lacksRolesMessage', () => {
       ]),
     ).toBe(
       "User 'a@b.c' (id) lacks required roles to execute CreateUserCommand. Required roles: [UserManager, Admin]. User roles: [Member].",
+    );
+  });
+});
+
+describe('grantableRoles (who may grant which role)', () => {
+  it.each([
+    [['Admin'], ['Member', 'Admin', 'ServiceAccount', 'UserManager']],
+    [['UserManager'], ['Member', 'ServiceAccount']],
+    [['Member'], []],
+    [['ServiceAccount'], []],
+    [[], []],
+    [
+      ['UserManager', 'Member'],
+      ['Member', 'ServiceAccount'],
+    ],
+    [
+      ['Member', 'Admin'],
+      ['Member', 'Admin', 'ServiceAccount', 'UserManager'],
+    ],
+  ])('When the account holds %j, then it may grant %j', (assigned, expected) => {
+    expect(grantableRoles(assigned)).toEqual(expected);
+  });
+
+  it('When an assigned role is unknown, then it grants nothing', () => {
+    expect(grantableRoles(['Overlord', 'Public'])).toEqual([]);
+  });
+
+  it('When a UserManager asks for Admin or UserManager, then the first of them is the one refused', () => {
+    expect(firstUngrantableRole(['UserManager'], ['Member', 'Admin'])).toBe('Admin');
+    expect(firstUngrantableRole(['UserManager'], ['UserManager', 'Admin'])).toBe('UserManager');
+    expect(firstUngrantableRole(['UserManager'], ['Member', 'ServiceAccount', 'Member'])).toBeUndefined();
+  });
+
+  it('When an Admin asks for any role, then nothing is refused', () => {
+    expect(
+      firstUngrantableRole(['Admin'], ['Admin', 'UserManager', 'Member', 'ServiceAccount']),
+    ).toBeUndefined();
+  });
+
+  it('When a role is refused, then the message names the submitter, the role and what it may grant', () => {
+    const actor = { email: 'um@example.com', userId: 'a1b2', roles: ['UserManager'] };
+    expect(mayNotGrantMessage(actor, 'Admin')).toBe(
+      "User 'um@example.com' (a1b2) may not grant role Admin. Grantable roles: [Member, ServiceAccount].",
+    );
+    expect(mayNotGrantMessage({ ...actor, roles: ['Member'] }, 'Member')).toBe(
+      "User 'um@example.com' (a1b2) may not grant role Member. Grantable roles: [].",
     );
   });
 });

@@ -1,20 +1,20 @@
+import { playerDecider } from '../../shared/domain/sport/player.decider';
+import { playerIdentifierDecider } from '../../shared/domain/sport/player-identifier.decider';
+import { seasonDecider } from '../../shared/domain/sport/season.decider';
 import type { SeedPlayer } from '../../shared/domain/sport/sport.commands';
 import type {
   PlayerRegisteredEvent,
   PlayerSeasonStatsSetEvent,
   PlayerUpdatedEvent,
 } from '../../shared/domain/sport/sport.events';
-import { playerDecider } from '../../shared/domain/sport/player.decider';
-import { playerIdentifierDecider } from '../../shared/domain/sport/player-identifier.decider';
-import { seasonDecider } from '../../shared/domain/sport/season.decider';
 import { SPORT_MESSAGES } from '../../shared/domain/sport/sport.messages';
 import {
   playerIdentifierId,
-  seasonId,
   type PlayerIdentity,
   type PlayerSeasonStats,
+  seasonId,
 } from '../../shared/domain/sport/sport.model';
-import { decisionContext, spec } from '../helpers/event-store-decider-spec';
+import { decisionContext, spec } from '../helpers/decider-spec';
 
 const PLATFORM_ID = 'aaaaaaaa-0000-4000-8000-000000000001';
 const OTHER_PLATFORM_ID = 'aaaaaaaa-0000-4000-8000-000000000002';

@@ -3,7 +3,7 @@ import type { CreateUser } from '../../shared/domain/user/user.commands';
 import { userDecider } from '../../shared/domain/user/user.decider';
 import type { UserCreatedEvent } from '../../shared/domain/user/user.events';
 import { USER_MESSAGES } from '../../shared/domain/user/user.messages';
-import { decisionContext, spec } from '../helpers/event-store-decider-spec';
+import { decisionContext, spec } from '../helpers/decider-spec';
 
 const userId = '3f0c2f4e-8a4b-5c1d-9e2f-0a1b2c3d4e5f';
 

@@ -1,11 +1,13 @@
 import { randomUUID } from 'node:crypto';
+
 import Joi from 'joi';
 
-import { COMMAND_DEFINITIONS } from '../../ingress/command/command-definitions';
+import { FANTASY_TEAM_COMMAND_DEFINITIONS } from '../../shared/commands/fantasy-team-command-definitions';
+import { normalizeEmail, userIdForEmail } from '../../shared/domain/user/user-id';
 import { AppError } from '../../shared/errors';
 import { importDataSchema, type Importer } from '../../shared/importers/importer';
 import { IMPORTERS } from '../../shared/importers/registry';
-import { MAX_VALUES_WITH_EVERY_ERROR_LISTED, validate } from '../../shared/validation';
+import { characterCount, MAX_VALUES_WITH_EVERY_ERROR_LISTED, text, validate } from '../../shared/validation';
 
 /** The `errors` map of the 400 problem validate() throws for `value`. */
 function fieldErrorsOf(schema: Joi.Schema, value: unknown): Record<string, string[]> {
@@ -52,6 +54,70 @@ describe('validate', () => {
   );
 });
 
+describe('text(): strings as the document counts them', () => {
+  const schema = Joi.object({
+    name: text({ min: 1, max: 100, notBlank: true }).trim().required(),
+    password: text({ min: 8, max: 1024 }),
+  });
+
+  it('When a trimmed field is sent longer than its maximum only by blanks, then it is refused as too long, as the document bounds the string sent', () => {
+    const optional = Joi.object({ short: text({ max: 5 }).trim().allow('') });
+    expect(fieldErrorsOf(optional, { short: ' '.repeat(6) })).toEqual({
+      Short: ['Short length must be less than or equal to 5 characters long'],
+    });
+    expect(fieldErrorsOf(optional, { short: '  ab  ' })).toEqual({
+      Short: ['Short length must be less than or equal to 5 characters long'],
+    });
+    expect(validate(optional, { short: ' ab  ' })).toEqual({ short: 'ab' });
+  });
+
+  it('When a name is 51 emoji (102 UTF-16 units) under a 100-character limit, then it is accepted, and 101 emoji are refused', () => {
+    expect(characterCount('😀'.repeat(51))).toBe(51);
+    expect(validate(schema, { name: '😀'.repeat(51) })).toEqual({ name: '😀'.repeat(51) });
+    expect(fieldErrorsOf(schema, { name: '😀'.repeat(101) })).toEqual({
+      Name: ['Name length must be less than or equal to 100 characters long'],
+    });
+  });
+
+  it('When a password is 6 astral characters (12 UTF-16 units) under an 8-character minimum, then it is refused', () => {
+    expect(fieldErrorsOf(schema, { name: 'n', password: '𝒜'.repeat(6) })).toEqual({
+      Password: ['Password length must be at least 8 characters long'],
+    });
+    expect(validate(schema, { name: 'n', password: '𝒜'.repeat(8) })).toMatchObject({
+      password: '𝒜'.repeat(8),
+    });
+  });
+
+  it.each(['\ud800', 'a\udc00@x.test', 'ok\udbff'])(
+    'When a string holds a lone surrogate (%j), then it is refused as ill-formed text, naming the field',
+    (value) => {
+      expect(fieldErrorsOf(schema, { name: value })).toEqual({
+        Name: ['Name must be well-formed Unicode text (it holds a lone UTF-16 surrogate)'],
+      });
+    },
+  );
+
+  it('When a trimmed name is only blanks, then it is refused as empty (the document says pattern \\S)', () => {
+    expect(fieldErrorsOf(schema, { name: '   ' })).toEqual({ Name: ['Name must not be empty'] });
+  });
+});
+
+describe('Ids derived from e-mails', () => {
+  it('When an e-mail holds a lone surrogate, then deriving its id throws the 400 validation error, never a URIError', () => {
+    for (const derive of [userIdForEmail, normalizeEmail]) {
+      let thrown: unknown;
+      try {
+        derive('a\udc00@x.test');
+      } catch (error) {
+        thrown = error;
+      }
+      expect(thrown).toBeInstanceOf(AppError);
+      expect((thrown as AppError).status).toBe(400);
+    }
+    expect(userIdForEmail(' A@x.test ')).toBe(userIdForEmail('a@x.test'));
+  });
+});
+
 describe('Arrays over their limit', () => {
   /** The 400's field errors, and how long validate() took to say so. */
   function refusal(schema: Joi.Schema, value: unknown) {
@@ -62,7 +128,7 @@ describe('Arrays over their limit', () => {
   const many = <T>(count: number, item: T) => Array.from({ length: count }, () => item);
 
   it('When a roster holds 300,000 entries (a 1 MB command of `{}`), then only its length is reported', () => {
-    const roster = COMMAND_DEFINITIONS.find(
+    const roster = FANTASY_TEAM_COMMAND_DEFINITIONS.find(
       (definition) => definition.commandType === 'SetFantasyTeamRoster',
     );
     const { errors, ms } = refusal(roster?.schema ?? Joi.any(), {

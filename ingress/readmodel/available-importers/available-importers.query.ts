@@ -1,6 +1,6 @@
 import { IMPORTERS } from '../../../shared/importers/registry';
 import { ASSIGNABLE_ROLES, PUBLIC_ROLE } from '../../../shared/roles';
-import { closedObject } from '../../openapi/json-schema';
+import { closedObject } from '../../http/json-schema';
 import { listingSchema } from '../listing';
 import { defineQuery, querySchema } from '../query-definition';
 

@@ -1,8 +1,8 @@
 import Joi from 'joi';
 
-import { ASSIGNABLE_ROLES, PUBLIC_ROLE, effectiveRoles } from '../../../shared/roles';
 import { USER_TYPES } from '../../../shared/domain/user/user.commands';
-import { closedObject, TIMESTAMP_SCHEMA, type JsonSchema } from '../../openapi/json-schema';
+import { ASSIGNABLE_ROLES, effectiveRoles, PUBLIC_ROLE } from '../../../shared/roles';
+import { closedObject, type JsonSchema, TIMESTAMP_SCHEMA } from '../../http/json-schema';
 import { defineQuery, querySchema } from '../query-definition';
 
 /** Claim type URIs of the spec's 2.8, as the platform's identity layer names them. */

@@ -1,14 +1,13 @@
-import type { RedisClient } from '../../../shared/redis/connections';
-
+import { SELECTION_STATUS } from '../../../shared/domain/fantasy-team/fantasy-team.commands';
 import {
   fantasyTeamProjection,
   type FantasyTeamView,
 } from '../../../shared/projections/fantasy-team/fantasy-team.projection';
+import type { RedisClient } from '../../../shared/redis/connections';
 import type { Keys } from '../../../shared/redis/keys';
 import { isOwnerOrAdmin } from '../../../shared/roles';
 import { guid } from '../../../shared/validation';
-import { SELECTION_STATUS } from '../../../shared/domain/fantasy-team/fantasy-team.commands';
-import { closedObject, GUID_SCHEMA } from '../../openapi/json-schema';
+import { closedObject, GUID_SCHEMA } from '../../http/json-schema';
 import { listingSchema, notFoundListing } from '../listing';
 import { defineQuery, querySchema, type RegisteredQuery } from '../query-definition';
 

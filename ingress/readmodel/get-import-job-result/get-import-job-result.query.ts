@@ -1,9 +1,9 @@
-import { toJobResultItem, type ImportResults } from '../../../shared/importers/import-results';
+import { type ImportResults, toJobResultItem } from '../../../shared/importers/import-results';
+import { IMPORT_ERROR_CODES, IMPORT_PRIORITIES, IMPORT_STATUSES } from '../../../shared/importers/importer';
 import { isOwnerOrAdmin } from '../../../shared/roles';
 import { guid } from '../../../shared/validation';
-import { IMPORT_ERROR_CODES, IMPORT_PRIORITIES, IMPORT_STATUSES } from '../../../shared/importers/importer';
+import { closedObject, GUID_SCHEMA, type JsonSchema, TIMESTAMP_SCHEMA } from '../../http/json-schema';
 import { ROW_ERROR_SCHEMA } from '../../import/import-response';
-import { closedObject, GUID_SCHEMA, TIMESTAMP_SCHEMA, type JsonSchema } from '../../openapi/json-schema';
 import { listingSchema, notFoundListing } from '../listing';
 import { defineQuery, querySchema, type RegisteredQuery } from '../query-definition';
 

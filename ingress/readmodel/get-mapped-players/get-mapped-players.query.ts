@@ -1,15 +1,15 @@
-import type { RedisClient } from '../../../shared/redis/connections';
 import Joi from 'joi';
 
+import type { RedisClient } from '../../../shared/redis/connections';
 import type { Keys } from '../../../shared/redis/keys';
-import { guid, long, seasonYear } from '../../../shared/validation';
-import { closedObject, GUID_SCHEMA } from '../../openapi/json-schema';
+import { guid, long, seasonYear, text } from '../../../shared/validation';
+import { closedObject, GUID_SCHEMA } from '../../http/json-schema';
 import { listingSchema } from '../listing';
 import { defineQuery, querySchema, type RegisteredQuery } from '../query-definition';
 import {
-  MappedPlayersReader,
   type MappedPlayerFilter,
   type MappedPlayerListing,
+  MappedPlayersReader,
 } from './mapped-players.reader';
 
 /** The largest page a caller may ask for; without `take` the whole table is streamed. */
@@ -76,7 +76,8 @@ export function getMappedPlayersQuery(redis: RedisClient, keys: Keys): Registere
       {
         feedId: long().min(1),
         fantasyId: long().min(1),
-        leaguePlayerId: Joi.string().max(100),
+        // Players without a league id are not indexed under '': an empty filter is refused, and says so (minLength 1).
+        leaguePlayerId: text({ min: 1, max: 100 }),
         platformId: guid(),
         season: seasonYear(),
       },

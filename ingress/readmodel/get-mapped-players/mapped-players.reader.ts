@@ -1,6 +1,5 @@
-import type { RedisClient } from '../../../shared/redis/connections';
-
 import { LATEST_SEASON } from '../../../shared/projections/sport/mapped-player';
+import type { RedisClient } from '../../../shared/redis/connections';
 import type { Keys } from '../../../shared/redis/keys';
 
 /** Filters of GetMappedPlayers; each is answered from an index of the players projection. */

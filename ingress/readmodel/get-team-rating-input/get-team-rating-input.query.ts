@@ -1,7 +1,7 @@
-import type { RedisClient } from '../../../shared/redis/connections';
 import Joi from 'joi';
 
 import { DEFAULT_SEASON } from '../../../shared/domain/fantasy-team/fantasy-team.commands';
+import { SELECTION_STATUS } from '../../../shared/domain/fantasy-team/fantasy-team.commands';
 import { DEFAULT_FINAL_ROUND, DEFAULT_ROUND } from '../../../shared/domain/sport/sport.model';
 import {
   fantasyTeamProjection,
@@ -9,11 +9,11 @@ import {
 } from '../../../shared/projections/fantasy-team/fantasy-team.projection';
 import { completeRatingInputEntry } from '../../../shared/projections/sport/rating-input';
 import type { SeasonRounds } from '../../../shared/projections/sport/seasons.projection';
+import type { RedisClient } from '../../../shared/redis/connections';
 import type { Keys } from '../../../shared/redis/keys';
 import { isOwnerOrAdmin } from '../../../shared/roles';
 import { guid, seasonYear } from '../../../shared/validation';
-import { SELECTION_STATUS } from '../../../shared/domain/fantasy-team/fantasy-team.commands';
-import { closedObject } from '../../openapi/json-schema';
+import { closedObject } from '../../http/json-schema';
 import { listingSchema, notFoundListing } from '../listing';
 import { defineQuery, querySchema, type RegisteredQuery } from '../query-definition';
 

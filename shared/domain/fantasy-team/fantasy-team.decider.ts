@@ -1,10 +1,10 @@
 import { isOwnerOrAdmin } from '../../roles';
-import { accept, forbid, reject, type Decider, type Decision, type DecisionContext } from '../decider';
+import { accept, type Decider, type Decision, type DecisionContext, forbid, reject } from '../decider';
 import {
-  MAX_ROSTER_SIZE,
-  SELECTION_STATUS,
   type FantasyTeamCommand,
+  MAX_ROSTER_SIZE,
   type RosterSlot,
+  SELECTION_STATUS,
   type SetFantasyTeamRoster,
 } from './fantasy-team.commands';
 import type { FantasyTeamEvent } from './fantasy-team.events';

@@ -17,4 +17,6 @@ export const TEAM_MESSAGES = {
   rosterDuplicate: (participantId: string) =>
     `Participant ${participantId} appears more than once in the roster`,
   rosterTooMany: (status: string) => `A roster has at most one ${status}`,
+  ownerTeamLimit: (max: number) =>
+    `Cannot create team: an owner may hold at most ${max} teams, archived ones included`,
 } as const;

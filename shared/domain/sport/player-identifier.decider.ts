@@ -1,4 +1,4 @@
-import { accept, reject, type Decider } from '../decider';
+import { accept, type Decider, reject } from '../decider';
 import type { PlayerIdentifierCommand } from './sport.commands';
 import type { PlayerIdentifierEvent } from './sport.events';
 import { SPORT_MESSAGES } from './sport.messages';

@@ -1,4 +1,4 @@
-import { accept, reject, type Decider } from '../decider';
+import { accept, type Decider, reject } from '../decider';
 import type { SeasonCommand } from './sport.commands';
 import type { SeasonEvent } from './sport.events';
 import { SPORT_MESSAGES } from './sport.messages';

@@ -1,4 +1,4 @@
-import { accept, reject, type Decider } from '../decider';
+import { accept, type Decider, reject } from '../decider';
 import type { UserCommand } from './user.commands';
 import type { UserEvent } from './user.events';
 import { USER_MESSAGES } from './user.messages';

@@ -7,22 +7,26 @@
     KEYS[2] global log partition of the aggregate
     KEYS[3] aggregate record (hash: version, state, attachments)
     KEYS[4] the aggregate's lock
-    KEYS[5] the request ids applied to the aggregate (hash: request id -> 'first:last' version)
-    KEYS[6] when each of those was applied (sorted set: request id -> unix ms)
+    KEYS[5] the request ids applied to the aggregate (hash: '<caller>:<request id>' -> 'first:last'
+            version; a request id belongs to its caller)
+    KEYS[6] when each of those was applied (sorted set: '<caller>:<request id>' -> unix ms)
     ARGV[1] expected version (the stream length the caller folded)
     ARGV[2] number of events N
     ARGV[3] channel announcing that the aggregate changed (its id is published there)
     ARGV[4] the caller's lock token ('' when it holds none): released here if still the caller's
-    ARGV[5] the caller's request id ('' for none)
+    ARGV[5] the caller's request id, scoped by the caller: '<caller>:<request id>' ('' for none)
     ARGV[6] now, unix ms
     ARGV[7] how long a request id is remembered, in ms
-    ARGV[8 .. 7+N] event envelopes as JSON, versions expected+1 .. expected+N
-    ARGV[8+N] the folded state after the events, as JSON
-    ARGV[9+N ..] attachment field/value pairs written to the record (e.g. a credential)
+    ARGV[8] the aggregate's id, published on ARGV[3]
+    ARGV[9 .. 8+N] event envelopes as JSON, versions expected+1 .. expected+N
+    ARGV[9+N] the folded state after the events, as JSON
+    ARGV[10+N ..] attachment field/value pairs written to the record (e.g. a credential)
 
   Output:
     the new version, or
-    -1 when the stream's version is not the expected one (then nothing is written or released)
+    -1 when the stream's version is not the expected one (then nothing is written or released),
+    unless the events at versions expected+1 .. expected+N are these very envelopes: the same
+    append sent twice, answered with its version again (nothing is written twice)
 
   The version check and every write happen in this one script, so a holder whose lock expired
   while it was deciding cannot write stale events: the fence rejects it. The request id is written
@@ -33,18 +37,29 @@ local expected = tonumber(ARGV[1])
 local count = tonumber(ARGV[2])
 local current = redis.call('XLEN', KEYS[1])
 if current ~= expected then
+  -- The same append sent again (its connection dropped after it ran) finds its own events, each
+  -- envelope unique by its event id: it was written, and answers so instead of "not written".
+  if count > 0 and current >= expected + count then
+    local stored = redis.call('XRANGE', KEYS[1], '0-' .. (expected + 1), '0-' .. (expected + count))
+    for i = 1, count do
+      if stored[i] == nil or stored[i][2][2] ~= ARGV[8 + i] then
+        return -1
+      end
+    end
+    return expected + count
+  end
   return -1
 end
 
 for i = 1, count do
-  local envelope = ARGV[7 + i]
+  local envelope = ARGV[8 + i]
   redis.call('XADD', KEYS[1], '0-' .. (expected + i), 'event', envelope)
   redis.call('XADD', KEYS[2], '*', 'event', envelope)
 end
 
 local version = expected + count
-redis.call('HSET', KEYS[3], 'version', version, 'state', ARGV[8 + count])
-for i = 9 + count, #ARGV, 2 do
+redis.call('HSET', KEYS[3], 'version', version, 'state', ARGV[9 + count])
+for i = 10 + count, #ARGV, 2 do
   redis.call('HSET', KEYS[3], ARGV[i], ARGV[i + 1])
 end
 
@@ -66,7 +81,7 @@ if requestId ~= '' and count > 0 then
 end
 
 -- In-process caches of the record (sign-in) drop it at once on every replica.
-redis.call('PUBLISH', ARGV[3], string.match(KEYS[3], '[^:]+$'))
+redis.call('PUBLISH', ARGV[3], ARGV[8])
 -- Released only by its holder: a lock that expired and was taken by another stays theirs.
 if ARGV[4] ~= '' and redis.call('GET', KEYS[4]) == ARGV[4] then
   redis.call('DEL', KEYS[4])

@@ -1,6 +1,6 @@
 import Joi from 'joi';
 
-import type { CoreServices } from '../../composition';
+import type { CoreServices } from '../../core-services';
 import type { Decider, DomainEvent } from '../../domain/decider';
 import { DEFAULT_SEASON } from '../../domain/fantasy-team/fantasy-team.commands';
 import { playerDecider } from '../../domain/sport/player.decider';
@@ -8,25 +8,25 @@ import { playerIdentifierDecider } from '../../domain/sport/player-identifier.de
 import { seasonDecider } from '../../domain/sport/season.decider';
 import type { PlayerUpdatedEvent } from '../../domain/sport/sport.events';
 import {
+  canonicalIdentity,
   DEFAULT_FINAL_ROUND,
   DEFAULT_ROUND,
-  canonicalIdentity,
   playerIdentifierId,
-  seasonId,
   type PlayerIdentifierKind,
   type PlayerIdentity,
   type PlayerSeasonStats,
+  seasonId,
 } from '../../domain/sport/sport.model';
 import { hasAnyRole, lacksRolesMessage, type Role } from '../../roles';
-import { boundedArray, guid, long, seasonYear } from '../../validation';
+import { boundedArray, guid, long, seasonYear, text } from '../../validation';
 import {
   batchRefused,
   failedAtAggregate,
   forEachLimited,
-  importOutcome,
-  processingFailed,
   type ImportContext,
   type Importer,
+  importOutcome,
+  processingFailed,
   type RowError,
 } from '../importer';
 
@@ -44,7 +44,7 @@ export interface PlayerSeedingData {
 
 const REQUIRED_ROLES: readonly Role[] = ['Admin'];
 const ROUND_LIMIT = 1000;
-const name = Joi.string().trim().max(200).allow('').default('');
+const name = text({ max: 200 }).trim().allow('').default('');
 
 const playerSchema = Joi.object<SeedPlayerRow>({
   feedId: long().min(1).required(),
@@ -52,7 +52,7 @@ const playerSchema = Joi.object<SeedPlayerRow>({
   feedLastName: name,
   feedFullName: name,
   feedShortName: name,
-  leaguePlayerId: Joi.string().trim().max(100).allow('').default(''),
+  leaguePlayerId: text({ max: 100 }).trim().allow('').default(''),
   leagueFirstName: name,
   leagueLastName: name,
   fantasyId: long().min(1).required(),

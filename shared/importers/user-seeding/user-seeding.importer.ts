@@ -1,18 +1,25 @@
 import Joi from 'joi';
 
 import type { NewUser } from '../../accounts/account.service';
+import { MAX_PASSWORD_LENGTH, MIN_PASSWORD_LENGTH } from '../../domain/user/password-policy';
 import { USER_COMMAND_ROLES, USER_TYPES } from '../../domain/user/user.commands';
 import { USER_MESSAGES } from '../../domain/user/user.messages';
 import { normalizeEmail, userIdForEmail } from '../../domain/user/user-id';
-import { ASSIGNABLE_ROLES, hasAnyRole, lacksRolesMessage } from '../../roles';
-import { boundedArray } from '../../validation';
+import {
+  ASSIGNABLE_ROLES,
+  firstUngrantableRole,
+  hasAnyRole,
+  lacksRolesMessage,
+  mayNotGrantMessage,
+} from '../../roles';
+import { boundedArray, text } from '../../validation';
 import {
   batchRefused,
   failedAtAggregate,
-  processingFailed,
   forEachLimited,
-  importOutcome as outcome,
   type Importer,
+  importOutcome as outcome,
+  processingFailed,
   type RowError,
 } from '../importer';
 
@@ -33,22 +40,28 @@ export interface UserSeedingData {
   readonly users: readonly SeedUser[];
 }
 
+/** The rowErrors code of a row asking for a role the submitter may not grant. */
+export const ROLE_NOT_GRANTABLE = 'ROLE_NOT_GRANTABLE';
+
 /** Far above the four assignable roles (repeats are allowed and merged); bounds a hostile list. */
 const MAX_ROLES_PER_USER = 16;
 
 const seedUserSchema = Joi.object({
-  email: Joi.string().trim().email({ tlds: false }).max(254).required(),
-  userName: Joi.string().trim().min(1).max(256),
+  email: text({ max: 254 }).trim().email({ tlds: false }).required(),
+  userName: text({ min: 1, max: 256, notBlank: true }).trim(),
   userType: Joi.string()
     .valid(...USER_TYPES)
     .required(),
   roles: boundedArray(Joi.string().valid(...ASSIGNABLE_ROLES), MAX_ROLES_PER_USER)
     .min(1)
     .required(),
-  firstName: Joi.string().max(256).allow(null, ''),
-  lastName: Joi.string().max(256).allow(null, ''),
+  firstName: text({ max: 256 }).allow(null, ''),
+  lastName: text({ max: 256 }).allow(null, ''),
   // A service account signs in by Basic, so it needs one; a Human may get one later.
-  password: Joi.string().min(8).max(1024).when('userType', { is: 'ServiceAccount', then: Joi.required() }),
+  password: text({ min: MIN_PASSWORD_LENGTH, max: MAX_PASSWORD_LENGTH }).when('userType', {
+    is: 'ServiceAccount',
+    then: Joi.required(),
+  }),
   emailVerified: Joi.boolean().strict().default(false),
 });
 
@@ -86,7 +99,7 @@ export const userSeedingImporter: Importer<UserSeedingData> = {
     }));
     const required = USER_COMMAND_ROLES.CreateUser;
 
-    // 1. The whole batch first: duplicates inside it and the submitter's roles.
+    // 1. The whole batch first: duplicates inside it, the submitter's roles and the roles it grants.
     const firstIndexByEmail = new Map<string, number>();
     const duplicates: RowError[] = [];
     for (const { index, user } of rows) {
@@ -110,6 +123,25 @@ export const userSeedingImporter: Importer<UserSeedingData> = {
     if (rows.length && !hasAnyRole(context.actor.roles, required)) {
       return processingFailed(
         failedAtAggregate(rows[0]?.userId ?? '', lacksRolesMessage(context.actor, 'CreateUser', required)),
+      );
+    }
+    // A role beyond the submitter's reach fails the whole batch before any account exists.
+    const ungrantable = rows.flatMap(({ index, user, userId }) => {
+      const role = firstUngrantableRole(context.actor.roles, user.roles);
+      return role === undefined ? [] : [{ index, userId, email: normalizeEmail(user.email), role }];
+    });
+    const firstUngrantable = ungrantable[0];
+    if (firstUngrantable) {
+      return processingFailed(
+        failedAtAggregate(firstUngrantable.userId, mayNotGrantMessage(context.actor, firstUngrantable.role)),
+        {
+          rowErrors: ungrantable.map(({ index, email, role }) => ({
+            index,
+            email,
+            code: ROLE_NOT_GRANTABLE,
+            message: mayNotGrantMessage(context.actor, role),
+          })),
+        },
       );
     }
 

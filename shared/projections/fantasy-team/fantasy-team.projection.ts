@@ -1,20 +1,20 @@
-import type { RosterSlot } from '../../domain/fantasy-team/fantasy-team.commands';
 import { fantasyTeamDecider, type FantasyTeamState } from '../../domain/fantasy-team/fantasy-team.decider';
 import type { FantasyTeamEvent } from '../../domain/fantasy-team/fantasy-team.events';
 import type { EventEnvelope } from '../../event-store/envelope';
 import type { Projection } from '../projection';
 
-/** The team as GetFantasyTeam answers it. */
-export interface FantasyTeamView {
-  readonly id: string;
-  readonly name: string;
-  readonly season: string;
-  readonly ownerUserId: string;
-  readonly fantasyTeamExternalId: number;
-  readonly fantasyUserId: number;
-  readonly archived: boolean;
-  readonly roster: readonly RosterSlot[];
-  readonly version: number;
+/**
+ * The team as GetFantasyTeam answers it: the decider's own state (whatever its fields are), with
+ * the team's id before and its version after.
+ */
+export type FantasyTeamView = { readonly id: string } & NonNullable<FantasyTeamState> & {
+    readonly version: number;
+  };
+
+/** The decider's state inside a view: the view less what the projection adds. */
+function stateOf(view: FantasyTeamView): FantasyTeamState {
+  const { id: _id, version: _version, ...state } = view;
+  return state;
 }
 
 /** Reuses the aggregate's own evolve, so the view can never disagree with the write side. */
@@ -27,16 +27,7 @@ export const fantasyTeamProjection: Projection<FantasyTeamView> = {
   keyPatterns: (keys) => keys.projectionPatterns('fantasy-team'),
   evolve(doc, event) {
     if (doc && event.version <= doc.version) return doc; // already applied
-    const before: FantasyTeamState = doc && {
-      ownerUserId: doc.ownerUserId,
-      name: doc.name,
-      season: doc.season,
-      fantasyTeamExternalId: doc.fantasyTeamExternalId,
-      fantasyUserId: doc.fantasyUserId,
-      archived: doc.archived,
-      roster: doc.roster,
-    };
-    const after = fantasyTeamDecider.evolve(before, {
+    const after = fantasyTeamDecider.evolve(doc && stateOf(doc), {
       type: event.eventType,
       data: event.data,
     } as FantasyTeamEvent);

@@ -9,6 +9,7 @@ import {
 import type { IndexEntry, Projection } from '../projection';
 import { LATEST_SEASON, toMappedPlayer } from './mapped-player';
 import { ratingInputEntry } from './rating-input';
+import { sportProjectionBase } from './sport-projection';
 
 /** A mapped player as the players projection keeps it: identity, stats by season, version. */
 export type PlayerView = PlayerIdentity & {
@@ -26,9 +27,8 @@ const NAME = 'players';
  * entry and its GetMappedPlayers item. Every key sits under the `{sport}` tag.
  */
 export const playersProjection: Projection<PlayerView> = {
-  name: NAME,
+  ...sportProjectionBase(NAME),
   aggregateType: playerDecider.aggregateType,
-  checkpointKey: (keys, partition) => keys.sport.checkpoint(NAME, partition),
   documentKey: (keys, platformId) => keys.sport.player(platformId),
   keyPatterns: (keys) => keys.sport.patterns(NAME, 'player:*', 'players:*', 'participant-feed-ids'),
 

@@ -1,6 +1,7 @@
 import { seasonDecider } from '../../domain/sport/season.decider';
 import type { SeasonEvent } from '../../domain/sport/sport.events';
 import type { Projection } from '../projection';
+import { sportProjectionBase } from './sport-projection';
 
 export interface SeasonView {
   readonly season: string;
@@ -19,9 +20,8 @@ const NAME = 'seasons';
 
 /** Each season's current and final round, readable by season year in one hash. */
 export const seasonsProjection: Projection<SeasonView> = {
-  name: NAME,
+  ...sportProjectionBase(NAME),
   aggregateType: seasonDecider.aggregateType,
-  checkpointKey: (keys, partition) => keys.sport.checkpoint(NAME, partition),
   documentKey: (keys, seasonAggregateId) => keys.sport.season(seasonAggregateId),
   keyPatterns: (keys) => keys.sport.patterns(NAME, 'season:*', 'season-rounds'),
 

@@ -1,0 +1,109 @@
+import Joi from 'joi';
+
+import { type CommandOutcome, refused } from '../../shared/commands/command-answer';
+import {
+  FANTASY_TEAM_COMMAND_DEFINITIONS,
+  type FantasyTeamCommandDefinition,
+} from '../../shared/commands/fantasy-team-command-definitions';
+import type { TeamCommandRequest } from '../../shared/commands/run-team-command';
+import { AppError } from '../../shared/errors';
+import { guid, GUID_FORMAT_MESSAGE, isGuid, text, validate } from '../../shared/validation';
+
+/** Every command's envelope; the command's own fields are its definition's schema. */
+const envelopeSchema = Joi.object({
+  commandType: text({ max: 100 }).required(),
+  command: Joi.object().required(),
+  expectedVersion: Joi.number()
+    .strict()
+    .integer()
+    .min(0)
+    .default(0)
+    .description("Optimistic concurrency: above 0, the command runs only at the team's version."),
+  // Checked before the envelope, to answer the spec's own message (section 7, rule 1).
+  requestId: guid()
+    .allow(null)
+    .description(
+      'Echoed in the answer; the same command with the same requestId within 24 h is answered once.',
+    ),
+});
+
+/**
+ * The whole request body of one command type: the envelope with its commandType fixed and its
+ * definition's schema as `command`. The route validates the same two parts one after the other
+ * (to word each error); the OpenAPI document shows them joined.
+ */
+export function commandRequestSchema(definition: FantasyTeamCommandDefinition): Joi.ObjectSchema {
+  return envelopeSchema.keys({
+    commandType: Joi.string().valid(definition.commandType).required(),
+    command: definition.schema.required(),
+  });
+}
+
+const DEFINITIONS = new Map<string, FantasyTeamCommandDefinition>(
+  FANTASY_TEAM_COMMAND_DEFINITIONS.map((definition) => [definition.commandType, definition]),
+);
+
+/** Whether `commandType` names a command (the metrics label only known ones). */
+export function isKnownCommandType(commandType: string): boolean {
+  return DEFINITIONS.has(commandType);
+}
+
+interface Envelope {
+  readonly commandType: string;
+  readonly command: Record<string, unknown>;
+  readonly expectedVersion: number;
+}
+
+/** A body that is a command, or the refusal to answer it with (and what that answer echoes). */
+export type ParsedCommandRequest =
+  | { readonly valid: true; readonly request: Omit<TeamCommandRequest, 'traceId'> }
+  | {
+      readonly valid: false;
+      readonly refusal: CommandOutcome;
+      readonly requestId: string | null;
+      readonly commandType: string | null;
+    };
+
+/** Field errors of the 400 problem, flattened into the command response's one errorMessage. */
+function validationMessage(error: unknown): string | undefined {
+  if (!(error instanceof AppError) || error.code !== 'VALIDATION_ERROR') return undefined;
+  const errors = (error.details.errors ?? {}) as Record<string, string[]>;
+  return Object.values(errors).flat().join(' ');
+}
+
+/**
+ * Validates a command body in the spec's order: the requestId (absent, null, or a GUID, echoed in
+ * lower case), the envelope, the command type, then the command's own fields. A refusal echoes the
+ * commandType sent when it was a string.
+ */
+export function parseCommandRequest(body: Record<string, unknown>): ParsedCommandRequest {
+  const rawRequestId = body.requestId;
+  const commandTypeText = typeof body.commandType === 'string' ? body.commandType : null;
+  const invalid = (refusal: CommandOutcome, requestId: string | null): ParsedCommandRequest => ({
+    valid: false,
+    refusal,
+    requestId,
+    commandType: commandTypeText,
+  });
+  if (rawRequestId !== undefined && rawRequestId !== null && !isGuid(rawRequestId)) {
+    return invalid(refused('COMMAND_VALIDATION_ERROR', GUID_FORMAT_MESSAGE), null);
+  }
+  const requestId = typeof rawRequestId === 'string' ? rawRequestId.toLowerCase() : null;
+  try {
+    const envelope = validate(envelopeSchema, body) as Envelope;
+    const definition = DEFINITIONS.get(envelope.commandType);
+    if (!definition) {
+      const message = `Unknown command type: ${envelope.commandType}`;
+      return invalid(refused('UNKNOWN_COMMAND_TYPE', message), requestId);
+    }
+    const fields = validate(definition.schema, envelope.command) as Record<string, unknown>;
+    return {
+      valid: true,
+      request: { definition, fields, expectedVersion: envelope.expectedVersion, requestId },
+    };
+  } catch (error) {
+    const message = validationMessage(error);
+    if (message === undefined) throw error;
+    return invalid(refused('COMMAND_VALIDATION_ERROR', message), requestId);
+  }
+}

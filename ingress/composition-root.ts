@@ -1,0 +1,92 @@
+import { AccountCache } from '../shared/accounts/account-cache';
+import { CommandIdempotency } from '../shared/commands/command-idempotency';
+import { OwnerTeamLimit } from '../shared/commands/owner-team-limit';
+import type { Config } from '../shared/config';
+import { type CoreServices, createCoreServices } from '../shared/core-services';
+import type { CommandHandlerHooks } from '../shared/event-store/handle-command';
+import { ImportQueue } from '../shared/importers/import-queue';
+import { ImportResults } from '../shared/importers/import-results';
+import { JobDataCipher } from '../shared/importers/job-data-cipher';
+import type { Logger } from '../shared/logger';
+import type { SignInMetrics } from '../shared/metrics/metrics';
+import { duplicateConnection, type RedisClient } from '../shared/redis/connections';
+import { AccountRateLimit } from './auth/account-rate-limit';
+import { CredentialVerifier } from './auth/credential-verifier';
+import { type Authentication, createAuthentication } from './auth/passport';
+import { SignInThrottle } from './auth/sign-in-throttle';
+import { TokenService } from './auth/token-service';
+
+export interface IngressServices extends CoreServices {
+  readonly verifier: CredentialVerifier;
+  readonly tokens: TokenService;
+  readonly authentication: Authentication;
+  readonly idempotency: CommandIdempotency;
+  readonly teamLimit: OwnerTeamLimit;
+  readonly importQueue: ImportQueue;
+  readonly importResults: ImportResults;
+  /** Seals import job data before it is queued (and opens it, for an in-process worker in tests). */
+  readonly jobCipher: JobDataCipher;
+  readonly accountCache: AccountCache;
+  /** Closes what the services opened themselves (the cache's subscriber, the queue). */
+  close(): Promise<void>;
+}
+
+/**
+ * The HTTP process's composition root: builds everything the app uses, the core services both
+ * processes share (shared/core-services.ts) first, then what only this process needs. Needs Redis
+ * up (it may read the shared JWT secret).
+ */
+export async function createIngressServices(
+  config: Config,
+  redis: RedisClient,
+  logger: Logger,
+  hooks: CommandHandlerHooks = {},
+  signInMetrics?: SignInMetrics,
+): Promise<IngressServices> {
+  const core = createCoreServices(config, redis, hooks);
+  const throttle = new SignInThrottle(redis, core.keys, config.auth, logger, signInMetrics);
+  const accountCache = await AccountCache.start(
+    core.accounts,
+    // Its own connection: a subscribed connection can run nothing else.
+    duplicateConnection(redis, logger, 'account-cache'),
+    core.keys,
+    config.auth.cacheTtlSeconds,
+    logger,
+  );
+  const verifier = await CredentialVerifier.create(
+    core.accounts,
+    accountCache,
+    core.hasher,
+    throttle,
+    config.auth,
+    signInMetrics,
+  );
+  const tokens = await TokenService.create(config, redis, core.keys);
+  const authentication = createAuthentication(
+    verifier,
+    tokens,
+    accountCache,
+    new AccountRateLimit(redis, core.keys, config.rateLimit),
+  );
+  const idempotency = new CommandIdempotency(redis, core.keys);
+  const teamLimit = new OwnerTeamLimit(redis, core.keys, core.store, config.teams.maxPerOwner);
+  // The queue shares the request connection: adding a job must fail fast while Redis is away.
+  const jobCipher = await JobDataCipher.create(config, redis, core.keys);
+  const importQueue = new ImportQueue(redis, redis, core.keys, config, logger, jobCipher);
+  const importResults = new ImportResults(redis, core.keys, config.imports.resultTtlSeconds);
+  return {
+    ...core,
+    verifier,
+    tokens,
+    authentication,
+    idempotency,
+    teamLimit,
+    importQueue,
+    importResults,
+    jobCipher,
+    accountCache,
+    async close() {
+      await Promise.all([accountCache.close(), importQueue.close()]);
+    },
+  };
+}

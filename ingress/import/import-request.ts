@@ -1,0 +1,71 @@
+import Joi from 'joi';
+
+import { validationError } from '../../shared/errors';
+import {
+  IMPORT_PRIORITIES,
+  importDataSchema,
+  type Importer,
+  type ImportPriority,
+} from '../../shared/importers/importer';
+import { IMPORTERS } from '../../shared/importers/registry';
+import type { ImportSubmission } from '../../shared/importers/submit-import';
+import { guid, GUID_FORMAT_MESSAGE, isGuid, text, validate } from '../../shared/validation';
+
+/** Every import's envelope; `importData` is the importer's own schema. */
+const envelopeSchema = Joi.object({
+  // Checked before the envelope, to answer the spec's own message (section 7, rule 1).
+  requestId: guid().required().description('A fresh GUID per import; resending it answers the same job.'),
+  importerType: text({ max: 100 }).required(),
+  priority: Joi.string()
+    .valid(...IMPORT_PRIORITIES)
+    .default('Normal')
+    .description('Normal is queued; High runs inline when the queue is idle, else it is queued too.'),
+  importData: Joi.object().required(),
+  dryRun: Joi.boolean()
+    .strict()
+    .default(false)
+    .description('Checks everything and changes nothing; the answer says what a real run would do.'),
+});
+
+/**
+ * The whole request body of one importer: the envelope with its importerType fixed and the
+ * importer's schema (for `maxRows`) as `importData`, as the OpenAPI document shows it. The route
+ * validates the same parts one after the other, to answer an unknown importer in the spec's shape.
+ */
+export function importRequestSchema(importer: Importer, maxRows: number): Joi.ObjectSchema {
+  return envelopeSchema.keys({
+    importerType: Joi.string().valid(importer.importerType).required(),
+    importData: importDataSchema(importer, maxRows).required(),
+  });
+}
+
+interface Envelope {
+  readonly importerType: string;
+  readonly priority: ImportPriority;
+  readonly importData: Record<string, unknown>;
+  readonly dryRun: boolean;
+}
+
+/** A body that is an import, or one naming no importer (answered in the spec's import shape). */
+export type ParsedImportRequest =
+  | { readonly kind: 'submission'; readonly submission: ImportSubmission }
+  | {
+      readonly kind: 'unknown-importer';
+      readonly requestId: string;
+      readonly importerType: string;
+      readonly priority: ImportPriority;
+    };
+
+/**
+ * Validates an import body in the spec's order: the requestId (a GUID, lower-cased), the envelope,
+ * the importer, its data (at most `maxRows` rows). Anything else invalid throws the 400 problem.
+ */
+export function parseImportRequest(body: Record<string, unknown>, maxRows: number): ParsedImportRequest {
+  if (!isGuid(body.requestId)) throw validationError({ RequestId: [GUID_FORMAT_MESSAGE] });
+  const requestId = body.requestId.toLowerCase();
+  const { importerType, priority, importData, dryRun } = validate(envelopeSchema, body) as Envelope;
+  const importer = IMPORTERS.get(importerType);
+  if (!importer) return { kind: 'unknown-importer', requestId, importerType, priority };
+  const data: unknown = validate(importDataSchema(importer, maxRows), importData);
+  return { kind: 'submission', submission: { requestId, importer, priority, importData: data, dryRun } };
+}

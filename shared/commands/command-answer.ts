@@ -1,0 +1,103 @@
+/**
+ * Error codes of the command endpoint (the spec's COMMAND_VALIDATION_ERROR and the service's own),
+ * each with the one status it is answered with and what it means. The OpenAPI document lists them
+ * from here, so a new code is documented where it is made.
+ */
+export const COMMAND_ERRORS = {
+  COMMAND_VALIDATION_ERROR: {
+    status: 400,
+    meaning:
+      "A rule of the spec's tables 3.2 and 7 (the decider's message), a field error naming the field, a requestId that is not a GUID, or a CreateFantasyTeam beyond the owner's MAX_TEAMS_PER_OWNER teams.",
+  },
+  UNKNOWN_COMMAND_TYPE: { status: 400, meaning: 'commandType names no command.' },
+  COMMAND_FORBIDDEN: {
+    status: 403,
+    meaning: "The caller lacks the role Member, or is neither the team's owner nor an Admin.",
+  },
+  CONCURRENCY_CONFLICT: {
+    status: 409,
+    meaning: "expectedVersion is above 0 and is not the team's version.",
+  },
+  DUPLICATE_REQUEST_ID: {
+    status: 409,
+    meaning:
+      'The caller used the requestId for another command within 24 hours (a requestId belongs to its caller).',
+  },
+  AGGREGATE_BUSY: {
+    status: 503,
+    meaning: "The team's lock was not obtained within LOCK_WAIT_MS; retry after Retry-After seconds.",
+  },
+} as const;
+
+export type CommandErrorCode = keyof typeof COMMAND_ERRORS;
+export type CommandFailureStatus = (typeof COMMAND_ERRORS)[CommandErrorCode]['status'];
+
+/** How long a caller answered AGGREGATE_BUSY is asked to wait. */
+const BUSY_RETRY_AFTER_SECONDS = 1;
+
+/**
+ * What a command request came to: accepted with its events, or refused with one of the endpoint's
+ * codes. Every path of the command endpoint ends in one (validation, the use case, a replay), and
+ * `commandAnswer` is the one place one becomes the spec's 2.6 answer.
+ */
+export type CommandOutcome =
+  | { readonly kind: 'succeeded'; readonly eventCount: number }
+  | { readonly kind: 'refused'; readonly code: CommandErrorCode; readonly message: string };
+
+export function refused(code: CommandErrorCode, message: string): CommandOutcome {
+  return { kind: 'refused', code, message };
+}
+
+/** The spec's 2.6 body: errorMessage and errorCode only on failure. */
+export interface CommandResponseBody {
+  readonly requestId: string | null;
+  readonly success: boolean;
+  readonly eventCount: number;
+  readonly errorMessage?: string;
+  readonly errorCode?: CommandErrorCode;
+  readonly commandType: string | null;
+}
+
+/**
+ * A status and body, ready to send. It is also the form a remembered answer is kept in (the
+ * command idempotency), which is why it is made here and not in the HTTP layer.
+ */
+export interface CommandAnswer {
+  readonly status: number;
+  readonly body: CommandResponseBody;
+  readonly retryAfterSeconds?: number;
+}
+
+/** The spec's 2.6 answer to an outcome: a refusal's status is its code's. */
+export function commandAnswer(
+  outcome: CommandOutcome,
+  requestId: string | null,
+  commandType: string | null,
+): CommandAnswer {
+  if (outcome.kind === 'succeeded') {
+    return {
+      status: 200,
+      body: { requestId, success: true, eventCount: outcome.eventCount, commandType: commandType },
+    };
+  }
+  const { code, message } = outcome;
+  return {
+    status: COMMAND_ERRORS[code].status,
+    body: { requestId, success: false, eventCount: 0, errorMessage: message, errorCode: code, commandType },
+    ...(code === 'AGGREGATE_BUSY' ? { retryAfterSeconds: BUSY_RETRY_AFTER_SECONDS } : {}),
+  };
+}
+
+/** The outcome an answer was made from (`commandAnswer` backwards), for a remembered answer. */
+export function outcomeOf(answer: CommandAnswer): CommandOutcome {
+  const { body } = answer;
+  if (body.success) return { kind: 'succeeded', eventCount: body.eventCount };
+  return refused(body.errorCode ?? 'COMMAND_VALIDATION_ERROR', body.errorMessage ?? '');
+}
+
+/** The error codes answered with `status`, in the table's order. */
+export function commandErrorCodesFor(status: CommandFailureStatus): CommandErrorCode[] {
+  return (Object.keys(COMMAND_ERRORS) as CommandErrorCode[]).filter(
+    (code) => COMMAND_ERRORS[code].status === status,
+  );
+}

@@ -1,0 +1,108 @@
+import Joi from 'joi';
+
+import type { DerivedLeavesOf, LeavesOf, Setting, TreeOf } from './setting';
+import { DERIVED, SETTINGS, type SettingsEnv } from './settings';
+
+/**
+ * The validated, frozen configuration of one process, as the rows of ./settings.ts make it up:
+ * every setting comes from the environment.
+ */
+export type Config = TreeOf<LeavesOf<typeof SETTINGS> | DerivedLeavesOf<typeof DERIVED>>;
+
+/** How long an HTTP listener waits on a client, in milliseconds (HTTP_*_TIMEOUT_MS). */
+export type HttpTimeouts = Config['http'];
+
+/** Thrown when the environment does not validate; its message names each bad variable. */
+export class ConfigError extends Error {
+  override readonly name = 'ConfigError';
+}
+
+/** The schema the rows make up, with the rules that tie variables together. */
+const envSchema = Joi.object(
+  Object.fromEntries(
+    SETTINGS.map((row) => [row.env, row.default === undefined ? row.joi : row.joi.default(row.default)]),
+  ),
+)
+  .and('ADMIN_EMAIL', 'ADMIN_PASSWORD')
+  .with('JWT_PREVIOUS_SECRET', 'JWT_SECRET')
+  .with('JWT_PREVIOUS_SECRET_UNTIL', 'JWT_PREVIOUS_SECRET')
+  .unknown(true);
+
+/** One line of a start-up error; a variable's joi description is shown as what it expects. */
+function describe(detail: Joi.ValidationErrorItem): string {
+  const variable = String(detail.path[0] ?? detail.context?.label ?? 'environment');
+  if (detail.type === 'object.and') {
+    return `ADMIN_EMAIL and ADMIN_PASSWORD must be set together`;
+  }
+  if (detail.type === 'object.with') {
+    return `${String(detail.context?.main)} needs ${String(detail.context?.peer)} to be set`;
+  }
+  const expected = envSchema.extract(variable).describe().flags as { description?: string } | undefined;
+  const hint = expected?.description ? ` (expected ${expected.description})` : '';
+  return `${variable}: ${detail.message.replace(/^"[^"]+" /, '')}${hint}`;
+}
+
+/**
+ * What production refuses that development allows. Without JWT_SECRET the ingress would sign with
+ * a secret it generated and kept in Redis: anyone who can read Redis (a backup, a replica, a
+ * MONITOR) could then mint tokens, and the secret cannot be rotated with a grace period. An old
+ * secret with no end would be accepted for as long as someone forgets to remove it.
+ */
+function productionProblems(env: Readonly<Record<string, string | undefined>>): string[] {
+  if (env.NODE_ENV !== 'production') return [];
+  const problems: string[] = [];
+  if (env.JWT_SECRET === undefined) {
+    problems.push(
+      'JWT_SECRET must be set when NODE_ENV=production (at least 32 characters, e.g. `openssl rand -base64 48`); a secret generated and kept in Redis is for development only',
+    );
+  }
+  if (env.JWT_PREVIOUS_SECRET !== undefined && env.JWT_PREVIOUS_SECRET_UNTIL === undefined) {
+    problems.push(
+      'JWT_PREVIOUS_SECRET needs JWT_PREVIOUS_SECRET_UNTIL when NODE_ENV=production (the instant the previous secret stops being accepted, e.g. now + JWT_TTL_SECONDS)',
+    );
+  }
+  return problems;
+}
+
+/** Sets `value` at a dotted path of `target`, creating the groups on the way. */
+function place(target: Record<string, unknown>, path: string, value: unknown): void {
+  const keys = path.split('.');
+  const last = keys.pop() ?? path;
+  let group = target;
+  for (const key of keys) {
+    group[key] ??= {};
+    group = group[key] as Record<string, unknown>;
+  }
+  group[last] = value;
+}
+
+/** Freezes plain objects and arrays all the way down (a Date stays a Date). */
+function deepFreeze<T>(value: T): T {
+  if (typeof value === 'object' && value !== null && !(value instanceof Date)) {
+    Object.values(value).forEach(deepFreeze);
+    Object.freeze(value);
+  }
+  return value;
+}
+
+/** Validates the environment once; the result is frozen so nothing changes settings at run time. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  // Empty strings are how shells and compose files say "unset".
+  const present = Object.fromEntries(Object.entries(env).filter(([, value]) => value !== ''));
+  const result = envSchema.validate(present, { abortEarly: false, convert: true });
+  const problems = [...(result.error?.details.map(describe) ?? []), ...productionProblems(present)];
+  if (problems.length > 0) {
+    throw new ConfigError(`Invalid configuration: ${problems.join('; ')}`);
+  }
+  // joi has checked every variable against its row, so the value has the rows' types.
+  const validated = result.value as SettingsEnv & Readonly<Record<string, unknown>>;
+  const config: Record<string, unknown> = {};
+  const rows: readonly Setting[] = SETTINGS;
+  for (const row of rows) {
+    if (row.path === undefined) continue;
+    const value = validated[row.env];
+    place(config, row.path, row.parse === undefined ? value : row.parse(value));
+  }
+  for (const derived of DERIVED) place(config, derived.path, derived.from(validated));
+  return deepFreeze(config as Config);
+}

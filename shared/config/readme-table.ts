@@ -1,0 +1,85 @@
+import type { OwnRowDoc, Setting } from './setting';
+import { SETTINGS } from './settings';
+
+/** The README lines the generated configuration table sits between (`npm run docs:config`). */
+export const TABLE_START =
+  '<!-- configuration-table: generated from shared/config/settings.ts by `npm run docs:config` -->';
+export const TABLE_END = '<!-- configuration-table end -->';
+
+const HEADER = ['Variable', 'Default', 'Expects', 'Used by'] as const;
+
+/** One line of the table: its variables (usually one), their defaults, and the row's texts. */
+interface TableRow {
+  readonly variables: string[];
+  readonly defaults: string[];
+  readonly doc: OwnRowDoc;
+}
+
+function defaultText(row: Setting, doc: { readonly default?: string }): string {
+  if (doc.default !== undefined) return doc.default;
+  if (row.default === undefined) return 'unset';
+  if (typeof row.default === 'string' || typeof row.default === 'number') return `\`${row.default}\``;
+  throw new Error(`${row.env}: a computed default needs its README text in doc.default`);
+}
+
+/** The table's rows as cells, in the order of SETTINGS. */
+export function configurationRows(settings: readonly Setting[] = SETTINGS): string[][] {
+  const rows: TableRow[] = [];
+  const byVariable = new Map<string, TableRow>();
+  for (const setting of settings) {
+    const { doc } = setting;
+    if ('describedIn' in doc) continue;
+    if ('sharesRowWith' in doc) {
+      const shared = byVariable.get(doc.sharesRowWith);
+      if (shared === undefined)
+        throw new Error(`${setting.env}: no row ${doc.sharesRowWith} above it to share`);
+      shared.variables.push(setting.env);
+      shared.defaults.push(defaultText(setting, {}));
+      continue;
+    }
+    const row: TableRow = { variables: [setting.env], defaults: [defaultText(setting, doc)], doc };
+    rows.push(row);
+    byVariable.set(setting.env, row);
+  }
+  return rows.map((row) => [
+    row.variables.map((name) => `\`${name}\``).join(', '),
+    row.defaults.join(', '),
+    row.doc.expects,
+    row.doc.usedBy,
+  ]);
+}
+
+const line = (cells: readonly string[]): string =>
+  `| ${cells.map((cell) => cell.replaceAll('|', '\\|')).join(' | ')} |`;
+
+/** The Markdown table (prettier pads its columns when the README is written). */
+export function configurationTable(settings: readonly Setting[] = SETTINGS): string {
+  return [line(HEADER), line(HEADER.map(() => '---')), ...configurationRows(settings).map(line)].join('\n');
+}
+
+/** `readme` with the text between the markers replaced by the table; throws without the markers. */
+export function withConfigurationTable(readme: string, table = configurationTable()): string {
+  const start = readme.indexOf(TABLE_START);
+  const end = readme.indexOf(TABLE_END);
+  if (start < 0 || end < start) throw new Error(`README.md lacks the lines ${TABLE_START} ... ${TABLE_END}`);
+  return `${readme.slice(0, start + TABLE_START.length)}\n\n${table}\n\n${readme.slice(end)}`;
+}
+
+/** The cells of the table between the markers of `readme`, separator line left out. */
+export function readmeConfigurationRows(readme: string): string[][] {
+  const start = readme.indexOf(TABLE_START);
+  const end = readme.indexOf(TABLE_END);
+  if (start < 0 || end < start) return [];
+  return readme
+    .slice(start + TABLE_START.length, end)
+    .split('\n')
+    .map((text) => text.trim())
+    .filter((text) => text.startsWith('|') && !/^\|[\s|:-]+\|$/.test(text))
+    .slice(1)
+    .map((text) =>
+      text
+        .slice(1, -1)
+        .split(/(?<!\\)\|/)
+        .map((cell) => cell.trim().replaceAll('\\|', '|')),
+    );
+}

@@ -1,0 +1,626 @@
+import Joi from 'joi';
+
+import { MAX_PASSWORD_LENGTH, MIN_PASSWORD_LENGTH } from '../domain/user/password-policy';
+import {
+  CLUSTER_NODE_LIST,
+  defaultMaxPendingVerifications,
+  KNOWN_MODULES,
+  MODULE_LIST,
+  parseClusterNodes,
+  parseModules,
+  parseSize,
+  parseTrustProxy,
+  type RedisNodeAddress,
+  SIZE,
+  trustProxySchema,
+  urlHasPassword,
+} from './parse';
+import { type Derived, type EnvOf, setting } from './setting';
+
+export const NODE_ENVS = ['development', 'production', 'test'] as const;
+export type NodeEnv = (typeof NODE_ENVS)[number];
+
+export const LOG_LEVELS = ['error', 'warn', 'info', 'http', 'verbose', 'debug', 'silly'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
+/** The defaults of HTTP_REQUEST_TIMEOUT_MS, HTTP_HEADERS_TIMEOUT_MS and HTTP_KEEP_ALIVE_TIMEOUT_MS. */
+export const HTTP_TIMEOUT_DEFAULTS = Object.freeze({
+  /** For a whole request, headers and body; then a 408 (or the connection is closed). */
+  requestTimeoutMs: 30_000,
+  /** For the headers of a request; at most requestTimeoutMs. */
+  headersTimeoutMs: 10_000,
+  /** An idle keep-alive connection is closed after this. */
+  keepAliveTimeoutMs: 5_000,
+});
+
+/** The limit per account and address when neither its name nor its old name is set. */
+const DEFAULT_MAX_FAILURES_PER_ACCOUNT_AND_ADDRESS = 10;
+
+const code = (text: string | number): string => `\`${text}\``;
+
+/**
+ * Every environment variable the service reads, one row each, in the order start-up errors name
+ * them and the README's configuration table lists them (`npm run docs:config` writes that table).
+ * A joi description is what a start-up error says the variable expects; `doc` is its README row.
+ * Adding a setting is adding a row here.
+ */
+export const SETTINGS = [
+  setting({
+    env: 'NODE_ENV',
+    joi: Joi.string<NodeEnv>().valid(...NODE_ENVS),
+    default: 'development',
+    path: 'nodeEnv',
+    doc: {
+      expects: '`development`, `production` or `test`',
+      usedBy:
+        'both (the Docker image sets `production`, which requires `JWT_SECRET`, and `JWT_PREVIOUS_SECRET_UNTIL` with `JWT_PREVIOUS_SECRET`)',
+    },
+  }),
+  setting({
+    env: 'PORT',
+    joi: Joi.number().integer().min(0).max(65535).description('TCP port of the HTTP ingress'),
+    default: 8080,
+    path: 'port',
+    doc: { expects: 'TCP port, an integer 0-65535 (0 picks a free port)', usedBy: 'ingress' },
+  }),
+  setting({
+    env: 'HOST',
+    joi: Joi.string().description('address the HTTP ingress binds'),
+    default: '0.0.0.0',
+    path: 'host',
+    doc: { expects: 'the address the HTTP ingress binds', usedBy: 'ingress' },
+  }),
+  setting({
+    env: 'REDIS_URL',
+    joi: Joi.string()
+      .uri({ scheme: ['redis', 'rediss'] })
+      .description('a redis:// or rediss:// URL'),
+    default: 'redis://127.0.0.1:6379',
+    doc: {
+      expects: 'a `redis://` or `rediss://` URL',
+      usedBy: 'both (`npm start` sets it for its children)',
+    },
+  }),
+  setting({
+    env: 'REDIS_CLUSTER_NODES',
+    joi: Joi.string()
+      .pattern(CLUSTER_NODE_LIST)
+      .messages({ 'string.pattern.base': 'must be a comma-separated list of host:port' })
+      .description('Redis Cluster nodes as host:port,host:port (any of the masters; wins over REDIS_URL)'),
+    doc: {
+      expects:
+        'a comma-separated list of `host:port` (IPv6 as `[::1]:7000`): nodes of a Redis Cluster, any of them',
+      usedBy:
+        'both: when set, every connection is a cluster connection and `REDIS_URL` is ignored; see [On Redis Cluster](#on-redis-cluster)',
+    },
+  }),
+  setting({
+    env: 'REDIS_KEY_PREFIX',
+    joi: Joi.string()
+      .pattern(/^[A-Za-z0-9:_-]{1,64}$/)
+      .description('1-64 characters of letters, digits, ":", "_" or "-"'),
+    default: 'fts:',
+    path: 'redisKeyPrefix',
+    doc: {
+      expects:
+        '1-64 characters of letters, digits, `:`, `_` or `-`; prefix of every key, so deployments can share Redis',
+      usedBy: 'both (all processes of one deployment must use the same prefix)',
+    },
+  }),
+  setting({
+    env: 'REDIS_PASSWORD',
+    // No pattern: joi's pattern message would quote the value, and this one must never be printed.
+    joi: Joi.string().max(1024).description('the Redis password (requirepass), at most 1024 characters'),
+    doc: {
+      expects: "Redis's password (`requirepass`), at most 1024 characters; never logged",
+      usedBy:
+        'both: sent by every cluster node connection, and by a `REDIS_URL` without a password of its own (a password in the URL wins)',
+    },
+  }),
+  setting({
+    env: 'LOG_LEVEL',
+    joi: Joi.string<LogLevel>().valid(...LOG_LEVELS),
+    default: 'info',
+    path: 'logLevel',
+    doc: { expects: '`error`, `warn`, `info`, `http`, `verbose`, `debug` or `silly`', usedBy: 'both' },
+  }),
+  setting({
+    env: 'ADMIN_EMAIL',
+    joi: Joi.string().email({ tlds: false }).description('the bootstrap administrator e-mail'),
+    path: 'adminEmail',
+    doc: {
+      expects: "the bootstrap administrator's e-mail; set together with `ADMIN_PASSWORD` or not at all",
+      usedBy:
+        'ingress: at start-up, creates this account with role `Admin` if it does not exist (safe on every replica)',
+    },
+  }),
+  setting({
+    env: 'ADMIN_PASSWORD',
+    joi: Joi.string().min(MIN_PASSWORD_LENGTH).max(MAX_PASSWORD_LENGTH).description('at least 12 characters'),
+    path: 'adminPassword',
+    doc: {
+      expects: `${MIN_PASSWORD_LENGTH}-${MAX_PASSWORD_LENGTH} characters; set together with \`ADMIN_EMAIL\``,
+      usedBy: 'ingress (bootstrap administrator)',
+    },
+  }),
+  setting({
+    env: 'JWT_SECRET',
+    joi: Joi.string().min(32).description('at least 32 characters'),
+    path: 'jwtSecret',
+    doc: {
+      expects: 'at least 32 characters; required with `NODE_ENV=production`',
+      usedBy:
+        'ingress: signs and verifies bearer tokens; unset (development and test only), the first process generates one and keeps it in Redis',
+    },
+  }),
+  setting({
+    env: 'JWT_PREVIOUS_SECRET',
+    joi: Joi.string()
+      .min(32)
+      .invalid(Joi.ref('JWT_SECRET'))
+      .description('at least 32 characters, different from JWT_SECRET'),
+    doc: {
+      expects: 'at least 32 characters, not `JWT_SECRET`; needs `JWT_SECRET`',
+      usedBy:
+        'ingress: tokens it signed are still accepted (it signs nothing), so rotating `JWT_SECRET` signs nobody out; see [Rotating JWT_SECRET](#rotating-jwt_secret)',
+    },
+  }),
+  setting({
+    env: 'JWT_PREVIOUS_SECRET_UNTIL',
+    joi: Joi.date().iso().description('an ISO 8601 instant such as 2026-12-01T12:00:00Z'),
+    doc: {
+      default: 'unset (no end)',
+      expects:
+        'an ISO 8601 instant, e.g. `2026-12-01T12:00:00Z`; required with `JWT_PREVIOUS_SECRET` in production',
+      usedBy: 'ingress: from then on `JWT_PREVIOUS_SECRET` is refused even if still set',
+    },
+  }),
+  setting({
+    env: 'DATA_ENCRYPTION_KEY',
+    joi: Joi.string()
+      .min(32)
+      .description('at least 32 characters: the secret import job data is encrypted under'),
+    path: 'dataEncryptionKey',
+    doc: {
+      expects: 'at least 32 characters',
+      usedBy:
+        'both: import job data (seeded passwords among it) is encrypted in Redis with AES-256-GCM under a key derived (HKDF-SHA256) from it; when unset, from `JWT_SECRET`; with neither (development only), from the generated secret kept in Redis. Every ingress and worker must agree; jobs queued under `JWT_SECRET` or `JWT_PREVIOUS_SECRET` still open',
+    },
+  }),
+  setting({
+    env: 'TRUST_PROXY',
+    joi: trustProxySchema.description(
+      '"false", a hop count such as 1, or comma-separated proxy addresses/CIDRs or loopback, linklocal, uniquelocal',
+    ),
+    default: 'false',
+    path: 'trustProxy',
+    parse: parseTrustProxy,
+    doc: {
+      expects:
+        '`false`, a hop count (`1`), or comma-separated proxy addresses/CIDRs or `loopback`, `linklocal`, `uniquelocal`',
+      usedBy:
+        'ingress: whose `X-Forwarded-For` decides the client address (throttling, access log); see [Behind a reverse proxy](#behind-a-reverse-proxy)',
+    },
+  }),
+  setting({
+    env: 'MODULES',
+    joi: Joi.string()
+      .pattern(MODULE_LIST)
+      .description(`"none" or a comma-separated list of: ${KNOWN_MODULES.join(', ')}`),
+    default: 'sport-core',
+    path: 'modules',
+    parse: parseModules,
+    doc: {
+      expects: `\`none\`, or a comma-separated list of modules; known: ${KNOWN_MODULES.map(code).join(', ')}`,
+      usedBy: 'ingress: `sport-core` gates the sport-data queries that declare it (`GetMappedPlayers`)',
+    },
+  }),
+  setting({
+    env: 'BODY_LIMIT',
+    joi: Joi.string().pattern(SIZE).description('a size such as 1048576, 512kb or 1mb'),
+    default: '1mb',
+    path: 'bodyLimitBytes',
+    parse: parseSize,
+    doc: {
+      expects: 'a size in bytes, or with a unit: `1048576`, `512kb`, `1mb` (1 kb = 1024 bytes)',
+      usedBy: 'ingress: larger request bodies get a 413',
+    },
+  }),
+  setting({
+    env: 'IMPORT_BODY_LIMIT',
+    // A full import (IMPORT_MAX_ROWS players of about 450 bytes each) is several megabytes.
+    joi: Joi.string().pattern(SIZE).description('the body limit of POST /api/import, a size such as 16mb'),
+    default: '16mb',
+    path: 'importBodyLimitBytes',
+    parse: parseSize,
+    doc: {
+      expects: 'a size, as `BODY_LIMIT`',
+      usedBy:
+        'ingress: the body limit of `POST /api/import` alone (a batch of `IMPORT_MAX_ROWS` players is several megabytes); larger bodies get a 413',
+    },
+  }),
+  setting({
+    env: 'SHUTDOWN_TIMEOUT_MS',
+    joi: Joi.number().integer().min(0).max(600_000),
+    default: 10_000,
+    path: 'shutdownTimeoutMs',
+    doc: { expects: 'an integer 0-600000: how long SIGTERM waits for in-flight work', usedBy: 'both' },
+  }),
+  // Bounds on a connection that sends slowly or not at all (slowloris): past them it gets a 408 or is closed.
+  setting({
+    env: 'HTTP_REQUEST_TIMEOUT_MS',
+    joi: Joi.number()
+      .integer()
+      .min(1)
+      .max(3_600_000)
+      .description('milliseconds a client has to send a whole request, headers and body, 1-3600000'),
+    default: HTTP_TIMEOUT_DEFAULTS.requestTimeoutMs,
+    path: 'http.requestTimeoutMs',
+    doc: {
+      expects: 'an integer 1-3600000: milliseconds a client has to send a whole request (headers and body)',
+      usedBy:
+        'both (every HTTP listener): an unfinished request then gets a `408` and its connection is closed; a slow upload must fit in it',
+    },
+  }),
+  setting({
+    env: 'HTTP_HEADERS_TIMEOUT_MS',
+    joi: Joi.number()
+      .integer()
+      .min(1)
+      .max(Joi.ref('HTTP_REQUEST_TIMEOUT_MS'))
+      .description(
+        'milliseconds a client has to send the headers of a request, at most HTTP_REQUEST_TIMEOUT_MS',
+      ),
+    default: HTTP_TIMEOUT_DEFAULTS.headersTimeoutMs,
+    path: 'http.headersTimeoutMs',
+    doc: {
+      expects:
+        'an integer from 1 up to `HTTP_REQUEST_TIMEOUT_MS`: milliseconds a client has to send the headers',
+      usedBy: 'both: then a `408` and the connection is closed',
+    },
+  }),
+  setting({
+    env: 'HTTP_KEEP_ALIVE_TIMEOUT_MS',
+    joi: Joi.number()
+      .integer()
+      .min(1)
+      .max(3_600_000)
+      .description('milliseconds an idle keep-alive connection stays open, 1-3600000'),
+    default: HTTP_TIMEOUT_DEFAULTS.keepAliveTimeoutMs,
+    path: 'http.keepAliveTimeoutMs',
+    doc: {
+      expects: 'an integer 1-3600000: milliseconds an idle keep-alive connection stays open',
+      usedBy:
+        "both: Node 24 closes it up to 1 s later (`keepAliveTimeoutBuffer`); keep it below a proxy's idle timeout towards the ingress",
+    },
+  }),
+  setting({
+    env: 'WORKER_CONCURRENCY',
+    joi: Joi.number().integer().min(1).max(256),
+    default: 4,
+    path: 'workerConcurrency',
+    doc: {
+      expects: 'an integer 1-256: jobs one worker process runs at the same time',
+      usedBy: 'worker: its import queue consumer (the projector is not affected)',
+    },
+  }),
+  setting({
+    env: 'JWT_ISSUER',
+    joi: Joi.string().max(200),
+    default: 'fantasy-team-service',
+    path: 'jwt.issuer',
+    doc: { expects: 'the `iss` and `aud` of issued tokens, checked on every request', usedBy: 'ingress' },
+  }),
+  setting({
+    env: 'JWT_AUDIENCE',
+    joi: Joi.string().max(200),
+    default: 'fantasy-team-api',
+    path: 'jwt.audience',
+    doc: { sharesRowWith: 'JWT_ISSUER' },
+  }),
+  setting({
+    env: 'JWT_TTL_SECONDS',
+    joi: Joi.number().integer().min(60).max(86_400),
+    default: 3_600,
+    path: 'jwt.ttlSeconds',
+    doc: { expects: 'token lifetime, 60-86400', usedBy: 'ingress' },
+  }),
+  setting({
+    env: 'AUTH_CACHE_TTL_SECONDS',
+    joi: Joi.number().integer().min(0).max(3_600),
+    default: 60,
+    path: 'auth.cacheTtlSeconds',
+    doc: {
+      expects: '0-3600: how long a successful Basic verification is reused (0 turns the cache off)',
+      usedBy: 'ingress',
+    },
+  }),
+  setting({
+    env: 'AUTH_MAX_FAILURES_PER_ACCOUNT_AND_ADDRESS',
+    joi: Joi.number().integer().min(1).max(10_000),
+    doc: {
+      default: code(DEFAULT_MAX_FAILURES_PER_ACCOUNT_AND_ADDRESS),
+      expects:
+        'failed sign-ins of one account from one client address within the window; past it that address gets `429` for that account, even with the right password, while other addresses are not affected. `AUTH_MAX_FAILURES_PER_ACCOUNT`, its name before failures were counted per address, is read when this one is unset',
+      usedBy: 'ingress',
+    },
+  }),
+  setting({
+    env: 'AUTH_MAX_FAILURES_PER_ACCOUNT',
+    joi: Joi.number().integer().min(1).max(10_000),
+    doc: { describedIn: 'AUTH_MAX_FAILURES_PER_ACCOUNT_AND_ADDRESS' },
+  }),
+  setting({
+    env: 'AUTH_MAX_FAILURES_PER_ADDRESS',
+    joi: Joi.number().integer().min(1).max(100_000),
+    default: 100,
+    path: 'auth.maxFailuresPerAddress',
+    doc: {
+      expects:
+        'failed sign-ins from one client address, for any accounts, within the window before `429`. An IPv6 address counts by its /64, an IPv4-mapped one as its IPv4 address',
+      usedBy: 'ingress',
+    },
+  }),
+  setting({
+    env: 'AUTH_FAILURE_WINDOW_SECONDS',
+    joi: Joi.number().integer().min(1).max(86_400),
+    default: 900,
+    path: 'auth.failureWindowSeconds',
+    doc: { expects: 'the throttling window', usedBy: 'ingress' },
+  }),
+  setting({
+    env: 'AUTH_ACCOUNT_WARNING_FAILURES',
+    joi: Joi.number().integer().min(1).max(1_000_000),
+    default: 50,
+    path: 'auth.accountWarningFailures',
+    doc: {
+      expects:
+        'failed sign-ins of one account from all addresses within the window that log one warning (`sign-in failures for one account passed the warning threshold`, with the user id) and count `fts_auth_accounts_under_attack_total`; refuses nothing',
+      usedBy: 'ingress',
+    },
+  }),
+  setting({
+    env: 'AUTH_MAX_PENDING_VERIFICATIONS',
+    joi: Joi.number()
+      .integer()
+      .min(1)
+      .max(100_000)
+      .description('verifications at once per process, default 4 x the hashing threads'),
+    default: defaultMaxPendingVerifications,
+    path: 'auth.maxPendingVerifications',
+    doc: {
+      default: `4 x \`UV_THREADPOOL_SIZE\` (${code(defaultMaxPendingVerifications({}))})`,
+      expects:
+        "1-100000: password checks (argon2, on libuv's thread pool) that may run or wait at once per ingress process; past it a sign-in that needs a check gets a fast `503` problem with `Retry-After: 1` (cached sign-ins and tokens are not affected)",
+      usedBy: 'ingress',
+    },
+  }),
+  setting({
+    env: 'RATE_LIMIT_PER_ACCOUNT',
+    joi: Joi.number()
+      .integer()
+      .min(0)
+      .max(1_000_000_000)
+      .description('requests per account per window, 0 for no limit'),
+    default: 3_000,
+    path: 'rateLimit.requestsPerAccount',
+    doc: {
+      expects:
+        'requests one account may make per window, across all ingress replicas; `0` turns the limit off',
+      usedBy: 'ingress: beyond it, a `429` problem with `Retry-After`',
+    },
+  }),
+  setting({
+    env: 'RATE_LIMIT_WINDOW_SECONDS',
+    joi: Joi.number().integer().min(1).max(86_400),
+    default: 60,
+    path: 'rateLimit.windowSeconds',
+    doc: { expects: 'the rate-limit window, 1-86400', usedBy: 'ingress' },
+  }),
+  setting({
+    env: 'LOCK_TTL_MS',
+    joi: Joi.number().integer().min(100).max(60_000),
+    default: 5_000,
+    path: 'lock.ttlMs',
+    doc: { expects: 'how long an aggregate lock outlives a holder that died', usedBy: 'both' },
+  }),
+  setting({
+    env: 'LOCK_WAIT_MS',
+    joi: Joi.number().integer().min(0).max(60_000),
+    default: 2_000,
+    path: 'lock.waitMs',
+    doc: {
+      expects: 'how long a command waits for a busy aggregate before `503 AGGREGATE_BUSY`',
+      usedBy: 'both',
+    },
+  }),
+  setting({
+    env: 'MAX_TEAMS_PER_OWNER',
+    joi: Joi.number()
+      .integer()
+      .min(1)
+      .max(1_000_000)
+      .description('teams one owner may hold, archived ones included (an Admin is not bounded)'),
+    default: 100,
+    path: 'teams.maxPerOwner',
+    doc: {
+      expects: 'an integer 1-1000000: teams one owner may hold, archived ones included',
+      usedBy:
+        'ingress: a `CreateFantasyTeam` beyond it is `400 COMMAND_VALIDATION_ERROR`; an Admin is not bounded',
+    },
+  }),
+  setting({
+    env: 'IMPORT_MAX_ROWS',
+    joi: Joi.number().integer().min(1).max(1_000_000),
+    default: 10_000,
+    path: 'imports.maxRows',
+    doc: {
+      expects: 'an integer 1-1000000: rows one import may carry',
+      usedBy:
+        'both: the ingress refuses a longer import and the worker checks its jobs against it; the served OpenAPI document states it',
+    },
+  }),
+  setting({
+    env: 'IMPORT_COMMAND_CONCURRENCY',
+    joi: Joi.number().integer().min(1).max(64),
+    default: 4,
+    path: 'imports.commandConcurrency',
+    doc: {
+      expects: 'an integer 1-64: commands one import runs at once',
+      usedBy: "worker: password hashing runs on libuv's thread pool, so more than 1 uses the cores",
+    },
+  }),
+  setting({
+    env: 'IMPORT_JOB_LOCK_MS',
+    joi: Joi.number().integer().min(1_000).max(600_000),
+    default: 30_000,
+    path: 'imports.jobLockMs',
+    doc: {
+      expects: "an integer 1000-600000: how long a worker's lock on an import job lives without renewal",
+      usedBy: "worker: a job whose worker died is retried after it (BullMQ's lock duration)",
+    },
+  }),
+  setting({
+    env: 'IMPORT_KEEP_COMPLETED_JOBS',
+    joi: Joi.number().integer().min(0).max(1_000_000),
+    default: 1_000,
+    path: 'imports.keepCompletedJobs',
+    doc: {
+      expects: 'an integer 0-1000000: completed import jobs BullMQ keeps',
+      usedBy: 'ingress (set on the jobs it queues); results stay queryable in their own records either way',
+    },
+  }),
+  setting({
+    env: 'IMPORT_KEEP_FAILED_JOBS',
+    joi: Joi.number().integer().min(0).max(1_000_000),
+    default: 5_000,
+    path: 'imports.keepFailedJobs',
+    doc: {
+      expects: 'an integer 0-1000000: failed import jobs BullMQ keeps',
+      usedBy: 'ingress, as `IMPORT_KEEP_COMPLETED_JOBS`',
+    },
+  }),
+  setting({
+    env: 'IMPORT_RESULT_TTL_SECONDS',
+    joi: Joi.number()
+      .integer()
+      .min(60)
+      .max(365 * 86_400),
+    default: 30 * 86_400,
+    path: 'imports.resultTtlSeconds',
+    doc: {
+      expects: "an integer 60-31536000: how long an import's record (its status and results) is kept",
+      usedBy: 'both',
+    },
+  }),
+  setting({
+    env: 'MAX_PENDING_IMPORTS_PER_USER',
+    joi: Joi.number()
+      .integer()
+      .min(1)
+      .max(100_000)
+      .description('imports one account may have Pending at once, 1-100000'),
+    default: 10,
+    path: 'imports.maxPendingPerUser',
+    doc: {
+      expects: 'an integer 1-100000',
+      usedBy:
+        'ingress: imports one account may have `Pending` at once, counted in Redis across replicas; past it a `429` problem with `Retry-After` and nothing stored (a resent `requestId` is not a new import)',
+    },
+  }),
+  setting({
+    env: 'METRICS_TOKEN',
+    joi: Joi.string()
+      .min(16)
+      .max(1024)
+      .pattern(/^[\x21-\x7e]+$/)
+      .description('16-1024 visible ASCII characters, sent as "Authorization: Bearer <token>"'),
+    path: 'metrics.token',
+    doc: {
+      expects: '16-1024 visible ASCII characters (no spaces)',
+      usedBy:
+        'both: every `/metrics` request must send `Authorization: Bearer <token>`; on the ingress it also turns on `/metrics` on `PORT`',
+    },
+  }),
+  setting({
+    env: 'METRICS_PORT',
+    // 0 (the default) opens no listener, so replicas on one host never collide on a port.
+    joi: Joi.number()
+      .integer()
+      .min(0)
+      .max(65535)
+      .description('TCP port of the /metrics listener, 0 for none'),
+    default: 0,
+    path: 'metrics.port',
+    doc: {
+      expects: 'TCP port, an integer 0-65535; 0 opens no listener',
+      usedBy:
+        'both: a listener serving only `/metrics`, without auth unless `METRICS_TOKEN` is set ([Metrics](#metrics))',
+    },
+  }),
+  setting({
+    env: 'METRICS_HOST',
+    // Loopback unless the operator opens it: unauthenticated metrics must not reach a network by default.
+    joi: Joi.string().description('address the /metrics listener binds'),
+    default: '127.0.0.1',
+    path: 'metrics.host',
+    doc: {
+      expects: 'the address the `METRICS_PORT` listener binds',
+      usedBy: 'both: loopback unless set (`0.0.0.0` in a container, as compose sets it)',
+    },
+  }),
+] as const;
+
+/** The validated environment, as the rows type it. */
+export type SettingsEnv = EnvOf<typeof SETTINGS>;
+
+/**
+ * Where the service's Redis is: one server (REDIS_URL), or a Redis Cluster reached through any of
+ * its nodes (REDIS_CLUSTER_NODES, which wins when set). The code is the same for both. `password`
+ * is REDIS_PASSWORD: sent by every cluster node connection, and by a standalone one whose URL
+ * carries no password of its own (the URL's wins). It is never logged.
+ */
+export type RedisTarget =
+  | { readonly kind: 'standalone'; readonly url: string; readonly password?: string }
+  | { readonly kind: 'cluster'; readonly nodes: readonly RedisNodeAddress[]; readonly password?: string };
+
+function redisTarget(env: SettingsEnv): RedisTarget {
+  const password = env.REDIS_PASSWORD;
+  if (env.REDIS_CLUSTER_NODES !== undefined) {
+    return {
+      kind: 'cluster',
+      nodes: parseClusterNodes(env.REDIS_CLUSTER_NODES),
+      ...(password !== undefined ? { password } : {}),
+    };
+  }
+  return {
+    kind: 'standalone',
+    url: env.REDIS_URL,
+    ...(password !== undefined && !urlHasPassword(env.REDIS_URL) ? { password } : {}),
+  };
+}
+
+/** A secret whose tokens are still accepted (never used to sign), refused from `until` on. */
+export interface PreviousJwtSecret {
+  readonly secret: string;
+  readonly until: Date | undefined;
+}
+
+/** Config values that several variables make up. */
+export const DERIVED = [
+  { path: 'redis', from: redisTarget },
+  {
+    path: 'jwtPreviousSecret',
+    from: (env): PreviousJwtSecret | undefined =>
+      env.JWT_PREVIOUS_SECRET === undefined
+        ? undefined
+        : { secret: env.JWT_PREVIOUS_SECRET, until: env.JWT_PREVIOUS_SECRET_UNTIL },
+  },
+  {
+    path: 'auth.maxFailuresPerAccountAndAddress',
+    from: (env): number =>
+      env.AUTH_MAX_FAILURES_PER_ACCOUNT_AND_ADDRESS ??
+      env.AUTH_MAX_FAILURES_PER_ACCOUNT ??
+      DEFAULT_MAX_FAILURES_PER_ACCOUNT_AND_ADDRESS,
+  },
+] as const satisfies readonly Derived<SettingsEnv>[];

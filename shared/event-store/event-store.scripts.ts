@@ -1,0 +1,45 @@
+import path from 'node:path';
+
+import type { Result } from 'ioredis';
+
+import { defineScript, LOCK_SCRIPTS, type ScriptDefinition } from '../redis/scripts';
+
+/** The event store's scripts (lua/), with the lock's own that it releases. */
+export const EVENT_STORE_SCRIPTS: readonly ScriptDefinition[] = [
+  ...LOCK_SCRIPTS,
+  defineScript({
+    name: 'appendEvents',
+    file: path.join(__dirname, 'lua', 'append-events-6.lua'),
+    numberOfKeys: 6,
+  }),
+  defineScript({
+    name: 'lockAndLoad',
+    file: path.join(__dirname, 'lua', 'lock-and-load-3.lua'),
+    numberOfKeys: 3,
+  }),
+  defineScript({
+    name: 'rewriteSnapshot',
+    file: path.join(__dirname, 'lua', 'rewrite-snapshot-1.lua'),
+    numberOfKeys: 1,
+  }),
+];
+
+declare module 'ioredis' {
+  interface RedisCommander<Context> {
+    appendEvents(...keysThenArgs: (string | number)[]): Result<number, Context>;
+    lockAndLoad(
+      lockKey: string,
+      recordKey: string,
+      requestsKey: string,
+      token: string,
+      ttlMs: number,
+      requestId: string,
+    ): Result<[0] | [1, string | null, string | null, string | null, string | null], Context>;
+    rewriteSnapshot(
+      recordKey: string,
+      version: number,
+      state: string,
+      stateVersion: number,
+    ): Result<number, Context>;
+  }
+}

@@ -1,0 +1,66 @@
+import type { RedisClient } from '../redis/connections';
+import type { Keys } from '../redis/keys';
+import { ScriptFencedError, scriptReply } from '../redis/script-codes';
+import { registerScripts } from '../redis/scripts';
+import { documentKeysOf, eventsFor, type LogEntry, NO_CHECKPOINT, planBatch } from './batch-plan';
+import type { AnyProjection } from './projection';
+import { PROJECTION_SCRIPTS } from './projection.scripts';
+
+/** The outcome of applying one batch: how many entries, or the fence saying someone else did. */
+export type BatchResult = { readonly entries: number; readonly checkpoint: string } | 'fenced';
+
+/**
+ * Applies the next batch of `projection` from one log partition after `checkpoint`: reads the
+ * entries and the documents they touch, plans the writes (batch-plan.ts), and writes the
+ * documents, their index entries and the new checkpoint in one fenced script.
+ */
+export async function applyNextBatch(
+  redis: RedisClient,
+  keys: Keys,
+  projection: AnyProjection,
+  partition: number,
+  checkpoint: string,
+  batchSize: number,
+): Promise<BatchResult> {
+  registerScripts(redis, PROJECTION_SCRIPTS);
+  const start = checkpoint === NO_CHECKPOINT ? '-' : `(${checkpoint}`;
+  const entries: LogEntry[] = await redis.xrange(
+    keys.logPartition(partition),
+    start,
+    '+',
+    'COUNT',
+    batchSize,
+  );
+  const last = entries.at(-1);
+  if (!last) return { entries: 0, checkpoint };
+  const events = eventsFor(projection, entries);
+  const docKeys = documentKeysOf(projection, keys, events);
+  const stored = docKeys.length ? await redis.mget(...docKeys) : [];
+  const writes = planBatch(
+    projection,
+    keys,
+    partition,
+    events,
+    new Map(docKeys.map((key, i) => [key, stored[i] ?? null])),
+  );
+  try {
+    scriptReply(
+      'applyProjectionBatch',
+      await redis.applyProjectionBatch(...writes.scriptArguments(checkpoint, last[0], entries.length)),
+    );
+  } catch (error) {
+    if (error instanceof ScriptFencedError) return 'fenced';
+    throw error;
+  }
+  return { entries: entries.length, checkpoint: last[0] };
+}
+
+/** Where a projection stands on one partition: its stored checkpoint, or none. */
+export async function readCheckpoint(
+  redis: RedisClient,
+  keys: Keys,
+  projection: AnyProjection,
+  partition: number,
+): Promise<string> {
+  return (await redis.get(projection.checkpointKey(keys, partition))) ?? NO_CHECKPOINT;
+}

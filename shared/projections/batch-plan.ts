@@ -1,0 +1,65 @@
+import { type EventEnvelope, parseEnvelope } from '../event-store/envelope';
+import type { Keys } from '../redis/keys';
+import { BatchWrites } from './batch-writes';
+import type { AnyProjection } from './projection';
+
+/** The checkpoint of a partition nothing has been applied from. */
+export const NO_CHECKPOINT = '0-0';
+
+/** One entry of a log partition as XRANGE answers it: its id and `['event', envelope JSON]`. */
+export type LogEntry = [id: string, fields: string[]];
+
+/**
+ * The events of `entries` that `projection` reads, in log order. Envelopes are JSON.stringify'd, so
+ * an event of the projected type contains its `"aggregateType":...` text; the others (most of a
+ * partition, for most projections) are skipped without being parsed.
+ */
+export function eventsFor(projection: AnyProjection, entries: readonly LogEntry[]): EventEnvelope[] {
+  const marker = `"aggregateType":${JSON.stringify(projection.aggregateType)}`;
+  return entries
+    .filter(([, fields]) => fields[1]?.includes(marker))
+    .map(([, fields]) => parseEnvelope(fields[1] ?? 'null'))
+    .filter((event) => event.aggregateType === projection.aggregateType);
+}
+
+/** The documents `events` touch, once each, in the order first touched. */
+export function documentKeysOf(
+  projection: AnyProjection,
+  keys: Keys,
+  events: readonly EventEnvelope[],
+): string[] {
+  return [...new Set(events.map((event) => projection.documentKey(keys, event.aggregateId)))];
+}
+
+/**
+ * Plans one batch, without I/O: evolves the stored documents (`stored`: key -> JSON, or null when
+ * absent) by `events`, and collects the changed documents and the index entries they gain or lose
+ * for the batch script of `partition`. A document left as it was is not written.
+ */
+export function planBatch(
+  projection: AnyProjection,
+  keys: Keys,
+  partition: number,
+  events: readonly EventEnvelope[],
+  stored: ReadonlyMap<string, string | null>,
+): BatchWrites {
+  const docs = new Map<string, unknown>();
+  for (const [key, json] of stored) docs.set(key, json === null ? null : (JSON.parse(json) as unknown));
+  for (const event of events) {
+    const key = projection.documentKey(keys, event.aggregateId);
+    docs.set(key, projection.evolve(docs.get(key) ?? null, event));
+  }
+
+  const checkpointKey = projection.checkpointKey(keys, partition);
+  const writes = new BatchWrites(checkpointKey, keys.projectionAppliedCount(checkpointKey));
+  const entriesOf = (json: string | null) =>
+    json === null ? [] : (projection.indexEntries?.(JSON.parse(json) as unknown, keys) ?? []);
+  for (const [key, doc] of docs) {
+    const previous = stored.get(key) ?? null;
+    const next = doc === null ? null : JSON.stringify(doc);
+    if (previous === next) continue;
+    writes.document(key, next);
+    if (projection.indexEntries) writes.indexes(entriesOf(previous), entriesOf(next));
+  }
+  return writes;
+}

@@ -1,0 +1,127 @@
+/**
+ * The request connection does not re-send an unanswered command after a reconnect, so a retried
+ * append cannot be reported as "nothing written" when it was written; where the outcome is
+ * unknown, the answer says so.
+ *
+ * The ingress reaches Redis through a proxy that can lose answers. Between deciding and appending
+ * (CommandHandlerHooks.beforeAppend) the proxy starts dropping Redis's replies; once the append has
+ * run in Redis, it cuts the connection. Re-sent after the reconnect, the append met its own events
+ * and would be refused by the version fence: "503 AGGREGATE_BUSY, nothing was written", a lie. So it is
+ * the 503 problem saying the command may have taken effect, naming the requestId to retry with,
+ * and that retry gets the command's answer without applying it twice.
+ */
+import { randomUUID } from 'node:crypto';
+
+import request from 'supertest';
+
+import { createLogger } from '../../shared/logger';
+import { closeConnections, type RedisClient } from '../../shared/redis/connections';
+import { createKeys } from '../../shared/redis/keys';
+import {
+  createTestApp,
+  onTestCluster,
+  openTestRedis,
+  type TestApp,
+  testRedisEnv,
+  uniquePrefix,
+} from '../helpers/app-fixture';
+import { eventually } from '../helpers/processes';
+import { LossyProxy } from '../helpers/tcp-proxy';
+import { passwordGrantToken } from '../helpers/tokens';
+
+const PASSWORD = 'outcome-unknown-password';
+const TEAM = 'fantasy-team';
+
+// A proxy in front of one server: the cluster run has its own options test (test/unit).
+const describeOnServer = onTestCluster() ? describe.skip : describe;
+
+describeOnServer('A command whose append ran in Redis but whose answer was lost', () => {
+  const prefix = uniquePrefix();
+  const keys = createKeys(prefix);
+  let proxy: LossyProxy;
+  let direct: RedisClient;
+  let subject: TestApp;
+  let token: string;
+  /** The team whose next append loses its answer. */
+  let armedFor: string | undefined;
+
+  beforeAll(async () => {
+    proxy = await LossyProxy.start(testRedisEnv().REDIS_URL);
+    direct = openTestRedis(createLogger({ level: 'error', processRole: 'test', silent: true }));
+    subject = await createTestApp(
+      { REDIS_URL: proxy.url, REDIS_KEY_PREFIX: prefix },
+      {},
+      {
+        beforeAppend(aggregateId) {
+          if (aggregateId !== armedFor) return Promise.resolve();
+          armedFor = undefined;
+          proxy.swallowReplies = true;
+          void (async () => {
+            // Once the append has run in Redis (seen on a direct connection), the link fails.
+            const stream = keys.aggregateStream(TEAM, aggregateId);
+            const before = await direct.xlen(stream);
+            await eventually(async () => (await direct.xlen(stream)) > before, 5_000, 5);
+            proxy.cutClients();
+          })();
+          return Promise.resolve();
+        },
+      },
+    );
+    await subject.createUser({ email: 'unknown-outcome@example.com', password: PASSWORD });
+    token = await passwordGrantToken(subject.app, 'unknown-outcome@example.com', PASSWORD);
+  });
+  afterAll(async () => {
+    await subject.close();
+    await closeConnections(direct);
+    await proxy.close();
+  });
+
+  const send = (body: object) =>
+    request(subject.app).post('/api/command').set('Authorization', `Bearer ${token}`).send(body);
+  const streamLength = (id: string) => direct.xlen(keys.aggregateStream(TEAM, id));
+  const expectOutcomeUnknown = (res: request.Response, detail: RegExp) => {
+    expect(res.status).toBe(503);
+    expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
+    expect(res.headers['retry-after']).toBe('1');
+    expect(res.body).toMatchObject({ status: 503, title: 'Service Unavailable' });
+    expect(res.body.detail).toMatch(/the command may have taken effect/);
+    expect(res.body.detail).toMatch(detail);
+  };
+
+  it('When the answer to an append is lost, then the 503 problem says the command may have taken effect and names its requestId, and the retry with it answers 200 without a second event', async () => {
+    const team = randomUUID();
+    expect(
+      (await send({ commandType: 'CreateFantasyTeam', command: { aggregateRootId: team, name: 'Lossy' } }))
+        .status,
+    ).toBe(200);
+    const requestId = randomUUID();
+    const link = {
+      commandType: 'LinkFantasyTeam',
+      command: { aggregateRootId: team, fantasyTeamExternalId: 11, fantasyUserId: 12 },
+      requestId,
+    };
+
+    armedFor = team;
+    const started = Date.now();
+    const lost = await send(link);
+    expect(Date.now() - started).toBeLessThan(5_000);
+    expectOutcomeUnknown(lost, new RegExp(`same requestId ${requestId}`));
+    expect(await streamLength(team)).toBe(2);
+
+    const retry = await send(link);
+    expect(retry.status).toBe(200);
+    expect(retry.body).toEqual({ requestId, success: true, eventCount: 1, commandType: 'LinkFantasyTeam' });
+    expect(await streamLength(team)).toBe(2);
+  });
+
+  it('When the lost append carried no requestId, then the problem says a resend could apply it twice', async () => {
+    const team = randomUUID();
+    armedFor = team;
+    const lost = await send({
+      commandType: 'CreateFantasyTeam',
+      command: { aggregateRootId: team, name: 'Lossy' },
+    });
+    expectOutcomeUnknown(lost, /carried no requestId/);
+    expect(await streamLength(team)).toBe(1);
+  });
+});

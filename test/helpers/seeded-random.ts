@@ -1,0 +1,14 @@
+/**
+ * A small deterministic generator (mulberry32): numbers in [0, 1), the same for the same seed, so
+ * a fuzz run can be replayed and a bench builds the same data on every run.
+ */
+export function seededRandom(seed: number): () => number {
+  let state = seed >>> 0;
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
+  };
+}

@@ -1,0 +1,37 @@
+import path from 'node:path';
+
+import { SCRIPT_CODES, ScriptFencedError, scriptReply } from '../../shared/redis/script-codes';
+import { defineScript, SCRIPTS_WITH_KEY_COUNT_FIRST } from '../../shared/redis/scripts';
+
+const lua = (name: string) => path.join('/features', 'lua', name);
+
+describe('Script registry and codes (no Redis)', () => {
+  it('When a script is declared with a key count its file name does not carry, then it is refused', () => {
+    expect(() =>
+      defineScript({ name: 'miscounted', file: lua('miscounted-2.lua'), numberOfKeys: 3 }),
+    ).toThrow('does not carry its key count');
+    expect(() => defineScript({ name: 'unnamed', file: lua('unnamed.lua'), numberOfKeys: 1 })).toThrow(
+      'does not carry its key count',
+    );
+  });
+
+  it('When a name is declared twice for another file, then it is refused; the same declaration again is kept once', () => {
+    const first = defineScript({ name: 'twice', file: lua('twice-1.lua'), numberOfKeys: 1 });
+    expect(defineScript({ name: 'twice', file: lua('twice-1.lua'), numberOfKeys: 1 })).toBe(first);
+    expect(() => defineScript({ name: 'twice', file: lua('other-1.lua'), numberOfKeys: 1 })).toThrow(
+      'defined twice',
+    );
+  });
+
+  it('When a script takes its key count first, then the cluster auto-pipelining exceptions name it', () => {
+    defineScript({ name: 'variableKeys', file: lua('variable-keys-n.lua'), numberOfKeys: 'n' });
+    expect(SCRIPTS_WITH_KEY_COUNT_FIRST).toContain('variableKeys');
+  });
+
+  it('When a script answers a code, then the one mapper turns it into its typed error; other replies pass', () => {
+    expect(scriptReply('appendEvents', 7)).toBe(7);
+    expect(scriptReply('applyProjectionBatch', 0)).toBe(0);
+    expect(() => scriptReply('appendEvents', SCRIPT_CODES.FENCED)).toThrow(ScriptFencedError);
+    expect(() => scriptReply('appendEvents', -99)).toThrow('appendEvents answered an unknown code -99');
+  });
+});

@@ -1,6 +1,8 @@
+import { randomUUID } from 'node:crypto';
+
 import type { PasswordHasher } from '../domain/user/password-hasher';
 import { USER_COMMAND_ROLES, type UserType } from '../domain/user/user.commands';
-import { userDecider } from '../domain/user/user.decider';
+import { activeUser, userDecider } from '../domain/user/user.decider';
 import type { UserEvent } from '../domain/user/user.events';
 import { USER_MESSAGES } from '../domain/user/user.messages';
 import { normalizeEmail, userIdForEmail } from '../domain/user/user-id';
@@ -87,6 +89,7 @@ export class AccountService {
           firstName: user.firstName ?? null,
           lastName: user.lastName ?? null,
           emailVerified: user.emailVerified ?? false,
+          securityStamp: randomUUID(),
         },
       },
       context: { now: this.clock(), actorUserId: actor.userId, actorRoles: actor.roles },
@@ -123,7 +126,8 @@ export class AccountService {
       userId,
       userDecider.initialState,
     );
-    return state === null ? null : { ...state, version };
+    const account = activeUser(state);
+    return account === null ? null : { ...account, version };
   }
 
   /** The account and its stored password hash (null when it has none): for sign-in only. */
@@ -134,8 +138,9 @@ export class AccountService {
       userDecider.initialState,
       CREDENTIAL_FIELD,
     );
-    if (record.state === null) return { account: null, credential: null };
-    return { account: { ...record.state, version: record.version }, credential: record.attachment };
+    const account = activeUser(record.state);
+    if (account === null) return { account: null, credential: null };
+    return { account: { ...account, version: record.version }, credential: record.attachment };
   }
 
   /** Every event of a user's stream, for tests and audits. */

@@ -1,4 +1,4 @@
-import type { UserState } from '../domain/user/user.decider';
+import type { ActiveUser } from '../domain/user/user.decider';
 
 /** Whoever a command runs as: an authenticated account, or the service itself. */
 export interface Actor {
@@ -14,8 +14,8 @@ export const SYSTEM_ACTOR: Actor = Object.freeze({
   roles: Object.freeze(['Admin']),
 });
 
-/** An account as the rest of the service sees it: the user's state and its version. */
-export type Account = NonNullable<UserState> & { readonly version: number };
+/** A live account as the rest of the service sees it: the user's state and its version. */
+export type Account = ActiveUser & { readonly version: number };
 
 /** The record attachment holding the password hash; nothing else ever reads or returns it. */
 export const CREDENTIAL_FIELD = 'credential';

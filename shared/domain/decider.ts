@@ -12,6 +12,8 @@ export interface DecisionContext {
   readonly now: Date;
   readonly actorUserId: string;
   readonly actorRoles: readonly string[];
+  /** The actor's e-mail, for refusals that name the actor (the grant rule's); absent for the service. */
+  readonly actorEmail?: string;
 }
 
 /**

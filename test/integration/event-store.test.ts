@@ -270,6 +270,7 @@ describe('CommandHandler.handle', () => {
       firstName: null,
       lastName: null,
       emailVerified: false,
+      securityStamp: randomUUID(),
     },
   });
 

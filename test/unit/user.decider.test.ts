@@ -18,6 +18,7 @@ const createUser: CreateUser = {
     firstName: 'Ada',
     lastName: null,
     emailVerified: false,
+    securityStamp: 'stamp-1',
   },
 };
 
@@ -46,13 +47,19 @@ describe('userDecider', () => {
   it('When the decision is taken, then the context clock is the only time source (not the wall clock)', () => {
     const past = new Date('2001-02-03T04:05:06.007Z');
     const decision = userDecider.decide(createUser, null, decisionContext({ now: past }));
-    expect(decision.accepted && decision.events[0]?.data.createdAt).toBe('2001-02-03T04:05:06.007Z');
+    const [event] = decision.accepted ? decision.events : [];
+    expect(event?.type === 'UserCreatedEvent' && event.data.createdAt).toBe('2001-02-03T04:05:06.007Z');
   });
 
   it('When UserCreatedEvent is folded, then the state is the created user', () => {
     const event = userCreated('2024-01-01T00:00:00.000Z');
     expect(userDecider.initialState).toBeNull();
     expect(fold(userDecider, [])).toBeNull();
-    expect(fold(userDecider, [event])).toEqual(event.data);
+    expect(fold(userDecider, [event])).toEqual({
+      ...event.data,
+      updatedAt: '2024-01-01T00:00:00.000Z',
+      disabled: false,
+      disabledReason: null,
+    });
   });
 });

@@ -1,9 +1,5 @@
 import type { Redis } from 'ioredis';
 
-import {
-  FANTASY_TEAM_COMMAND_DEFINITIONS,
-  type FantasyTeamCommandDefinition,
-} from '../shared/commands/fantasy-team-command-definitions';
 import { loadConfig } from '../shared/config';
 import type { ImportResults } from '../shared/importers/import-results';
 import type { Importer } from '../shared/importers/importer';
@@ -12,6 +8,7 @@ import { createKeys } from '../shared/redis/keys';
 import { BULL_BOARD_CONTRACT } from './admin/bull-board.contract';
 import { TOKEN_CONTRACT } from './auth/token.contract';
 import { commandContract } from './command/command.contract';
+import { COMMAND_DEFINITIONS, type RoutedDefinition } from './command/command-request';
 import { LIVENESS_CONTRACT, READINESS_CONTRACT } from './health/health.contract';
 import { importContract } from './import/import.contract';
 import { METRICS_CONTRACT } from './metrics/metrics.contract';
@@ -25,7 +22,7 @@ import { readModelContract } from './readmodel/readmodel.contract';
 /** What the document is generated from: the registries the endpoints dispatch on. */
 export interface ContractSources {
   readonly queries: readonly RegisteredQuery[];
-  readonly commands: readonly FantasyTeamCommandDefinition[];
+  readonly commands: readonly RoutedDefinition[];
   readonly importers: readonly Importer[];
   /** IMPORT_MAX_ROWS: the importers' schemas depend on it. */
   readonly maxImportRows: number;
@@ -59,7 +56,7 @@ export function buildOpenApiDocument(sources: ContractSources): OpenApiDocument 
 export function serviceDocument(queries: readonly RegisteredQuery[], maxImportRows: number): OpenApiDocument {
   return buildOpenApiDocument({
     queries,
-    commands: FANTASY_TEAM_COMMAND_DEFINITIONS,
+    commands: COMMAND_DEFINITIONS,
     importers: [...IMPORTERS.values()],
     maxImportRows,
   });

@@ -40,6 +40,8 @@ async function main(): Promise<void> {
   await waitForRedis(redis, logger);
   services = await createIngressServices(config, redis, logger, metrics.commandHandlerHooks(), metrics);
   await bootstrapAdmin(config, services.accounts, logger);
+  // A deployment upgraded from before the last-Admin guard builds its set once, from every account.
+  await services.admins.ensureBuilt();
 
   running = await listen(
     buildApp({ config, logger, redis, services, metrics }),

@@ -1,5 +1,6 @@
 import { AccountService } from './accounts/account.service';
 import { Argon2PasswordHasher } from './accounts/argon2-password-hasher';
+import { EnabledAdmins } from './accounts/enabled-admins';
 import type { Config } from './config';
 import { ALL_DECIDERS } from './domain/all-deciders';
 import { EventStore } from './event-store/event-store';
@@ -20,8 +21,9 @@ export function createCoreServices(config: Config, redis: RedisClient, hooks: Co
   const store = new EventStore(redis, keys, ALL_DECIDERS);
   const commands = new CommandHandler(store, config.lock, hooks);
   const hasher = new Argon2PasswordHasher();
-  const accounts = new AccountService(store, commands, hasher);
-  return { keys, store, commands, hasher, accounts };
+  const admins = new EnabledAdmins(redis, keys);
+  const accounts = new AccountService(store, commands, hasher, admins);
+  return { keys, store, commands, hasher, accounts, admins };
 }
 
 export type CoreServices = ReturnType<typeof createCoreServices>;

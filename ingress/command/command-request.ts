@@ -1,12 +1,19 @@
 import Joi from 'joi';
 
+import {
+  ACCOUNT_COMMAND_DEFINITIONS,
+  type AccountCommandDefinition,
+} from '../../shared/accounts/account-command-definitions';
+import type { AccountCommandRequest } from '../../shared/accounts/account-commands';
 import { type CommandOutcome, refused } from '../../shared/commands/command-answer';
 import {
   FANTASY_TEAM_COMMAND_DEFINITIONS,
   type FantasyTeamCommandDefinition,
 } from '../../shared/commands/fantasy-team-command-definitions';
-import type { TeamCommandRequest } from '../../shared/commands/run-team-command';
+import { COMMAND_ROLES, type TeamCommandRequest } from '../../shared/commands/run-team-command';
+import { USER_COMMAND_ROLES } from '../../shared/domain/user/user.commands';
 import { AppError } from '../../shared/errors';
+import type { Role } from '../../shared/roles';
 import { guid, GUID_FORMAT_MESSAGE, isGuid, text, validate } from '../../shared/validation';
 
 /** Every command's envelope; the command's own fields are its definition's schema. */
@@ -18,7 +25,9 @@ const envelopeSchema = Joi.object({
     .integer()
     .min(0)
     .default(0)
-    .description("Optimistic concurrency: above 0, the command runs only at the team's version."),
+    .description(
+      "Optimistic concurrency: above 0, the command runs only at the aggregate's version (the team's, or the account's).",
+    ),
   // Checked before the envelope, to answer the spec's own message (section 7, rule 1).
   requestId: guid()
     .allow(null)
@@ -27,20 +36,45 @@ const envelopeSchema = Joi.object({
     ),
 });
 
+/** What every command definition of either family offers the endpoint and the OpenAPI document. */
+export interface CommandDefinition {
+  readonly commandType: string;
+  readonly description: string;
+  readonly schema: Joi.ObjectSchema;
+}
+
+/**
+ * Every command type of POST /api/command, by the aggregate family that runs it: fantasy-team
+ * commands (runTeamCommand) and account commands (runAccountCommand).
+ */
+export type RoutedDefinition =
+  | { readonly family: 'team'; readonly definition: FantasyTeamCommandDefinition }
+  | { readonly family: 'account'; readonly definition: AccountCommandDefinition };
+
+export const COMMAND_DEFINITIONS: readonly RoutedDefinition[] = [
+  ...FANTASY_TEAM_COMMAND_DEFINITIONS.map((definition) => ({ family: 'team' as const, definition })),
+  ...ACCOUNT_COMMAND_DEFINITIONS.map((definition) => ({ family: 'account' as const, definition })),
+];
+
+/** The roles a command type needs (none: any authenticated account). */
+export function rolesOf(routed: RoutedDefinition): readonly Role[] {
+  return routed.family === 'team' ? COMMAND_ROLES : USER_COMMAND_ROLES[routed.definition.commandType];
+}
+
 /**
  * The whole request body of one command type: the envelope with its commandType fixed and its
  * definition's schema as `command`. The route validates the same two parts one after the other
  * (to word each error); the OpenAPI document shows them joined.
  */
-export function commandRequestSchema(definition: FantasyTeamCommandDefinition): Joi.ObjectSchema {
+export function commandRequestSchema(definition: CommandDefinition): Joi.ObjectSchema {
   return envelopeSchema.keys({
     commandType: Joi.string().valid(definition.commandType).required(),
     command: definition.schema.required(),
   });
 }
 
-const DEFINITIONS = new Map<string, FantasyTeamCommandDefinition>(
-  FANTASY_TEAM_COMMAND_DEFINITIONS.map((definition) => [definition.commandType, definition]),
+const DEFINITIONS = new Map<string, RoutedDefinition>(
+  COMMAND_DEFINITIONS.map((routed) => [routed.definition.commandType, routed]),
 );
 
 /** Whether `commandType` names a command (the metrics label only known ones). */
@@ -55,8 +89,13 @@ interface Envelope {
 }
 
 /** A body that is a command, or the refusal to answer it with (and what that answer echoes). */
+/** A valid command, by the family that runs it. */
+export type ParsedCommand =
+  | { readonly family: 'team'; readonly request: Omit<TeamCommandRequest, 'traceId'> }
+  | { readonly family: 'account'; readonly request: Omit<AccountCommandRequest, 'traceId'> };
+
 export type ParsedCommandRequest =
-  | { readonly valid: true; readonly request: Omit<TeamCommandRequest, 'traceId'> }
+  | { readonly valid: true; readonly command: ParsedCommand }
   | {
       readonly valid: false;
       readonly refusal: CommandOutcome;
@@ -91,16 +130,18 @@ export function parseCommandRequest(body: Record<string, unknown>): ParsedComman
   const requestId = typeof rawRequestId === 'string' ? rawRequestId.toLowerCase() : null;
   try {
     const envelope = validate(envelopeSchema, body) as Envelope;
-    const definition = DEFINITIONS.get(envelope.commandType);
-    if (!definition) {
+    const routed = DEFINITIONS.get(envelope.commandType);
+    if (!routed) {
       const message = `Unknown command type: ${envelope.commandType}`;
       return invalid(refused('UNKNOWN_COMMAND_TYPE', message), requestId);
     }
-    const fields = validate(definition.schema, envelope.command) as Record<string, unknown>;
-    return {
-      valid: true,
-      request: { definition, fields, expectedVersion: envelope.expectedVersion, requestId },
-    };
+    const fields = validate(routed.definition.schema, envelope.command) as Record<string, unknown>;
+    const common = { fields, expectedVersion: envelope.expectedVersion, requestId };
+    const command: ParsedCommand =
+      routed.family === 'team'
+        ? { family: 'team', request: { ...common, definition: routed.definition } }
+        : { family: 'account', request: { ...common, definition: routed.definition } };
+    return { valid: true, command };
   } catch (error) {
     const message = validationMessage(error);
     if (message === undefined) throw error;

@@ -1,6 +1,4 @@
 import { COMMAND_ERRORS, type CommandFailureStatus } from '../../shared/commands/command-answer';
-import type { FantasyTeamCommandDefinition } from '../../shared/commands/fantasy-team-command-definitions';
-import { COMMAND_ROLES } from '../../shared/commands/run-team-command';
 import { TEAM_MESSAGES } from '../../shared/domain/fantasy-team/fantasy-team.messages';
 import { GUID_FORMAT_MESSAGE } from '../../shared/validation';
 import { securityOf, unauthorizedAnswer } from '../auth/authentication.contract';
@@ -13,7 +11,7 @@ import {
 import { joiToJsonSchema } from '../openapi/joi-to-json-schema';
 import { EXAMPLE_IDS, type OperationExamples } from '../openapi/spec-examples';
 import { COMMAND_PATH } from './command.routes';
-import { commandRequestSchema } from './command-request';
+import { commandRequestSchema, rolesOf, type RoutedDefinition } from './command-request';
 import { COMMAND_SUCCEEDED_SCHEMA, commandFailedSchema } from './command-response';
 
 /** POST /api/command: spec 4.5, 3.2 and 7. */
@@ -94,13 +92,13 @@ const COMMAND_EXAMPLES: OperationExamples = {
 };
 
 /** POST /api/command: one operation, the command type chosen by `commandType`. */
-export function commandContract(definitions: readonly FantasyTeamCommandDefinition[]): OperationContract {
+export function commandContract(commands: readonly RoutedDefinition[]): OperationContract {
   return {
     path: COMMAND_PATH,
     method: 'post',
     operation({ component, answers }) {
       const examples = COMMAND_EXAMPLES;
-      const requests = definitions.map((definition) => ({
+      const requests = commands.map(({ definition }) => ({
         value: definition.commandType,
         ref: component(`${definition.commandType}Command`, {
           description: definition.description,
@@ -118,7 +116,7 @@ export function commandContract(definitions: readonly FantasyTeamCommandDefiniti
 
       return {
         operationId: 'command',
-        summary: 'Run a command on a fantasy team',
+        summary: 'Run a command on a fantasy team or an account',
         description: [
           'The command type is chosen by `commandType`; `command` holds its fields. Every answer has the',
           "spec's 2.6 shape; a refusal carries an `errorCode`:",
@@ -131,7 +129,7 @@ export function commandContract(definitions: readonly FantasyTeamCommandDefiniti
         ].join('\n'),
         tags: ['Commands'],
         security: securityOf(['Bearer']),
-        'x-roles': COMMAND_ROLES,
+        // Each command type needs its own roles: `x-command-types` lists them (none: any account).
         requestBody: requestBody(
           'One command: its type, its fields, and optionally expectedVersion and requestId.',
           discriminatedOneOf('commandType', requests),
@@ -158,9 +156,10 @@ export function commandContract(definitions: readonly FantasyTeamCommandDefiniti
             headers: { 'Retry-After': { schema: { type: 'integer' } } },
           },
         },
-        'x-command-types': definitions.map((definition) => ({
-          commandType: definition.commandType,
-          description: definition.description,
+        'x-command-types': commands.map((routed) => ({
+          commandType: routed.definition.commandType,
+          description: routed.definition.description,
+          roles: rolesOf(routed),
         })),
       };
     },

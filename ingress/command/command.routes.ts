@@ -1,5 +1,6 @@
 import type { RequestHandler, Response } from 'express';
 
+import { type AccountCommandServices, runAccountCommand } from '../../shared/accounts/account-commands';
 import { type CommandAnswer, commandAnswer } from '../../shared/commands/command-answer';
 import { runTeamCommand, type TeamCommandServices } from '../../shared/commands/run-team-command';
 import { AppError } from '../../shared/errors';
@@ -18,17 +19,19 @@ import { isKnownCommandType, parseCommandRequest } from './command-request';
 export const COMMAND_PATH = '/api/command';
 
 /**
- * POST /api/command: authenticate (Bearer), validate the envelope and the command, run it
- * (runTeamCommand: the role, a replayed requestId, the owner's team bound, the team), and answer
- * its outcome in the spec's 2.6 shape.
+ * POST /api/command: authenticate (Bearer), validate the envelope and the command, run it by its
+ * family (runTeamCommand: the role, a replayed requestId, the owner's team bound, the team;
+ * runAccountCommand: the role, a replayed requestId, the account), and answer its outcome in the
+ * spec's 2.6 shape.
  */
 export function registerCommandRoutes(
   routes: RouteTable,
-  deps: TeamCommandServices & {
-    authentication: Authentication;
-    metrics: Metrics;
-    bodyLimitBytes: number;
-  },
+  deps: TeamCommandServices &
+    AccountCommandServices & {
+      authentication: Authentication;
+      metrics: Metrics;
+      bodyLimitBytes: number;
+    },
 ): void {
   /** Every answer in the 2.6 shape goes out here, so each is counted by its errorCode once. */
   const send = (res: Response, answer: CommandAnswer): void => {
@@ -50,9 +53,17 @@ export function registerCommandRoutes(
     }
     const parsed = parseCommandRequest(jsonObjectBody(req));
     if (!parsed.valid) return send(res, commandAnswer(parsed.refusal, parsed.requestId, parsed.commandType));
-    const { request } = parsed;
-    const outcome = await runTeamCommand(deps, principal, { ...request, traceId: req.requestId });
-    send(res, commandAnswer(outcome, request.requestId, request.definition.commandType));
+    const { command } = parsed;
+    const traceId = req.requestId;
+    const outcome =
+      command.family === 'team'
+        ? await runTeamCommand(deps, principal, { ...command.request, traceId })
+        : await runAccountCommand(
+            deps,
+            { ...principal, clientAddress: req.ip ?? 'unknown' },
+            { ...command.request, traceId },
+          );
+    send(res, commandAnswer(outcome, command.request.requestId, command.request.definition.commandType));
   };
 
   routes.add(

@@ -96,7 +96,10 @@ export function assembleOpenApiDocument(contracts: readonly OperationContract[])
         name: 'Read model',
         description: 'POST /api/readmodel: one endpoint, the query chosen by query.queryType.',
       },
-      { name: 'Commands', description: 'POST /api/command: commands on the fantasy team aggregate.' },
+      {
+        name: 'Commands',
+        description: 'POST /api/command: commands on the fantasy team and user (account) aggregates.',
+      },
       { name: 'Imports', description: 'POST /api/import: bulk imports, queued or inline.' },
       { name: 'Authentication', description: 'Bearer tokens.' },
       { name: 'Operations', description: 'Probes and the queue dashboard.' },
@@ -117,7 +120,7 @@ function sortedByName<T>(record: Readonly<Record<string, T>>): Record<string, T>
 }
 
 const INFO_DESCRIPTION = [
-  'Read queries, commands on event-sourced fantasy teams, and bulk imports. All bodies are JSON with',
+  'Read queries, commands on event-sourced fantasy teams and accounts, and bulk imports. All bodies are JSON with',
   'camelCase names.',
   '',
   '- **Authentication**: Basic (e-mail and password) or Bearer (a JWT from `POST /api/auth/token`);',

@@ -17,6 +17,7 @@ import {
   mayNotGrantMessage,
 } from '../roles';
 import { type Account, type Actor, CREDENTIAL_FIELD } from './account';
+import { type EnabledAdmins, isEnabledAdmin } from './enabled-admins';
 
 export interface NewUser {
   readonly email: string;
@@ -46,6 +47,8 @@ export class AccountService {
     private readonly store: EventStore,
     private readonly commands: CommandHandler,
     private readonly hasher: PasswordHasher,
+    /** The last-Admin guard's set: an account created with Admin joins it. */
+    private readonly admins: EnabledAdmins,
     private readonly clock: () => Date = () => new Date(),
   ) {}
 
@@ -104,6 +107,7 @@ export class AccountService {
           message: outcome.message,
         }
       );
+    if (isEnabledAdmin(activeUser(outcome.state))) await this.admins.add(userId);
     return { status: 'created', userId, eventCount: outcome.events.length };
   }
 

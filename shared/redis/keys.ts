@@ -130,6 +130,10 @@ export function createKeys(prefix: string) {
      * (score: the reservation's deadline, unix ms), bounding the teams per owner (single key).
      */
     ownerTeams: (ownerUserId: string) => `${prefix}owner-teams:${ownerUserId.toLowerCase()}`,
+    /** Set: the ids of the enabled accounts holding Admin (the last-Admin guard; single key). */
+    enabledAdmins: () => `${prefix}accounts:enabled-admins`,
+    /** String: set once enabledAdmins was built from every account (an upgrade builds it first). */
+    enabledAdminsBuilt: () => `${prefix}accounts:enabled-admins:built`,
     /** Failed sign-in counters (the throttle), by account and by client address. */
     authFailuresPrefix: () => `${prefix}auth:failures`,
     /** Requests counted per account within the rate-limit window (one single-key counter each). */

@@ -7,6 +7,7 @@ import addFormats from 'ajv-formats';
 import { diff } from 'jest-diff';
 import Joi from 'joi';
 
+import { COMMAND_DEFINITIONS } from '../../ingress/command/command-request';
 import { buildOpenApiDocument, repositoryDocument } from '../../ingress/contract';
 import {
   COMMITTED_DOCUMENT_PATH,
@@ -14,7 +15,6 @@ import {
   type OpenApiDocument,
 } from '../../ingress/openapi/openapi-document';
 import { COMMAND_ERRORS } from '../../shared/commands/command-answer';
-import { FANTASY_TEAM_COMMAND_DEFINITIONS } from '../../shared/commands/fantasy-team-command-definitions';
 import { IMPORT_ERROR_CODES } from '../../shared/importers/importer';
 import { IMPORTERS } from '../../shared/importers/registry';
 
@@ -79,7 +79,7 @@ describe('The OpenAPI document', () => {
           handle: () => Promise.resolve({ body: {} }),
         },
       ],
-      commands: FANTASY_TEAM_COMMAND_DEFINITIONS,
+      commands: COMMAND_DEFINITIONS,
       importers: [...IMPORTERS.values()],
       maxImportRows: 10,
     });
@@ -163,7 +163,7 @@ describe('The OpenAPI document', () => {
       content: Record<string, { schema: { discriminator: { mapping: Record<string, string> } } }>;
     };
     expect(Object.keys(commandBody.content['application/json']?.schema.discriminator.mapping ?? {})).toEqual(
-      FANTASY_TEAM_COMMAND_DEFINITIONS.map((definition) => definition.commandType),
+      COMMAND_DEFINITIONS.map(({ definition }) => definition.commandType),
     );
     const importBody = generated.paths['/api/import']?.post?.requestBody as typeof commandBody;
     expect(Object.keys(importBody.content['application/json']?.schema.discriminator.mapping ?? {})).toEqual([

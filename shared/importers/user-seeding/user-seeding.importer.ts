@@ -1,17 +1,11 @@
 import Joi from 'joi';
 
 import type { NewUser } from '../../accounts/account.service';
-import { MAX_PASSWORD_LENGTH, MIN_PASSWORD_LENGTH } from '../../domain/user/password-policy';
+import { assignedRolesSchema, newPasswordSchema } from '../../accounts/account-schemas';
 import { USER_COMMAND_ROLES, USER_TYPES } from '../../domain/user/user.commands';
 import { USER_MESSAGES } from '../../domain/user/user.messages';
 import { normalizeEmail, userIdForEmail } from '../../domain/user/user-id';
-import {
-  ASSIGNABLE_ROLES,
-  firstUngrantableRole,
-  hasAnyRole,
-  lacksRolesMessage,
-  mayNotGrantMessage,
-} from '../../roles';
+import { firstUngrantableRole, hasAnyRole, lacksRolesMessage, mayNotGrantMessage } from '../../roles';
 import { boundedArray, text } from '../../validation';
 import {
   batchRefused,
@@ -43,22 +37,17 @@ export interface UserSeedingData {
 /** The rowErrors code of a row asking for a role the submitter may not grant. */
 export const ROLE_NOT_GRANTABLE = 'ROLE_NOT_GRANTABLE';
 
-/** Far above the four assignable roles (repeats are allowed and merged); bounds a hostile list. */
-const MAX_ROLES_PER_USER = 16;
-
 const seedUserSchema = Joi.object({
   email: text({ max: 254 }).trim().email({ tlds: false }).required(),
   userName: text({ min: 1, max: 256, notBlank: true }).trim(),
   userType: Joi.string()
     .valid(...USER_TYPES)
     .required(),
-  roles: boundedArray(Joi.string().valid(...ASSIGNABLE_ROLES), MAX_ROLES_PER_USER)
-    .min(1)
-    .required(),
+  roles: assignedRolesSchema().required(),
   firstName: text({ max: 256 }).allow(null, ''),
   lastName: text({ max: 256 }).allow(null, ''),
   // A service account signs in by Basic, so it needs one; a Human may get one later.
-  password: text({ min: MIN_PASSWORD_LENGTH, max: MAX_PASSWORD_LENGTH }).when('userType', {
+  password: newPasswordSchema().when('userType', {
     is: 'ServiceAccount',
     then: Joi.required(),
   }),

@@ -1,0 +1,67 @@
+import { AggregateBusyError, ExpectedVersionMismatchError, StaleAppendError } from '../event-store/errors';
+import { isRedisOutOfMemory, isRedisUnavailable } from '../redis/connections';
+import { type CommandOutcome, refused } from './command-answer';
+import type { CommandIdempotency, CommandRequestKey } from './command-idempotency';
+
+/**
+ * Answers a command once per caller's requestId: a repeat gets the first outcome (the same
+ * caller's only: a request id belongs to its caller, so another account's use of it is a request of
+ * its own), a requestId used for another command is refused, and a new one runs `run` and keeps its
+ * outcome. With no requestId, `run` just runs. Shared by every command family of POST /api/command.
+ */
+export async function answerOnce(
+  idempotency: CommandIdempotency,
+  key: CommandRequestKey | null,
+  run: () => Promise<CommandOutcome>,
+): Promise<CommandOutcome> {
+  if (!key) return run();
+  const recalled = await idempotency.recall(key);
+  if (recalled.kind === 'replay') return recalled.outcome;
+  if (recalled.kind === 'mismatch') {
+    return refused('DUPLICATE_REQUEST_ID', `requestId ${key.requestId} was already used for another command`);
+  }
+  const outcome = await run();
+  // Kept for the caller's retries; an outcome Redis could not keep still goes out (the aggregate's
+  // own record of the request id answers a retry of an accepted command).
+  try {
+    return await idempotency.remember(key, outcome);
+  } catch (error) {
+    // Away or full (out of memory): the outcome is known, so it goes out all the same.
+    if (isRedisUnavailable(error) || isRedisOutOfMemory(error)) return outcome;
+    throw error;
+  }
+}
+
+/**
+ * The event store's refusals that wrote nothing, as the endpoint's outcomes; else undefined.
+ * `noun` names the aggregate in the messages ("the team", "the user").
+ */
+export function refusalOfStoreError(error: unknown, noun: 'team' | 'user'): CommandOutcome | undefined {
+  if (error instanceof ExpectedVersionMismatchError) {
+    const { expectedVersion, actualVersion } = error;
+    const message = `Expected version ${expectedVersion}, but the ${noun} is at version ${actualVersion}`;
+    return refused('CONCURRENCY_CONFLICT', message);
+  }
+  if (error instanceof StaleAppendError) {
+    // The caller named no version, and the fence refused a decision made on a version another
+    // command moved on from after this one's lock expired. A retry is decided on the aggregate as it is.
+    const message = `The ${noun} changed while this command was being handled; nothing was written. Retry shortly.`;
+    return refused('AGGREGATE_BUSY', message);
+  }
+  if (error instanceof AggregateBusyError) {
+    return refused('AGGREGATE_BUSY', `The ${noun} is busy with another command. Retry shortly.`);
+  }
+  return undefined;
+}
+
+/**
+ * The message of the 503 problem when the append's outcome is unknown (Redis went away after it was
+ * sent): it may have taken effect; with a requestId a resend is safe and learns which.
+ */
+export function outcomeUnknownMessage(requestId: string | null, noun: 'team' | 'user'): string {
+  const lead =
+    'Redis became unreachable after the command was sent to it: the command may have taken effect.';
+  return requestId
+    ? `${lead} Send it again with the same requestId ${requestId} to learn its outcome; it is applied at most once.`
+    : `${lead} It carried no requestId, so sending it again could apply it twice: read the ${noun} first.`;
+}

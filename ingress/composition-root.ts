@@ -91,10 +91,8 @@ export async function createIngressServices(
     importResults,
     jobCipher,
     accountCache,
-    currentPassword: {
-      matches: async (email, password, clientAddress) =>
-        (await verifier.verify(email, password, clientAddress)) !== null,
-    },
+    // CredentialVerifier.matches is a sign-in: a wrong password counts, and a throttled pair gets its 429.
+    currentPassword: verifier,
     // TODO(erasure): the credential and personal-data key fields, and passing the teams on.
     erasure: {
       removedAttachments: [CREDENTIAL_FIELD],

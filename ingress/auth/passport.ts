@@ -55,7 +55,8 @@ export interface Authentication {
   readonly passport: PassportAuthenticator;
   /**
    * The principal of a request whose credentials passport verified before, admitted by the rate
-   * limit (a rejection is its 429); false when they no longer stand (the account changed or went);
+   * limit (a rejection is its 429); false when they no longer stand (the account went or was
+   * disabled, or its security stamp changed);
    * undefined when passport must authenticate the request: credentials new to this process, a
    * header passport would read differently, or a token also offered outside the header.
    */

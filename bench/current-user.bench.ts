@@ -79,7 +79,7 @@ function commitOf(dir: string): string {
 }
 
 /** One workload's cost per request, as a note: CPU of each process, Redis commands by command. */
-function costNote(workload: string, cost: RunCost | undefined): string {
+function costNote(workload: string, cost: RunCost | undefined, runs: readonly RunCost[]): string {
   if (!cost) return `${workload}: no cost measured`;
   const [ingress, redis] = cost.cpuMicros;
   const commands = [...cost.byCommand]
@@ -89,7 +89,8 @@ function costNote(workload: string, cost: RunCost | undefined): string {
   return (
     `${workload}: CPU per request ${(ingress ?? NaN).toFixed(1)} us in the server, ` +
     `${(redis ?? NaN).toFixed(1)} us in redis-server; Redis commands per request ${cost.redisCommands.toFixed(4)}` +
-    (commands ? ` (${commands})` : '')
+    (commands ? ` (${commands})` : '') +
+    `; server CPU per request by round: ${runs.map((run) => (run.cpuMicros[0] ?? NaN).toFixed(1)).join(' / ')} us`
   );
 }
 
@@ -251,7 +252,9 @@ export async function run(): Promise<BenchReport> {
           : []),
         'Cost per request, medians of the measured runs (warm-ups excluded): CPU from /proc/<pid>/stat (user + system, all threads, 10 ms ticks) over the run divided by its responses; Redis commands from INFO commandstats over the run divided by its responses (every client of the server counts).',
         `Redis commands with no load (3 s, before the first run): ${background.perSecond.toFixed(1)}/s${backgroundCommands ? ` (${backgroundCommands})` : ''}.`,
-        ...measured.map((row) => costNote(row.workload, costs.summary(row.workload))),
+        ...measured.map((row) =>
+          costNote(row.workload, costs.summary(row.workload), costs.runs(row.workload)),
+        ),
         ...(basicBefore && bearerBefore
           ? [
               changeNote(

@@ -348,6 +348,42 @@ describe('Revocation: a security stamp, disabled accounts, and the current-passw
     });
   });
 
+  describe('The cost of the checks', () => {
+    it('When the account is cached, then admitting its token or its cached Basic credentials, stamp and disabled checks included, sends no command to Redis', async () => {
+      // Without the per-account rate limit, whose lease is the one Redis call it makes now and then.
+      const quiet = await createTestApp({ JWT_SECRET, RATE_LIMIT_PER_ACCOUNT: '0' });
+      try {
+        const email = `no-round-trip-${randomUUID().slice(0, 8)}@example.com`;
+        await quiet.createUser({ email, password: PASSWORD });
+        const token = (
+          (
+            await request(quiet.app)
+              .post('/api/auth/token')
+              .send({ grant_type: 'password', username: email, password: PASSWORD })
+          ).body as { access_token: string }
+        ).access_token;
+        const ask = (authorization: string) =>
+          request(quiet.app).post('/api/readmodel').set('Authorization', authorization).send(CURRENT_USER);
+        // Warm: the token verified, the password verified, the account cached.
+        for (const authorization of [`Bearer ${token}`, basic(email, PASSWORD)])
+          expect((await ask(authorization)).status).toBe(200);
+        const commands = jest.spyOn(quiet.redis, 'sendCommand');
+        try {
+          for (let i = 0; i < 5; i += 1) {
+            const [byBearer, byBasic] = [await ask(`Bearer ${token}`), await ask(basic(email, PASSWORD))];
+            expect(byBearer.body).toMatchObject({ data: [{ email, authenticationType: 'Bearer' }] });
+            expect(byBasic.body).toMatchObject({ data: [{ email, authenticationType: 'Basic' }] });
+          }
+          expect(commands.mock.calls.map(([command]) => (command as { name: string }).name)).toEqual([]);
+        } finally {
+          commands.mockRestore();
+        }
+      } finally {
+        await quiet.close();
+      }
+    });
+  });
+
   describe('The account cache', () => {
     it('When an account changes while a read of it is under way, then what that read found is not kept: the next request sees the change', async () => {
       const { userId } = await newAccount('read-during-change');

@@ -57,12 +57,24 @@ export class AccountCache {
       cache.generation += 1;
       cache.accounts?.delete(userId);
     });
-    const listen = async () => {
-      await subscriber.subscribe(channel);
-      // Heard from here on; what changed before was not, so forget everything.
-      cache.generation += 1;
-      cache.accounts?.clear();
-      cache.subscribed = true;
+    /** The SUBSCRIBE of the current connection: one per connection, however many 'ready's it sees. */
+    let listening: Promise<void> | undefined;
+    const listen = (): Promise<void> => {
+      if (listening) return listening;
+      const attempt = subscriber.subscribe(channel).then(
+        () => {
+          // Heard from here on; what changed before was not, so forget everything.
+          cache.generation += 1;
+          cache.accounts?.clear();
+          cache.subscribed = true;
+        },
+        (error: unknown) => {
+          if (listening === attempt) listening = undefined;
+          throw error;
+        },
+      );
+      listening = attempt;
+      return attempt;
     };
     subscriber.on('ready', () => {
       // ioredis emits 'ready' on a reconnect before its own re-subscription reaches Redis: changes
@@ -74,6 +86,7 @@ export class AccountCache {
       );
     });
     subscriber.on('close', () => {
+      listening = undefined;
       cache.subscribed = false;
       cache.generation += 1;
       cache.accounts?.clear();

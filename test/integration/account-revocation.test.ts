@@ -385,6 +385,38 @@ describe('Revocation: a security stamp, disabled accounts, and the current-passw
   });
 
   describe('The account cache', () => {
+    it('When its subscription drops and comes back, then it forgets what it held, keeps accounts again once resubscribed, and hears changes again', async () => {
+      const { userId } = await newAccount('resubscribed');
+      const subscriber = duplicateConnection(subject.redis, subject.logger, 'test-account-cache');
+      const cache = await AccountCache.start(
+        subject.services.accounts,
+        subscriber,
+        subject.services.keys,
+        60,
+        subject.logger,
+      );
+      try {
+        await cache.findById(userId);
+        expect(cache.holds(userId)).toBe(true);
+
+        const closed = new Promise((resolve) => subscriber.once('close', resolve));
+        subscriber.disconnect(true);
+        await closed;
+        expect(cache.holds(userId)).toBe(false);
+
+        await eventually(
+          async () => (await cache.findById(userId)) !== null && cache.holds(userId),
+          5_000,
+          20,
+        );
+        await changeAccount(subject.services, userId, { type: 'SetUserRoles', data: { roles: ['Admin'] } });
+        await eventually(() => !cache.holds(userId), 1_000, 5);
+        expect((await cache.findById(userId))?.roles).toEqual(['Admin']);
+      } finally {
+        await cache.close();
+      }
+    });
+
     it('When an account changes while a read of it is under way, then what that read found is not kept: the next request sees the change', async () => {
       const { userId } = await newAccount('read-during-change');
       let release!: () => void;

@@ -69,6 +69,7 @@ export function buildApp(deps: AppDependencies, options: BuildAppOptions = {}): 
     redis: deps.redis,
     keys: deps.services.keys,
     importResults: deps.services.importResults,
+    accounts: deps.services.accounts,
   });
   const routes = new RouteTable(app);
   registerHealthRoutes(routes, deps.redis);

@@ -1,5 +1,6 @@
 import type { Redis } from 'ioredis';
 
+import type { AccountService } from '../shared/accounts/account.service';
 import {
   FANTASY_TEAM_COMMAND_DEFINITIONS,
   type FantasyTeamCommandDefinition,
@@ -88,6 +89,7 @@ export function repositoryDocument(): OpenApiDocument {
     redis: notForHandlers<Redis>('redis'),
     keys: createKeys(defaults.redisKeyPrefix),
     importResults: notForHandlers<ImportResults>('importResults'),
+    accounts: notForHandlers<AccountService>('accounts'),
   });
   return serviceDocument(queries, defaults.imports.maxRows);
 }

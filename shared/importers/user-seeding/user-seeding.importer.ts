@@ -12,7 +12,7 @@ import {
   lacksRolesMessage,
   mayNotGrantMessage,
 } from '../../roles';
-import { boundedArray, text } from '../../validation';
+import { boundedArray, emailAddress, text } from '../../validation';
 import {
   batchRefused,
   failedAtAggregate,
@@ -47,7 +47,7 @@ export const ROLE_NOT_GRANTABLE = 'ROLE_NOT_GRANTABLE';
 const MAX_ROLES_PER_USER = 16;
 
 const seedUserSchema = Joi.object({
-  email: text({ max: 254 }).trim().email({ tlds: false }).required(),
+  email: emailAddress().required(),
   userName: text({ min: 1, max: 256, notBlank: true }).trim(),
   userType: Joi.string()
     .valid(...USER_TYPES)

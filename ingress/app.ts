@@ -70,6 +70,7 @@ export function buildApp(deps: AppDependencies, options: BuildAppOptions = {}): 
     keys: deps.services.keys,
     importResults: deps.services.importResults,
     accounts: deps.services.accounts,
+    usersReader: deps.services.usersReader,
   });
   const routes = new RouteTable(app);
   registerHealthRoutes(routes, deps.redis);

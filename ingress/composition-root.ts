@@ -15,6 +15,7 @@ import { CredentialVerifier } from './auth/credential-verifier';
 import { type Authentication, createAuthentication } from './auth/passport';
 import { SignInThrottle } from './auth/sign-in-throttle';
 import { TokenService } from './auth/token-service';
+import { UsersReader } from './readmodel/list-users/users.reader';
 
 export interface IngressServices extends CoreServices {
   readonly verifier: CredentialVerifier;
@@ -27,6 +28,8 @@ export interface IngressServices extends CoreServices {
   /** Seals import job data before it is queued (and opens it, for an in-process worker in tests). */
   readonly jobCipher: JobDataCipher;
   readonly accountCache: AccountCache;
+  /** ListUsers' reader of the users projection. */
+  readonly usersReader: UsersReader;
   /** Closes what the services opened themselves (the cache's subscriber, the queue). */
   close(): Promise<void>;
 }
@@ -74,6 +77,7 @@ export async function createIngressServices(
   const jobCipher = await JobDataCipher.create(config, redis, core.keys);
   const importQueue = new ImportQueue(redis, redis, core.keys, config, logger, jobCipher);
   const importResults = new ImportResults(redis, core.keys, config.imports.resultTtlSeconds);
+  const usersReader = new UsersReader(redis, core.keys);
   return {
     ...core,
     verifier,
@@ -85,6 +89,7 @@ export async function createIngressServices(
     importResults,
     jobCipher,
     accountCache,
+    usersReader,
     async close() {
       await Promise.all([accountCache.close(), importQueue.close()]);
     },

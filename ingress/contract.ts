@@ -19,6 +19,7 @@ import { METRICS_CONTRACT } from './metrics/metrics.contract';
 import type { OperationContract } from './openapi/contract-kit';
 import { DOCS_CONTRACT, DOCUMENT_CONTRACT } from './openapi/openapi.contract';
 import { assembleOpenApiDocument, type OpenApiDocument } from './openapi/openapi-document';
+import type { UsersReader } from './readmodel/list-users/users.reader';
 import { allQueries } from './readmodel/queries';
 import type { RegisteredQuery } from './readmodel/query-definition';
 import { readModelContract } from './readmodel/readmodel.contract';
@@ -90,6 +91,7 @@ export function repositoryDocument(): OpenApiDocument {
     keys: createKeys(defaults.redisKeyPrefix),
     importResults: notForHandlers<ImportResults>('importResults'),
     accounts: notForHandlers<AccountService>('accounts'),
+    usersReader: notForHandlers<UsersReader>('usersReader'),
   });
   return serviceDocument(queries, defaults.imports.maxRows);
 }

@@ -10,6 +10,7 @@ import { getMappedPlayersQuery } from './get-mapped-players/get-mapped-players.q
 import { getTeamRatingInputQuery } from './get-team-rating-input/get-team-rating-input.query';
 import { getUserQuery } from './get-user/get-user.query';
 import { listUsersQuery } from './list-users/list-users.query';
+import type { UsersReader } from './list-users/users.reader';
 import type { RegisteredQuery } from './query-definition';
 
 export interface QueryDependencies {
@@ -18,6 +19,8 @@ export interface QueryDependencies {
   readonly importResults: ImportResults;
   /** GetUser reads the account's record (current, not a projection). */
   readonly accounts: Pick<AccountService, 'findById'>;
+  /** ListUsers' reader of the users projection (its script registered on the connection). */
+  readonly usersReader: UsersReader;
 }
 
 /** Every read-model query the service answers. Adding one is a folder plus a line here. */
@@ -30,6 +33,6 @@ export function allQueries(deps: QueryDependencies): readonly RegisteredQuery[] 
     availableImportersQuery,
     getImportJobResultQuery(deps.importResults),
     getUserQuery(deps.accounts),
-    listUsersQuery(deps.redis, deps.keys),
+    listUsersQuery(deps.usersReader),
   ];
 }

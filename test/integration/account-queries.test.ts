@@ -357,6 +357,14 @@ describe('GetUser and ListUsers (POST /api/readmodel)', () => {
       const answer = await listed({ emailPrefix: `${tag.toUpperCase()}-ANN` }, { take: 2 });
       expect(answer.totalCount).toBe(4);
       expect(emailsOf(answer)).toEqual([`${tag}-ann@example.com`, `${tag}-anna@example.com`]);
+      // Pages of a range that does not start the set (`<tag>-an@` and others lie before it).
+      const pageAt = async (skip: number) =>
+        emailsOf(await listed({ emailPrefix: `${tag}-ann` }, { skip, take: 2 }));
+      expect([await pageAt(2), await pageAt(3), await pageAt(4)]).toEqual([
+        [`${tag}-annabel@example.com`, `${tag}-anne@example.com`],
+        [`${tag}-anne@example.com`],
+        [],
+      ]);
       expect((await listed({ emailPrefix: `${tag}-anne@example.com` })).totalCount).toBe(1);
       expect((await listed({ emailPrefix: `${tag}-annz` })).totalCount).toBe(0);
       expect((await listed({ emailPrefix: `${tag}-b`, role: 'Member' })).totalCount).toBe(1);

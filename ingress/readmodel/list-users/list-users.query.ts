@@ -1,14 +1,12 @@
 import Joi from 'joi';
 
 import { USER_TYPES } from '../../../shared/domain/user/user.commands';
-import type { RedisClient } from '../../../shared/redis/connections';
-import type { Keys } from '../../../shared/redis/keys';
 import { ASSIGNABLE_ROLES } from '../../../shared/roles';
 import { text } from '../../../shared/validation';
 import { listingSchema } from '../listing';
 import { defineQuery, querySchema, type RegisteredQuery } from '../query-definition';
 import { USER_ITEM_SCHEMA } from '../user-item';
-import { type UserListingQuery, UsersReader } from './users.reader';
+import type { UserListingQuery, UsersReader } from './users.reader';
 
 /** The largest page a caller may ask for, as for GetMappedPlayers. */
 export const MAX_LIST_USERS_TAKE = 1000;
@@ -29,8 +27,7 @@ interface ListUsersBody {
  * (eventually consistent: a change shows once the projector has applied it); deleted accounts
  * are not in it.
  */
-export function listUsersQuery(redis: RedisClient, keys: Keys): RegisteredQuery {
-  const reader = new UsersReader(redis, keys);
+export function listUsersQuery(reader: UsersReader): RegisteredQuery {
   return defineQuery<ListUsersBody>({
     queryType: 'ListUsers',
     description:

@@ -17,6 +17,7 @@ import { CredentialVerifier } from './auth/credential-verifier';
 import { type Authentication, createAuthentication } from './auth/passport';
 import { SignInThrottle } from './auth/sign-in-throttle';
 import { TokenService } from './auth/token-service';
+import { UsersReader } from './readmodel/list-users/users.reader';
 
 export interface IngressServices extends CoreServices {
   readonly verifier: CredentialVerifier;
@@ -33,6 +34,8 @@ export interface IngressServices extends CoreServices {
   readonly currentPassword: CurrentPasswordCheck;
   /** What DeleteUser does beyond its event (ADR 0014). */
   readonly erasure: AccountErasure;
+  /** ListUsers' reader of the users projection. */
+  readonly usersReader: UsersReader;
   /** Closes what the services opened themselves (the cache's subscriber, the queue). */
   close(): Promise<void>;
 }
@@ -80,6 +83,7 @@ export async function createIngressServices(
   const jobCipher = await JobDataCipher.create(config, redis, core.keys);
   const importQueue = new ImportQueue(redis, redis, core.keys, config, logger, jobCipher);
   const importResults = new ImportResults(redis, core.keys, config.imports.resultTtlSeconds);
+  const usersReader = new UsersReader(redis, core.keys);
   return {
     ...core,
     verifier,
@@ -98,6 +102,7 @@ export async function createIngressServices(
       removedAttachments: [CREDENTIAL_FIELD],
       afterDelete: () => Promise.resolve(),
     },
+    usersReader,
     async close() {
       await Promise.all([accountCache.close(), importQueue.close()]);
     },

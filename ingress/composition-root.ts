@@ -12,6 +12,7 @@ import { JobDataCipher } from '../shared/importers/job-data-cipher';
 import type { Logger } from '../shared/logger';
 import type { SignInMetrics } from '../shared/metrics/metrics';
 import { duplicateConnection, type RedisClient } from '../shared/redis/connections';
+import { WebhookSecrets } from '../shared/webhooks/webhook-secrets';
 import { AccountRateLimit } from './auth/account-rate-limit';
 import { CredentialVerifier } from './auth/credential-verifier';
 import { type Authentication, createAuthentication } from './auth/passport';
@@ -36,6 +37,11 @@ export interface IngressServices extends CoreServices {
   readonly erasure: AccountErasure;
   /** ListUsers' reader of the users projection. */
   readonly usersReader: UsersReader;
+  /** The request connection: webhook commands register subscriptions, webhook queries read logs. */
+  readonly redis: RedisClient;
+  /** Seals a webhook subscription's signing secrets into its record. */
+  readonly webhookSecrets: WebhookSecrets;
+  readonly webhookSettings: { readonly allowPrivateTargets: boolean };
   /** Closes what the services opened themselves (the cache's subscriber, the queue). */
   close(): Promise<void>;
 }
@@ -84,6 +90,9 @@ export async function createIngressServices(
   const importQueue = new ImportQueue(redis, redis, core.keys, config, logger, jobCipher);
   const importResults = new ImportResults(redis, core.keys, config.imports.resultTtlSeconds);
   const usersReader = new UsersReader(redis, core.keys);
+  const webhookSecrets = new WebhookSecrets(
+    await JobDataCipher.create(config, redis, core.keys, 'webhookSecrets'),
+  );
   return {
     ...core,
     verifier,
@@ -103,6 +112,9 @@ export async function createIngressServices(
       afterDelete: () => Promise.resolve(),
     },
     usersReader,
+    redis,
+    webhookSecrets,
+    webhookSettings: config.webhooks,
     async close() {
       await Promise.all([accountCache.close(), importQueue.close()]);
     },

@@ -15,6 +15,11 @@ import { USER_COMMAND_ROLES } from '../../shared/domain/user/user.commands';
 import { AppError } from '../../shared/errors';
 import type { Role } from '../../shared/roles';
 import { guid, GUID_FORMAT_MESSAGE, isGuid, text, validate } from '../../shared/validation';
+import {
+  WEBHOOK_COMMAND_DEFINITIONS,
+  type WebhookCommandDefinition,
+} from '../../shared/webhooks/webhook-command-definitions';
+import { WEBHOOK_COMMAND_ROLES, type WebhookCommandRequest } from '../../shared/webhooks/webhook-commands';
 
 /** Every command's envelope; the command's own fields are its definition's schema. */
 const envelopeSchema = Joi.object({
@@ -45,20 +50,34 @@ export interface CommandDefinition {
 
 /**
  * Every command type of POST /api/command, by the aggregate family that runs it: fantasy-team
- * commands (runTeamCommand) and account commands (runAccountCommand).
+ * commands (runTeamCommand), account commands (runAccountCommand) and webhook subscription
+ * commands (runWebhookCommand).
  */
 export type RoutedDefinition =
   | { readonly family: 'team'; readonly definition: FantasyTeamCommandDefinition }
-  | { readonly family: 'account'; readonly definition: AccountCommandDefinition };
+  | { readonly family: 'account'; readonly definition: AccountCommandDefinition }
+  | { readonly family: 'webhook'; readonly definition: WebhookCommandDefinition };
 
 export const COMMAND_DEFINITIONS: readonly RoutedDefinition[] = [
   ...FANTASY_TEAM_COMMAND_DEFINITIONS.map((definition) => ({ family: 'team' as const, definition })),
   ...ACCOUNT_COMMAND_DEFINITIONS.map((definition) => ({ family: 'account' as const, definition })),
+  ...WEBHOOK_COMMAND_DEFINITIONS.map((definition) => ({ family: 'webhook' as const, definition })),
 ];
 
 /** The roles a command type needs (none: any authenticated account). */
 export function rolesOf(routed: RoutedDefinition): readonly Role[] {
-  return routed.family === 'team' ? COMMAND_ROLES : USER_COMMAND_ROLES[routed.definition.commandType];
+  switch (routed.family) {
+    case 'team':
+      return COMMAND_ROLES;
+    case 'account':
+      return USER_COMMAND_ROLES[routed.definition.commandType];
+    case 'webhook':
+      return WEBHOOK_COMMAND_ROLES;
+    default: {
+      const _exhaustive: never = routed;
+      return _exhaustive;
+    }
+  }
 }
 
 /**
@@ -92,7 +111,8 @@ interface Envelope {
 /** A valid command, by the family that runs it. */
 export type ParsedCommand =
   | { readonly family: 'team'; readonly request: Omit<TeamCommandRequest, 'traceId'> }
-  | { readonly family: 'account'; readonly request: Omit<AccountCommandRequest, 'traceId'> };
+  | { readonly family: 'account'; readonly request: Omit<AccountCommandRequest, 'traceId'> }
+  | { readonly family: 'webhook'; readonly request: Omit<WebhookCommandRequest, 'traceId'> };
 
 export type ParsedCommandRequest =
   | { readonly valid: true; readonly command: ParsedCommand }
@@ -140,7 +160,9 @@ export function parseCommandRequest(body: Record<string, unknown>): ParsedComman
     const command: ParsedCommand =
       routed.family === 'team'
         ? { family: 'team', request: { ...common, definition: routed.definition } }
-        : { family: 'account', request: { ...common, definition: routed.definition } };
+        : routed.family === 'account'
+          ? { family: 'account', request: { ...common, definition: routed.definition } }
+          : { family: 'webhook', request: { ...common, definition: routed.definition } };
     return { valid: true, command };
   } catch (error) {
     const message = validationMessage(error);

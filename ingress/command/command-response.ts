@@ -21,8 +21,18 @@ export const COMMAND_SUCCEEDED_SCHEMA: JsonSchema = closedObject(
       description: 'Events raised: 1 for the commands of the spec.',
     },
     commandType: { type: 'string' },
+    signingSecret: {
+      type: 'string',
+      pattern: '^whsec_[A-Za-z0-9+/]+={0,2}$',
+      description:
+        'CreateWebhookSubscription and RotateWebhookSecret only: the new signing secret, in this answer only (never stored in the clear, never answered again).',
+    },
+    note: {
+      type: 'string',
+      description: 'Why a repeated answer (the same requestId) carries no signingSecret.',
+    },
   },
-  [],
+  ['signingSecret', 'note'],
   { title: 'CommandSucceeded' },
 );
 

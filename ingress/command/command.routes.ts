@@ -7,6 +7,7 @@ import { AppError } from '../../shared/errors';
 import { jsonBody } from '../../shared/http/request-body';
 import type { RouteTable } from '../../shared/http/route-table';
 import type { Metrics } from '../../shared/metrics/metrics';
+import { runWebhookCommand, type WebhookCommandServices } from '../../shared/webhooks/webhook-commands';
 import { authenticate } from '../auth/authenticate';
 import { CHALLENGES } from '../auth/challenge';
 import type { Authentication } from '../auth/passport';
@@ -21,13 +22,15 @@ export const COMMAND_PATH = '/api/command';
 /**
  * POST /api/command: authenticate (Bearer), validate the envelope and the command, run it by its
  * family (runTeamCommand: the role, a replayed requestId, the owner's team bound, the team;
- * runAccountCommand: the role, a replayed requestId, the account), and answer its outcome in the
+ * runAccountCommand: the role, a replayed requestId, the account; runWebhookCommand: Admin, a
+ * replayed requestId, the subscription and its sealed secret), and answer its outcome in the
  * spec's 2.6 shape.
  */
 export function registerCommandRoutes(
   routes: RouteTable,
   deps: TeamCommandServices &
-    AccountCommandServices & {
+    AccountCommandServices &
+    WebhookCommandServices & {
       authentication: Authentication;
       metrics: Metrics;
       bodyLimitBytes: number;
@@ -58,11 +61,13 @@ export function registerCommandRoutes(
     const outcome =
       command.family === 'team'
         ? await runTeamCommand(deps, principal, { ...command.request, traceId })
-        : await runAccountCommand(
-            deps,
-            { ...principal, clientAddress: req.ip ?? 'unknown' },
-            { ...command.request, traceId },
-          );
+        : command.family === 'account'
+          ? await runAccountCommand(
+              deps,
+              { ...principal, clientAddress: req.ip ?? 'unknown' },
+              { ...command.request, traceId },
+            )
+          : await runWebhookCommand(deps, principal, { ...command.request, traceId });
     send(res, commandAnswer(outcome, command.request.requestId, command.request.definition.commandType));
   };
 

@@ -41,14 +41,40 @@ const BUSY_RETRY_AFTER_SECONDS = 1;
  * `commandAnswer` is the one place one becomes the spec's 2.6 answer.
  */
 export type CommandOutcome =
-  | { readonly kind: 'succeeded'; readonly eventCount: number }
+  | {
+      readonly kind: 'succeeded';
+      readonly eventCount: number;
+      /**
+       * A webhook subscription's new signing secret (CreateWebhookSubscription,
+       * RotateWebhookSecret): answered once, never remembered (see SECRET_NOT_REPEATED).
+       */
+      readonly signingSecret?: string;
+      /** Said beside a success: why a replayed answer carries no signing secret. */
+      readonly note?: string;
+    }
   | { readonly kind: 'refused'; readonly code: CommandErrorCode; readonly message: string };
 
 export function refused(code: CommandErrorCode, message: string): CommandOutcome {
   return { kind: 'refused', code, message };
 }
 
-/** The spec's 2.6 body: errorMessage and errorCode only on failure. */
+/** The note of a repeated answer that carried a signing secret the first time. */
+export const SECRET_NOT_REPEATED =
+  'This requestId was answered before: the signing secret is only in that first answer. If it was lost, send RotateWebhookSecret.';
+
+/**
+ * The outcome as it may be remembered: a signing secret is never kept (the idempotency store is
+ * plain Redis), and a repeat is told why it does not get one.
+ */
+export function withoutSecret(outcome: CommandOutcome): CommandOutcome {
+  if (outcome.kind !== 'succeeded' || outcome.signingSecret === undefined) return outcome;
+  return { kind: 'succeeded', eventCount: outcome.eventCount, note: SECRET_NOT_REPEATED };
+}
+
+/**
+ * The spec's 2.6 body: errorMessage and errorCode only on failure. `signingSecret` and `note` are
+ * the service's additions, present only on the answers that need them.
+ */
 export interface CommandResponseBody {
   readonly requestId: string | null;
   readonly success: boolean;
@@ -56,6 +82,8 @@ export interface CommandResponseBody {
   readonly errorMessage?: string;
   readonly errorCode?: CommandErrorCode;
   readonly commandType: string | null;
+  readonly signingSecret?: string;
+  readonly note?: string;
 }
 
 /**
@@ -75,9 +103,17 @@ export function commandAnswer(
   commandType: string | null,
 ): CommandAnswer {
   if (outcome.kind === 'succeeded') {
+    const { eventCount, signingSecret, note } = outcome;
     return {
       status: 200,
-      body: { requestId, success: true, eventCount: outcome.eventCount, commandType: commandType },
+      body: {
+        requestId,
+        success: true,
+        eventCount,
+        commandType: commandType,
+        ...(signingSecret !== undefined ? { signingSecret } : {}),
+        ...(note !== undefined ? { note } : {}),
+      },
     };
   }
   const { code, message } = outcome;
@@ -91,7 +127,13 @@ export function commandAnswer(
 /** The outcome an answer was made from (`commandAnswer` backwards), for a remembered answer. */
 export function outcomeOf(answer: CommandAnswer): CommandOutcome {
   const { body } = answer;
-  if (body.success) return { kind: 'succeeded', eventCount: body.eventCount };
+  if (body.success) {
+    return {
+      kind: 'succeeded',
+      eventCount: body.eventCount,
+      ...(body.note !== undefined ? { note: body.note } : {}),
+    };
+  }
   return refused(body.errorCode ?? 'COMMAND_VALIDATION_ERROR', body.errorMessage ?? '');
 }
 

@@ -1,7 +1,13 @@
 import { REQUEST_ID_WINDOW_MS } from '../event-store/event-store';
 import type { RedisClient } from '../redis/connections';
 import type { Keys } from '../redis/keys';
-import { type CommandAnswer, commandAnswer, type CommandOutcome, outcomeOf } from './command-answer';
+import {
+  type CommandAnswer,
+  commandAnswer,
+  type CommandOutcome,
+  outcomeOf,
+  withoutSecret,
+} from './command-answer';
 
 const REPLAY_WINDOW_SECONDS = REQUEST_ID_WINDOW_MS / 1000;
 
@@ -56,8 +62,9 @@ export class CommandIdempotency {
 
   /** Stores the outcome unless one is stored already; returns the one that is kept. */
   async remember(request: CommandRequestKey, outcome: CommandOutcome): Promise<CommandOutcome> {
-    // Kept as the 2.6 answer it was sent as, so an answer stored by an earlier release replays too.
-    const answer = commandAnswer(outcome, request.requestId, request.commandType);
+    // Kept as the 2.6 answer it was sent as, so an answer stored by an earlier release replays too;
+    // never with a signing secret (a repeat is told it had one).
+    const answer = commandAnswer(withoutSecret(outcome), request.requestId, request.commandType);
     if (![200, 400, 403].includes(answer.status)) return outcome;
     const key = this.keys.commandResponse(request.callerUserId, request.requestId);
     const stored: StoredAnswer = { fingerprint: CommandIdempotency.fingerprint(request), answer };

@@ -32,11 +32,14 @@ export async function answerOnce(
   }
 }
 
+/** How the messages name the aggregate a command acts on. */
+export type StoreNoun = 'team' | 'user' | 'webhook subscription';
+
 /**
  * The event store's refusals that wrote nothing, as the endpoint's outcomes; else undefined.
  * `noun` names the aggregate in the messages ("the team", "the user").
  */
-export function refusalOfStoreError(error: unknown, noun: 'team' | 'user'): CommandOutcome | undefined {
+export function refusalOfStoreError(error: unknown, noun: StoreNoun): CommandOutcome | undefined {
   if (error instanceof ExpectedVersionMismatchError) {
     const { expectedVersion, actualVersion } = error;
     const message = `Expected version ${expectedVersion}, but the ${noun} is at version ${actualVersion}`;
@@ -58,7 +61,7 @@ export function refusalOfStoreError(error: unknown, noun: 'team' | 'user'): Comm
  * The message of the 503 problem when the append's outcome is unknown (Redis went away after it was
  * sent): it may have taken effect; with a requestId a resend is safe and learns which.
  */
-export function outcomeUnknownMessage(requestId: string | null, noun: 'team' | 'user'): string {
+export function outcomeUnknownMessage(requestId: string | null, noun: StoreNoun): string {
   const lead =
     'Redis became unreachable after the command was sent to it: the command may have taken effect.';
   return requestId

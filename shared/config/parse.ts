@@ -116,3 +116,26 @@ export function defaultMaxPendingVerifications(env: Readonly<Record<string, unkn
   const pool = threads > 0 ? Math.min(threads, LIBUV_MAX_THREADS) : LIBUV_DEFAULT_THREADS;
   return PENDING_VERIFICATIONS_PER_THREAD * pool;
 }
+
+/** A duration: a number of milliseconds, or a number with a unit `ms`, `s`, `m`, `h` or `d`. */
+export const DURATION = /^(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)?$/i;
+const DURATION_UNITS: Readonly<Record<string, number>> = {
+  ms: 1,
+  s: 1000,
+  m: 60_000,
+  h: 3_600_000,
+  d: 86_400_000,
+};
+
+/** A comma-separated list of durations (`0,5s,5m,30m`), each 0 or more. */
+export const DURATION_LIST =
+  /^\s*\d+(?:\.\d+)?\s*(?:ms|s|m|h|d)?\s*(?:,\s*\d+(?:\.\d+)?\s*(?:ms|s|m|h|d)?\s*)*$/i;
+
+/** `0,5s,5m` as milliseconds: [0, 5000, 300000]. */
+export function parseDurationList(text: string): number[] {
+  return text.split(',').map((part) => {
+    const match = DURATION.exec(part.trim());
+    const unit = (match?.[2] ?? 'ms').toLowerCase();
+    return Math.round(Number(match?.[1]) * (DURATION_UNITS[unit] ?? 1));
+  });
+}

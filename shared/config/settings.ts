@@ -4,9 +4,11 @@ import { MAX_PASSWORD_LENGTH, MIN_PASSWORD_LENGTH } from '../domain/user/passwor
 import {
   CLUSTER_NODE_LIST,
   defaultMaxPendingVerifications,
+  DURATION_LIST,
   KNOWN_MODULES,
   MODULE_LIST,
   parseClusterNodes,
+  parseDurationList,
   parseModules,
   parseSize,
   parseTrustProxy,
@@ -567,6 +569,63 @@ export const SETTINGS = [
     doc: {
       expects: 'the address the `METRICS_PORT` listener binds',
       usedBy: 'both: loopback unless set (`0.0.0.0` in a container, as compose sets it)',
+    },
+  }),
+  setting({
+    env: 'WEBHOOK_ALLOW_PRIVATE_TARGETS',
+    joi: Joi.string<'true' | 'false'>().valid('true', 'false').description('"true" or "false"'),
+    default: 'false',
+    path: 'webhooks.allowPrivateTargets',
+    parse: (value): boolean => value === 'true',
+    doc: {
+      expects: '`true` or `false`',
+      usedBy:
+        'both: `true` lets webhook subscriptions use `http` URLs and reach loopback, private, link-local and metadata addresses (tests and local development only); `false` refuses them when a subscription is made and again at connect time for every delivery',
+    },
+  }),
+  setting({
+    env: 'WEBHOOK_RETRY_SCHEDULE',
+    joi: Joi.string()
+      .pattern(DURATION_LIST)
+      .description('comma-separated durations such as 0,5s,5m,30m,2h,5h,10h,10h'),
+    default: '0,5s,5m,30m,2h,5h,10h,10h',
+    path: 'webhooks.retryScheduleMs',
+    parse: parseDurationList,
+    doc: {
+      expects: 'comma-separated durations (`ms`, `s`, `m`, `h`, `d`; bare numbers are ms)',
+      usedBy:
+        'worker: the wait before each retry of a failed webhook delivery (the first attempt is not in it; each wait gets up to 10% jitter); after the last the delivery is marked failed and the next event goes',
+    },
+  }),
+  setting({
+    env: 'WEBHOOK_TIMEOUT_MS',
+    joi: Joi.number().integer().min(100).max(60_000),
+    default: 10_000,
+    path: 'webhooks.timeoutMs',
+    doc: {
+      expects: 'milliseconds 100-60000: one webhook delivery attempt, connect to response',
+      usedBy: 'worker',
+    },
+  }),
+  setting({
+    env: 'WEBHOOK_DISABLE_AFTER_MS',
+    joi: Joi.number().integer().min(1000),
+    default: 3 * 86_400_000,
+    path: 'webhooks.disableAfterMs',
+    doc: {
+      expects: 'milliseconds, at least 1000',
+      usedBy:
+        'worker: a webhook subscription whose every delivery attempt has failed for this long is disabled (a WebhookSubscriptionDisabledEvent with `automatic: true` says so)',
+    },
+  }),
+  setting({
+    env: 'WEBHOOK_DELIVERY_LOG_MS',
+    joi: Joi.number().integer().min(60_000),
+    default: 7 * 86_400_000,
+    path: 'webhooks.deliveryLogMs',
+    doc: {
+      expects: 'milliseconds, at least 60000',
+      usedBy: 'worker: how long each webhook delivery attempt stays in the delivery log',
     },
   }),
 ] as const;

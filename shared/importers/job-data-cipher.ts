@@ -11,8 +11,15 @@ export type DataKeySource = 'DATA_ENCRYPTION_KEY' | 'JWT_SECRET' | 'generated (d
 const VERSION = 'v1';
 const IV_BYTES = 12;
 const TAG_BYTES = 16;
-/** Fixed forever: changing either makes every sealed job unreadable. */
-const HKDF_SALT = 'fantasy-team-service/import-job-data';
+/**
+ * What a key is for: its HKDF salt. Fixed forever: changing one makes everything sealed for that
+ * purpose unreadable. Each purpose gets a key of its own from the same secret.
+ */
+export const SEALING_PURPOSES = {
+  importJobData: 'fantasy-team-service/import-job-data',
+  webhookSecrets: 'fantasy-team-service/webhook-secrets',
+} as const;
+export type SealingPurpose = keyof typeof SEALING_PURPOSES;
 const HKDF_INFO = 'aes-256-gcm/v1';
 
 /** Thrown by open() when no known key opens the data (a key changed, or the data was altered). */
@@ -20,13 +27,15 @@ export class UnreadableJobData extends Error {
   override readonly name = 'UnreadableJobData';
 }
 
-function deriveKey(secret: string): Buffer {
-  return Buffer.from(hkdfSync('sha256', Buffer.from(secret, 'utf8'), HKDF_SALT, HKDF_INFO, 32));
+function deriveKey(secret: string, purpose: SealingPurpose): Buffer {
+  const salt = SEALING_PURPOSES[purpose];
+  return Buffer.from(hkdfSync('sha256', Buffer.from(secret, 'utf8'), salt, HKDF_INFO, 32));
 }
 
 /**
- * Seals an import's data (passwords among it) before it goes into a BullMQ job, and opens it in the
- * worker: AES-256-GCM under a key derived with HKDF-SHA256 from a secret that is never written to
+ * Seals data that must never be readable in Redis, and opens it again: an import's data (passwords
+ * among it) before it goes into a BullMQ job, a webhook subscription's signing secrets in its
+ * record. AES-256-GCM under a key derived with HKDF-SHA256 from a secret that is never written to
  * Redis (DATA_ENCRYPTION_KEY, else JWT_SECRET). The job id is the additional authenticated data, so a
  * sealed blob moved into another job does not open. Keys of other configured secrets are tried
  * when opening, so a job queued before a rotation (of JWT_SECRET into JWT_PREVIOUS_SECRET, or
@@ -40,11 +49,14 @@ export class JobDataCipher {
     secret: string,
     olderSecrets: readonly string[] = [],
     readonly source: DataKeySource = 'DATA_ENCRYPTION_KEY',
+    purpose: SealingPurpose = 'importJobData',
   ) {
-    this.sealingKey = deriveKey(secret);
+    this.sealingKey = deriveKey(secret, purpose);
     this.openingKeys = [
       this.sealingKey,
-      ...[...new Set(olderSecrets)].filter((older) => older !== secret).map(deriveKey),
+      ...[...new Set(olderSecrets)]
+        .filter((older) => older !== secret)
+        .map((older) => deriveKey(older, purpose)),
     ];
   }
 
@@ -53,16 +65,23 @@ export class JobDataCipher {
    * without JWT_SECRET) the generated secret kept in Redis, which protects nothing from a reader of
    * Redis but keeps the code path the same.
    */
-  static async create(config: Config, redis: RedisClient, keys: Keys): Promise<JobDataCipher> {
+  static async create(
+    config: Config,
+    redis: RedisClient,
+    keys: Keys,
+    purpose: SealingPurpose = 'importJobData',
+  ): Promise<JobDataCipher> {
     const older = [config.jwtSecret, config.jwtPreviousSecret?.secret].filter(
       (secret): secret is string => secret !== undefined,
     );
-    if (config.dataEncryptionKey) return new JobDataCipher(config.dataEncryptionKey, older);
-    if (config.jwtSecret) return new JobDataCipher(config.jwtSecret, older, 'JWT_SECRET');
-    return new JobDataCipher(await sharedGeneratedSecret(redis, keys), [], 'generated (development only)');
+    if (config.dataEncryptionKey)
+      return new JobDataCipher(config.dataEncryptionKey, older, 'DATA_ENCRYPTION_KEY', purpose);
+    if (config.jwtSecret) return new JobDataCipher(config.jwtSecret, older, 'JWT_SECRET', purpose);
+    const generated = await sharedGeneratedSecret(redis, keys);
+    return new JobDataCipher(generated, [], 'generated (development only)', purpose);
   }
 
-  /** `v1.<base64url(iv | tag | ciphertext)>` of `value` as JSON, bound to `jobId`. */
+  /** `v1.<base64url(iv | tag | ciphertext)>` of `value` as JSON, bound to `jobId` (any id: the AAD). */
   seal(value: unknown, jobId: string): string {
     const iv = randomBytes(IV_BYTES);
     const cipher = createCipheriv('aes-256-gcm', this.sealingKey, iv);

@@ -119,6 +119,25 @@ export function createKeys(prefix: string) {
       byEmail: (role: string, userType: string, state: string) =>
         `${prefix}${USERS_TAG}:users:by-email:${role}:${userType}:${state}`,
     }),
+    /**
+     * Set: the ids of every webhook subscription ever created (deleted ones leave it). The delivery
+     * engine reads each one's record; a single key, in its own slot.
+     */
+    webhookSubscriptions: () => `${prefix}webhooks:subscriptions`,
+    /**
+     * Hash: where one subscription's delivery stands in one log partition (`checkpoint`, the
+     * attempt and next-attempt time of the event it is retrying, the replay it last applied).
+     * In the partition's slot: O(partitions) keys per subscription.
+     */
+    webhookCursor: (subscriptionId: string, partition: number) =>
+      `${prefix}${partitionTag(partition)}:webhook-cursor:${subscriptionId.toLowerCase()}`,
+    /** Stream: one subscription's delivery attempts (the delivery log), trimmed by age (MINID). */
+    webhookDeliveries: (subscriptionId: string) =>
+      `${prefix}webhook-deliveries:{${subscriptionId.toLowerCase()}}`,
+    /** Hash: `failingSince` (unix ms) while every attempt fails, for disabling the endpoint. */
+    webhookHealth: (subscriptionId: string) => `${prefix}webhook-health:{${subscriptionId.toLowerCase()}}`,
+    /** Live webhook dispatcher replicas (sorted set: replica id -> last heartbeat). */
+    webhookDispatcherMembers: () => `${prefix}webhooks:members`,
     /** Live projector replicas (sorted set: replica id -> last heartbeat), for balancing leases. */
     projectorMembers: () => `${prefix}projectors:members`,
     /** Which projector replica works on a partition of a projection now. */

@@ -1,0 +1,61 @@
+import { BlockList, isIP } from 'node:net';
+
+/**
+ * Addresses a webhook may never reach unless WEBHOOK_ALLOW_PRIVATE_TARGETS=true: loopback,
+ * private, shared, link-local (cloud metadata at 169.254.169.254 among them), unspecified. This is
+ * the early check of an address written in the URL; the real guard is request-filtering-agent at
+ * connect time, which also sees what a host name resolves to (DNS rebinding included).
+ */
+const BLOCKED = new BlockList();
+for (const [network, prefix] of [
+  ['0.0.0.0', 8],
+  ['10.0.0.0', 8],
+  ['100.64.0.0', 10],
+  ['127.0.0.0', 8],
+  ['169.254.0.0', 16],
+  ['172.16.0.0', 12],
+  ['192.168.0.0', 16],
+  ['224.0.0.0', 3],
+] as const) {
+  BLOCKED.addSubnet(network, prefix, 'ipv4');
+}
+for (const [network, prefix] of [
+  ['::', 127],
+  ['fc00::', 7],
+  ['fe80::', 10],
+  ['::ffff:0:0', 96],
+  ['ff00::', 8],
+] as const) {
+  BLOCKED.addSubnet(network, prefix, 'ipv6');
+}
+
+/** Host names that always mean this machine or its network. */
+const LOCAL_NAMES = /(^|\.)(localhost|local|internal|localdomain)\.?$/i;
+
+export const WEBHOOK_TARGET_MESSAGES = {
+  notUrl: 'url must be an absolute http or https URL',
+  httpsOnly: 'url must use https',
+  credentials: 'url must not carry a user name or password',
+  privateTarget:
+    'url must not point at a loopback, private, link-local or metadata address (WEBHOOK_ALLOW_PRIVATE_TARGETS is false)',
+} as const;
+
+/** Why a subscription may not deliver to `url`; undefined when it may (as far as the URL tells). */
+export function webhookTargetProblem(url: string, allowPrivateTargets: boolean): string | undefined {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return WEBHOOK_TARGET_MESSAGES.notUrl;
+  }
+  if (parsed.protocol !== 'https:' && parsed.protocol !== 'http:') return WEBHOOK_TARGET_MESSAGES.notUrl;
+  if (parsed.username || parsed.password) return WEBHOOK_TARGET_MESSAGES.credentials;
+  if (allowPrivateTargets) return undefined;
+  if (parsed.protocol !== 'https:') return WEBHOOK_TARGET_MESSAGES.httpsOnly;
+  const host = parsed.hostname.replace(/^\[|\]$/g, '');
+  const family = isIP(host);
+  if (family === 0) return LOCAL_NAMES.test(host) ? WEBHOOK_TARGET_MESSAGES.privateTarget : undefined;
+  return BLOCKED.check(host, family === 4 ? 'ipv4' : 'ipv6')
+    ? WEBHOOK_TARGET_MESSAGES.privateTarget
+    : undefined;
+}

@@ -17,6 +17,10 @@ import {
   duplicateConnection,
   waitForRedis,
 } from '../shared/redis/connections';
+import { WebhookDispatcher } from '../shared/webhooks/delivery/webhook-dispatcher';
+import { WebhookSender } from '../shared/webhooks/delivery/webhook-sender';
+import { DeliveryLog } from '../shared/webhooks/delivery-log';
+import { WebhookSecrets } from '../shared/webhooks/webhook-secrets';
 import { startImportWorker } from './import.worker';
 
 /**
@@ -51,15 +55,22 @@ async function main(): Promise<void> {
   metrics.watchConnection('projector-subscriber', projectorSubscriber);
   metrics.collectProjectorLag(() => readProjectorLag(redis, services.keys, ALL_PROJECTIONS));
   metrics.collectImportQueueDepth(() => queueForDepth.depth());
+  const webhookConnection = createRedisConnection(config.redis, 'background', logger, 'webhooks');
+  const webhookSubscriber = duplicateConnection(queueConnection, logger, 'webhook-changes');
+  metrics.watchConnection('webhooks', webhookConnection);
+  metrics.watchConnection('webhook-subscriber', webhookSubscriber);
+  const webhookSender = new WebhookSender(config.webhooks);
+  let dispatcher: WebhookDispatcher | undefined;
   let importWorker: ReturnType<typeof startImportWorker> | undefined;
   let metricsServer: RunningServer | undefined;
 
   installShutdownHooks(logger, config.shutdownTimeoutMs, async () => {
     // Workers first: close() waits for jobs in progress, which still need Redis.
-    await Promise.all([importWorker?.close(), projector.stop()]);
+    await Promise.all([importWorker?.close(), projector.stop(), dispatcher?.stop()]);
+    webhookSender.close();
     await metricsServer?.close(config.shutdownTimeoutMs);
     await queueForDepth.close();
-    await closeConnections(redis, queueConnection, projectorConnection);
+    await closeConnections(redis, queueConnection, projectorConnection, webhookConnection);
   });
 
   // Before Redis is up, so a worker still waiting for it can be seen waiting (redis_connection_up 0).
@@ -76,6 +87,24 @@ async function main(): Promise<void> {
   if (cipher.source !== 'DATA_ENCRYPTION_KEY' && cipher.source !== 'JWT_SECRET') {
     logger.warn('import job data sealed under the generated secret: for development only');
   }
+  // Signing secrets open with a key derived as the ingress derives it (the same settings).
+  const webhookSecrets = new WebhookSecrets(
+    await JobDataCipher.create(config, redis, services.keys, 'webhookSecrets'),
+  );
+  dispatcher = new WebhookDispatcher(
+    webhookConnection,
+    services.keys,
+    webhookSecrets,
+    webhookSender,
+    new DeliveryLog(webhookConnection, services.keys, config.webhooks.deliveryLogMs),
+    services.commands,
+    config.webhooks,
+    logger,
+    {},
+    webhookSubscriber,
+    metrics,
+  );
+  dispatcher.start();
   importWorker = startImportWorker(queueConnection, services, results, cipher, config, logger, metrics);
   logger.info('worker ready', {
     concurrency: config.workerConcurrency,

@@ -134,7 +134,36 @@ export class Metrics implements SignInMetrics {
   private projectorLagSource: (() => Promise<readonly ProjectorLag[]>) | undefined;
   private queueDepthSource: (() => Promise<readonly QueueDepthSample[]>) | undefined;
 
+  private readonly webhookAttempts = new Counter({
+    name: `${METRIC_PREFIX}webhook_deliveries_total`,
+    help: 'Webhook delivery attempts by outcome: delivered (2xx), retrying (failed, retried later), failed (given up).',
+    labelNames: ['outcome'] as const,
+    registers: [this.registry],
+  });
+
+  private readonly webhookAttemptDuration = new Histogram({
+    name: `${METRIC_PREFIX}webhook_attempt_duration_seconds`,
+    help: 'How long one webhook delivery attempt took, connect to response (or error).',
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+    registers: [this.registry],
+  });
+
+  private webhookBacklogSource: (() => ReadonlyMap<string, number>) | undefined;
+
   constructor(private readonly logger?: Logger) {
+    const webhookBacklog: Gauge<'subscription'> = new Gauge({
+      name: `${METRIC_PREFIX}webhook_oldest_undelivered_seconds`,
+      help: 'Per webhook subscription: the age of its oldest event this worker has not delivered yet (0: caught up).',
+      labelNames: ['subscription'] as const,
+      registers: [this.registry],
+      collect: () => {
+        webhookBacklog.reset();
+        for (const [subscription, age] of this.webhookBacklogSource?.() ?? []) {
+          webhookBacklog.set({ subscription }, age);
+        }
+      },
+    });
+
     collectDefaultMetrics({ register: this.registry, prefix: METRIC_PREFIX });
 
     const connectionUp: Gauge<'connection'> = new Gauge({
@@ -281,6 +310,16 @@ export class Metrics implements SignInMetrics {
   /** Reads projector lag on every scrape (workers). */
   collectProjectorLag(source: () => Promise<readonly ProjectorLag[]>): void {
     this.projectorLagSource = source;
+  }
+
+  recordWebhookAttempt(outcome: string, seconds: number): void {
+    this.webhookAttempts.inc({ outcome });
+    this.webhookAttemptDuration.observe(seconds);
+  }
+
+  /** Reads each webhook subscription's oldest undelivered event's age on every scrape (workers). */
+  collectWebhookBacklog(source: () => ReadonlyMap<string, number>): void {
+    this.webhookBacklogSource = source;
   }
 
   /** Reads the import queue's depth on every scrape (workers). */

@@ -59,7 +59,7 @@ export async function applyNextBatch(
 export async function readCheckpoint(
   redis: RedisClient,
   keys: Keys,
-  projection: AnyProjection,
+  projection: Pick<AnyProjection, 'checkpointKey'>,
   partition: number,
 ): Promise<string> {
   return (await redis.get(projection.checkpointKey(keys, partition))) ?? NO_CHECKPOINT;

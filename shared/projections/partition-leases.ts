@@ -2,17 +2,24 @@ import type { RedisClient } from '../redis/connections';
 import type { Keys } from '../redis/keys';
 import { LOG_PARTITIONS } from '../redis/partitions';
 import { readCheckpoint } from './apply-batch';
+import { NO_CHECKPOINT } from './batch-plan';
 import type { AnyProjection } from './projection';
 
-/** A (projection, partition) pair one replica works on, and where it stands. */
-export interface OwnedPartition {
-  readonly projection: AnyProjection;
+/**
+ * A consumer of the log whose partitions replicas share: a projection, or the webhook dispatcher
+ * (which keeps its positions per subscription, so it has no checkpoint of its own to read).
+ */
+export type LeasedConsumer = Pick<AnyProjection, 'name'> & Partial<Pick<AnyProjection, 'checkpointKey'>>;
+
+/** A (consumer, partition) pair one replica works on, and where it stands. */
+export interface OwnedPartition<Consumer extends LeasedConsumer = AnyProjection> {
+  readonly projection: Consumer;
   readonly partition: number;
   checkpoint: string;
 }
 
-/** The id of a (projection, partition) pair, as leases and announcements name it. */
-export function ownedId(projection: AnyProjection, partition: number): string {
+/** The id of a (consumer, partition) pair, as leases and announcements name it. */
+export function ownedId(projection: LeasedConsumer, partition: number): string {
   return `${projection.name}:${partition}`;
 }
 
@@ -21,15 +28,17 @@ export function ownedId(projection: AnyProjection, partition: number): string {
  * (renewed while working, balanced by the number of live replicas); a lease only spares the others
  * the same work: the checkpoint fence, not the lease, keeps a batch from landing twice.
  */
-export class PartitionLeases {
-  readonly owned = new Map<string, OwnedPartition>();
+export class PartitionLeases<Consumer extends LeasedConsumer = AnyProjection> {
+  readonly owned = new Map<string, OwnedPartition<Consumer>>();
 
   constructor(
     private readonly redis: RedisClient,
     private readonly keys: Keys,
-    private readonly projections: readonly AnyProjection[],
+    private readonly projections: readonly Consumer[],
     private readonly replicaId: string,
     private readonly leaseMs: number,
+    /** Where the replicas sharing these consumers beat: each kind of consumer counts its own. */
+    private readonly membersKey: string = keys.projectorMembers(),
   ) {}
 
   /**
@@ -38,7 +47,7 @@ export class PartitionLeases {
    */
   async balance(): Promise<string[]> {
     const { leaseMs } = this;
-    const members = this.keys.projectorMembers();
+    const members = this.membersKey;
     const now = Date.now();
     await this.redis.zadd(members, now, this.replicaId);
     // Live replicas beat every leaseMs/3: one missed lease period means gone, like its leases.
@@ -62,7 +71,14 @@ export class PartitionLeases {
         if (this.owned.has(id)) continue;
         const lease = this.keys.projectionLease(projection.name, partition);
         if ((await this.redis.set(lease, this.replicaId, 'PX', leaseMs, 'NX')) !== 'OK') continue;
-        const checkpoint = await readCheckpoint(this.redis, this.keys, projection, partition);
+        const checkpoint = projection.checkpointKey
+          ? await readCheckpoint(
+              this.redis,
+              this.keys,
+              projection as Pick<AnyProjection, 'checkpointKey'>,
+              partition,
+            )
+          : NO_CHECKPOINT;
         this.owned.set(id, { projection, partition, checkpoint });
         taken.push(id);
       }
@@ -72,7 +88,7 @@ export class PartitionLeases {
 
   /** Leaves the member list and gives every lease back, so the others take them now, not at expiry. */
   async releaseAll(): Promise<void> {
-    await this.redis.zrem(this.keys.projectorMembers(), this.replicaId).catch(() => 0);
+    await this.redis.zrem(this.membersKey, this.replicaId).catch(() => 0);
     await Promise.all(
       [...this.owned.values()].map(({ projection, partition }) =>
         this.redis

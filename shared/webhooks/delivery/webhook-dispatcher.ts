@@ -1,0 +1,467 @@
+import { randomUUID } from 'node:crypto';
+
+import { Webhook } from 'standardwebhooks';
+
+import { SYSTEM_ACTOR } from '../../accounts/account';
+import { webhookSubscriptionDecider } from '../../domain/webhook-subscription/webhook-subscription.decider';
+import { parseEnvelope } from '../../event-store/envelope';
+import type { CommandHandler } from '../../event-store/handle-command';
+import type { Logger } from '../../logger';
+import { PartitionLeases } from '../../projections/partition-leases';
+import type { RedisClient } from '../../redis/connections';
+import type { Keys } from '../../redis/keys';
+import { partitionOf } from '../../redis/partitions';
+import { registerScripts } from '../../redis/scripts';
+import { type DeliveryLog, type DeliveryStatus } from '../delivery-log';
+import { CATALOGUE_AGGREGATE_TYPES, payloadOf } from '../webhook-catalogue';
+import type { WebhookSecrets } from '../webhook-secrets';
+import { type ActiveSubscription, loadSubscriptions } from './subscription-directory';
+import { WEBHOOK_DELIVERY_SCRIPTS } from './webhook-delivery.scripts';
+import type { AttemptResult, WebhookSender } from './webhook-sender';
+
+export interface WebhookDeliverySettings {
+  /** The waits before each retry; after the last failure the event is given up on. */
+  readonly retryScheduleMs: readonly number[];
+  /** An endpoint whose every attempt has failed this long is disabled. */
+  readonly disableAfterMs: number;
+}
+
+export interface DispatcherOptions {
+  /** Log entries read per lane per step. */
+  readonly batchSize: number;
+  /** How often every lane is looked at even if no append was announced. */
+  readonly pollMs: number;
+  /** How often the subscriptions are read again (and at once on a change of one). */
+  readonly refreshMs: number;
+  /** How long a partition stays with a replica that stops renewing it. */
+  readonly leaseMs: number;
+}
+
+export const DEFAULT_DISPATCHER_OPTIONS: DispatcherOptions = {
+  batchSize: 100,
+  pollMs: 250,
+  refreshMs: 1_000,
+  leaseMs: 5_000,
+};
+
+/** What the dispatcher reports to metrics. */
+export interface WebhookDeliveryMetrics {
+  recordWebhookAttempt(status: DeliveryStatus, seconds: number): void;
+  /** Called at every scrape: subscription id -> age (s) of its oldest event not yet delivered. */
+  collectWebhookBacklog(source: () => ReadonlyMap<string, number>): void;
+}
+
+/** The one log consumer of the dispatcher, as the partition leases name it. */
+const CONSUMER = { name: 'webhooks' } as const;
+
+/** A stream id above every entry of the millisecond before `ms`: a replay's exclusive start. */
+function justBefore(ms: number): string {
+  return `${Math.max(0, ms - 1)}-999999999`;
+}
+
+function entryTimeMs(entryId: string): number {
+  return Number(entryId.slice(0, entryId.indexOf('-')));
+}
+
+interface Cursor {
+  readonly checkpoint: string;
+  readonly attempt: number;
+  readonly eventId: string;
+  readonly nextAt: number;
+  readonly replayId: string;
+}
+
+/**
+ * Delivers the events of the global log to webhook subscriptions, from the worker processes.
+ *
+ * Replicas share the log's partitions with leases (the projector's machinery, under a member set
+ * of their own). For each owned partition and each subscription a "lane" delivers the
+ * partition's entries in log order, one at a time: an aggregate's events all live in one
+ * partition, so this is per-aggregate order. A lane's position is a small hash per
+ * (subscription, partition): its checkpoint, the attempt count and due time of the event it is
+ * retrying, the replay it applied. A failing event holds back its lane only: never another
+ * subscription, another partition, or the projections.
+ *
+ * The checkpoint moves only after an attempt has ended (delivered, or given up on), fenced on
+ * the value read: a replica killed mid-delivery leaves the event to the next owner of the
+ * partition, which sends it again under the same webhook-id (at least once).
+ */
+export class WebhookDispatcher {
+  private readonly leases: PartitionLeases<typeof CONSUMER>;
+  private readonly options: DispatcherOptions;
+  private running = false;
+  private loopDone: Promise<void> | undefined;
+  private subscriptions: ActiveSubscription[] = [];
+  private refreshedAt = 0;
+  private refreshDue = true;
+  /** Partitions announced changed since the last pass. */
+  private announced = new Set<number>();
+  private fullPassAt = 0;
+  /** Lanes (`subscription:partition`) with a step in flight. */
+  private readonly busy = new Set<string>();
+  /** Lanes waiting for a retry: when each is due (unix ms). */
+  private readonly dueAt = new Map<string, number>();
+  /** Lanes with more to read right away (a full batch). */
+  private readonly more = new Set<string>();
+  /** Per lane: the log time (unix ms) of its oldest event not yet delivered. */
+  private readonly undelivered = new Map<string, { subscriptionId: string; sinceMs: number }>();
+  /** Subscriptions being disabled for failing too long (one command each). */
+  private readonly disabling = new Set<string>();
+  private wakeUp: (() => void) | undefined;
+  private readonly inFlight = new Set<Promise<void>>();
+
+  constructor(
+    private readonly redis: RedisClient,
+    private readonly keys: Keys,
+    private readonly secrets: WebhookSecrets,
+    private readonly sender: WebhookSender,
+    private readonly deliveryLog: DeliveryLog,
+    private readonly commands: CommandHandler,
+    private readonly settings: WebhookDeliverySettings,
+    private readonly logger: Logger,
+    options: Partial<DispatcherOptions> = {},
+    private readonly subscriber?: RedisClient,
+    private readonly metrics?: WebhookDeliveryMetrics,
+  ) {
+    this.options = { ...DEFAULT_DISPATCHER_OPTIONS, ...options };
+    registerScripts(redis, WEBHOOK_DELIVERY_SCRIPTS);
+    this.leases = new PartitionLeases(
+      redis,
+      keys,
+      [CONSUMER],
+      randomUUID(),
+      this.options.leaseMs,
+      keys.webhookDispatcherMembers(),
+    );
+    metrics?.collectWebhookBacklog(() => this.backlogAges());
+  }
+
+  start(): void {
+    if (this.running) return;
+    this.running = true;
+    if (this.subscriber) {
+      const subscriptionChanges = this.keys.aggregateChanges(webhookSubscriptionDecider.aggregateType);
+      this.subscriber.on('message', (channel: string, aggregateId: string) => {
+        if (channel === subscriptionChanges) this.refreshDue = true;
+        else this.announced.add(partitionOf(aggregateId));
+        this.wakeUp?.();
+      });
+      const channels = [...CATALOGUE_AGGREGATE_TYPES, webhookSubscriptionDecider.aggregateType].map((type) =>
+        this.keys.aggregateChanges(type),
+      );
+      this.subscriber.subscribe(...channels).catch((error: unknown) => {
+        this.logger.warn('webhook dispatcher not subscribed to changes; polling', { error: String(error) });
+      });
+    }
+    this.loopDone = this.loop();
+  }
+
+  /** Lets the attempts in flight end, gives the partitions back, and resolves. */
+  async stop(): Promise<void> {
+    this.running = false;
+    this.wakeUp?.();
+    await this.loopDone;
+    await Promise.allSettled([...this.inFlight]);
+    await this.subscriber?.quit().catch(() => this.subscriber?.disconnect());
+    await this.leases.releaseAll();
+  }
+
+  private async loop(): Promise<void> {
+    let leasesCheckedAt = 0;
+    while (this.running) {
+      try {
+        const now = Date.now();
+        if (now - leasesCheckedAt > this.options.leaseMs / 3) {
+          await this.leases.balance();
+          leasesCheckedAt = now;
+          this.fullPassAt = 0;
+        }
+        if (this.refreshDue || now - this.refreshedAt > this.options.refreshMs) {
+          this.refreshDue = false;
+          this.subscriptions = await loadSubscriptions(this.redis, this.keys, this.secrets, this.logger, now);
+          this.refreshedAt = now;
+          this.fullPassAt = 0;
+        }
+        this.startDueLanes();
+        await this.idle();
+      } catch (error) {
+        this.logger.warn('webhook dispatcher pass failed', {
+          error: error instanceof Error ? error.message : String(error),
+        });
+        await sleep(500);
+      }
+    }
+  }
+
+  /** Starts a step on every lane that is due and not already stepping. */
+  private startDueLanes(): void {
+    const now = Date.now();
+    const full = now >= this.fullPassAt;
+    if (full) this.fullPassAt = now + this.options.pollMs;
+    const announced = this.announced;
+    this.announced = new Set();
+    const owned = [...this.leases.owned.values()];
+    for (const subscription of this.subscriptions) {
+      if (!subscription.enabled) continue;
+      for (const { partition } of owned) {
+        const lane = `${subscription.id}:${partition}`;
+        if (this.busy.has(lane)) continue;
+        const due = this.dueAt.get(lane);
+        const waiting = due !== undefined && due > now;
+        if (waiting) continue;
+        if (!(full || announced.has(partition) || this.more.has(lane) || due !== undefined)) continue;
+        this.dueAt.delete(lane);
+        this.more.delete(lane);
+        this.busy.add(lane);
+        const step = this.step(subscription, partition, lane)
+          .catch((error: unknown) => {
+            this.logger.warn('webhook lane step failed', {
+              subscriptionId: subscription.id,
+              partition,
+              error: error instanceof Error ? error.message : String(error),
+            });
+          })
+          .finally(() => {
+            this.busy.delete(lane);
+            this.inFlight.delete(step);
+            if (this.more.has(lane)) this.wakeUp?.();
+          });
+        this.inFlight.add(step);
+      }
+    }
+  }
+
+  /** Sleeps until an append is announced, a lane has more, a retry is due, or the next pass. */
+  private async idle(): Promise<void> {
+    if (this.announced.size > 0 || this.refreshDue || !this.running) return;
+    if ([...this.more].some((lane) => !this.busy.has(lane))) return;
+    const now = Date.now();
+    let until = Math.min(this.fullPassAt, this.refreshedAt + this.options.refreshMs);
+    for (const due of this.dueAt.values()) until = Math.min(until, due);
+    const pauseMs = this.subscriber ? Math.max(1, until - now) : Math.min(5, Math.max(1, until - now));
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, pauseMs);
+      this.wakeUp = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+    });
+    this.wakeUp = undefined;
+  }
+
+  private async readCursor(key: string): Promise<Cursor | null> {
+    const [checkpoint, attempt, eventId, nextAt, replayId] = await this.redis.hmget(
+      key,
+      'checkpoint',
+      'attempt',
+      'eventId',
+      'nextAt',
+      'replayId',
+    );
+    if (!checkpoint) return null;
+    return {
+      checkpoint,
+      attempt: Number(attempt ?? 0),
+      eventId: eventId ?? '',
+      nextAt: Number(nextAt ?? 0),
+      replayId: replayId ?? '',
+    };
+  }
+
+  /**
+   * One step of a lane: place a new lane, apply a replay, then deliver the partition's entries
+   * in order until it is caught up, an event waits for its retry, or a batch is done.
+   */
+  private async step(subscription: ActiveSubscription, partition: number, lane: string): Promise<void> {
+    const cursorKey = this.keys.webhookCursor(subscription.id, partition);
+    let cursor = await this.readCursor(cursorKey);
+    if (cursor === null) {
+      // A new subscription starts with the events appended from its creation on.
+      const start = justBefore(subscription.createdAtMs);
+      const replayId = subscription.replay?.replayId ?? '';
+      await this.redis.moveWebhookCursor(cursorKey, '', start, 0, '', 0, replayId);
+      cursor = await this.readCursor(cursorKey);
+      if (cursor === null) return;
+    }
+    if (subscription.replay && cursor.replayId !== subscription.replay.replayId) {
+      const { replayId, fromMs } = subscription.replay;
+      const moved = await this.redis.moveWebhookCursor(
+        cursorKey,
+        cursor.checkpoint,
+        justBefore(fromMs),
+        0,
+        '',
+        0,
+        replayId,
+      );
+      if (moved !== 1) return;
+      this.undelivered.delete(lane);
+      cursor = { checkpoint: justBefore(fromMs), attempt: 0, eventId: '', nextAt: 0, replayId };
+    }
+    if (cursor.nextAt > Date.now()) {
+      this.dueAt.set(lane, cursor.nextAt);
+      return;
+    }
+
+    const entries = await this.redis.xrange(
+      this.keys.logPartition(partition),
+      `(${cursor.checkpoint}`,
+      '+',
+      'COUNT',
+      this.options.batchSize,
+    );
+    let checkpoint = cursor.checkpoint;
+    for (const [entryId, fields] of entries) {
+      if (!this.running || !this.leases.owned.has(`${CONSUMER.name}:${partition}`)) break;
+      const event = parseEnvelope(fields[1] ?? 'null');
+      const payload = payloadOf(event);
+      if (!payload || (subscription.eventTypes !== null && !subscription.eventTypes.has(event.eventType))) {
+        continue; // Not for this subscription: passed over (the checkpoint moves with the next write).
+      }
+      // Skipped entries before this one are passed for good once this one is settled.
+      const attempt = cursor.eventId === event.eventId ? cursor.attempt + 1 : 1;
+      if (!this.undelivered.has(lane)) {
+        this.undelivered.set(lane, { subscriptionId: subscription.id, sinceMs: entryTimeMs(entryId) });
+      }
+      const result = await this.attempt(subscription, event.eventId, JSON.stringify(payload));
+      const retries = this.settings.retryScheduleMs;
+      const status: DeliveryStatus = result.ok
+        ? 'delivered'
+        : attempt > retries.length
+          ? 'failed'
+          : 'retrying';
+      await this.deliveryLog.record(subscription.id, {
+        eventId: event.eventId,
+        eventType: event.eventType,
+        attempt,
+        at: new Date().toISOString(),
+        status,
+        httpStatus: result.httpStatus,
+        error: result.error,
+        durationMs: result.durationMs,
+      });
+      this.metrics?.recordWebhookAttempt(status, result.durationMs / 1000);
+      await this.noteHealth(subscription, result.ok);
+      if (status === 'retrying') {
+        const wait = withJitter(retries[attempt - 1] ?? 0);
+        const nextAt = Date.now() + wait;
+        await this.redis.moveWebhookCursor(
+          cursorKey,
+          cursor.checkpoint,
+          checkpoint,
+          attempt,
+          event.eventId,
+          nextAt,
+          '',
+        );
+        this.dueAt.set(lane, nextAt);
+        return;
+      }
+      if (status === 'failed') {
+        this.logger.warn('webhook delivery given up', {
+          subscriptionId: subscription.id,
+          eventId: event.eventId,
+          attempts: attempt,
+        });
+      }
+      const moved = await this.redis.moveWebhookCursor(cursorKey, cursor.checkpoint, entryId, 0, '', 0, '');
+      if (moved !== 1) return; // Another replica moved this lane on: it carries on from there.
+      cursor = { ...cursor, checkpoint: entryId, attempt: 0, eventId: '', nextAt: 0 };
+      checkpoint = entryId;
+      this.undelivered.delete(lane);
+    }
+    // Entries passed over after the last delivery: the checkpoint moves past them too.
+    const last = entries.at(-1)?.[0];
+    if (last !== undefined && last !== checkpoint && this.running) {
+      const moved = await this.redis.moveWebhookCursor(cursorKey, cursor.checkpoint, last, 0, '', 0, '');
+      if (moved === 1) this.undelivered.delete(lane);
+    }
+    if (entries.length === this.options.batchSize) this.more.add(lane);
+  }
+
+  /** One signed POST: a fresh webhook-timestamp, one v1 signature per secret that signs now. */
+  private attempt(subscription: ActiveSubscription, eventId: string, body: string): Promise<AttemptResult> {
+    const timestamp = new Date();
+    const signature = subscription.secrets
+      .map((secret) => new Webhook(secret).sign(eventId, timestamp, body))
+      .join(' ');
+    return this.sender.send(
+      subscription.url,
+      {
+        'webhook-id': eventId,
+        'webhook-timestamp': String(Math.floor(timestamp.getTime() / 1000)),
+        'webhook-signature': signature,
+      },
+      body,
+    );
+  }
+
+  /**
+   * Keeps when the endpoint's current run of failures began; a success ends it. A run longer
+   * than disableAfterMs disables the subscription (an event says so).
+   */
+  private async noteHealth(subscription: ActiveSubscription, ok: boolean): Promise<void> {
+    const key = this.keys.webhookHealth(subscription.id);
+    if (ok) {
+      await this.redis.hdel(key, 'failingSince');
+      return;
+    }
+    const now = Date.now();
+    await this.redis.hsetnx(key, 'failingSince', String(now));
+    const since = Number((await this.redis.hget(key, 'failingSince')) ?? now);
+    if (now - since < this.settings.disableAfterMs || this.disabling.has(subscription.id)) return;
+    this.disabling.add(subscription.id);
+    try {
+      const outcome = await this.commands.handle(webhookSubscriptionDecider, {
+        aggregateId: subscription.id,
+        command: {
+          type: 'DisableWebhookSubscription',
+          data: {
+            reason: `Every delivery failed for ${Math.round((now - since) / 60_000)} minutes`,
+            automatic: true,
+          },
+        },
+        context: { now: new Date(now), actorUserId: SYSTEM_ACTOR.userId, actorRoles: SYSTEM_ACTOR.roles },
+        metadata: {
+          actorUserId: SYSTEM_ACTOR.userId,
+          requestId: null,
+          correlationId: 'webhook-auto-disable',
+        },
+      });
+      if (outcome.accepted) {
+        await this.redis.hdel(key, 'failingSince');
+        this.logger.warn('webhook subscription disabled: every delivery failed too long', {
+          subscriptionId: subscription.id,
+        });
+      }
+      this.refreshDue = true;
+    } finally {
+      this.disabling.delete(subscription.id);
+    }
+  }
+
+  /** Per subscription, the age in seconds of its oldest event not yet delivered (this replica's lanes). */
+  private backlogAges(): ReadonlyMap<string, number> {
+    const now = Date.now();
+    const ages = new Map<string, number>();
+    for (const subscription of this.subscriptions) ages.set(subscription.id, 0);
+    for (const { subscriptionId, sinceMs } of this.undelivered.values()) {
+      ages.set(subscriptionId, Math.max(ages.get(subscriptionId) ?? 0, (now - sinceMs) / 1000));
+    }
+    return ages;
+  }
+
+  /** For tests: how many partitions this replica delivers now. */
+  get ownedPartitions(): number {
+    return this.leases.owned.size;
+  }
+}
+
+/** Up to 10% more, so retries of many endpoints that failed together spread out. */
+function withJitter(ms: number): number {
+  return Math.round(ms * (1 + Math.random() * 0.1));
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}

@@ -71,6 +71,7 @@ export function buildApp(deps: AppDependencies, options: BuildAppOptions = {}): 
     importResults: deps.services.importResults,
     accounts: deps.services.accounts,
     usersReader: deps.services.usersReader,
+    deliveryLog: deps.services.deliveryLog,
   });
   const routes = new RouteTable(app);
   registerHealthRoutes(routes, deps.redis);

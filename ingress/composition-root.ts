@@ -12,6 +12,7 @@ import { JobDataCipher } from '../shared/importers/job-data-cipher';
 import type { Logger } from '../shared/logger';
 import type { SignInMetrics } from '../shared/metrics/metrics';
 import { duplicateConnection, type RedisClient } from '../shared/redis/connections';
+import { DeliveryLog } from '../shared/webhooks/delivery-log';
 import { WebhookSecrets } from '../shared/webhooks/webhook-secrets';
 import { AccountRateLimit } from './auth/account-rate-limit';
 import { CredentialVerifier } from './auth/credential-verifier';
@@ -42,6 +43,8 @@ export interface IngressServices extends CoreServices {
   /** Seals a webhook subscription's signing secrets into its record. */
   readonly webhookSecrets: WebhookSecrets;
   readonly webhookSettings: { readonly allowPrivateTargets: boolean };
+  /** The webhook delivery log (GetWebhookDeliveries reads it). */
+  readonly deliveryLog: DeliveryLog;
   /** Closes what the services opened themselves (the cache's subscriber, the queue). */
   close(): Promise<void>;
 }
@@ -115,6 +118,7 @@ export async function createIngressServices(
     redis,
     webhookSecrets,
     webhookSettings: config.webhooks,
+    deliveryLog: new DeliveryLog(redis, core.keys, config.webhooks.deliveryLogMs),
     async close() {
       await Promise.all([accountCache.close(), importQueue.close()]);
     },

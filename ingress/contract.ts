@@ -6,6 +6,7 @@ import type { ImportResults } from '../shared/importers/import-results';
 import type { Importer } from '../shared/importers/importer';
 import { IMPORTERS } from '../shared/importers/registry';
 import { createKeys } from '../shared/redis/keys';
+import type { DeliveryLog } from '../shared/webhooks/delivery-log';
 import { BULL_BOARD_CONTRACT } from './admin/bull-board.contract';
 import { TOKEN_CONTRACT } from './auth/token.contract';
 import { commandContract } from './command/command.contract';
@@ -89,6 +90,7 @@ export function repositoryDocument(): OpenApiDocument {
     importResults: notForHandlers<ImportResults>('importResults'),
     accounts: notForHandlers<AccountService>('accounts'),
     usersReader: notForHandlers<UsersReader>('usersReader'),
+    deliveryLog: notForHandlers<DeliveryLog>('deliveryLog'),
   });
   return serviceDocument(queries, defaults.imports.maxRows);
 }

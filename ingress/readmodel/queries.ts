@@ -2,6 +2,7 @@ import type { AccountService } from '../../shared/accounts/account.service';
 import type { ImportResults } from '../../shared/importers/import-results';
 import type { RedisClient } from '../../shared/redis/connections';
 import type { Keys } from '../../shared/redis/keys';
+import type { DeliveryLog } from '../../shared/webhooks/delivery-log';
 import { availableImportersQuery } from './available-importers/available-importers.query';
 import { currentUserQuery } from './current-user/current-user.query';
 import { getFantasyTeamQuery } from './get-fantasy-team/get-fantasy-team.query';
@@ -9,8 +10,10 @@ import { getImportJobResultQuery } from './get-import-job-result/get-import-job-
 import { getMappedPlayersQuery } from './get-mapped-players/get-mapped-players.query';
 import { getTeamRatingInputQuery } from './get-team-rating-input/get-team-rating-input.query';
 import { getUserQuery } from './get-user/get-user.query';
+import { getWebhookDeliveriesQuery } from './get-webhook-deliveries/get-webhook-deliveries.query';
 import { listUsersQuery } from './list-users/list-users.query';
 import type { UsersReader } from './list-users/users.reader';
+import { listWebhookSubscriptionsQuery } from './list-webhook-subscriptions/list-webhook-subscriptions.query';
 import type { RegisteredQuery } from './query-definition';
 
 export interface QueryDependencies {
@@ -21,6 +24,8 @@ export interface QueryDependencies {
   readonly accounts: Pick<AccountService, 'findById'>;
   /** ListUsers' reader of the users projection (its script registered on the connection). */
   readonly usersReader: UsersReader;
+  /** GetWebhookDeliveries reads the delivery log the workers write. */
+  readonly deliveryLog: DeliveryLog;
 }
 
 /** Every read-model query the service answers. Adding one is a folder plus a line here. */
@@ -34,5 +39,7 @@ export function allQueries(deps: QueryDependencies): readonly RegisteredQuery[] 
     getImportJobResultQuery(deps.importResults),
     getUserQuery(deps.accounts),
     listUsersQuery(deps.usersReader),
+    listWebhookSubscriptionsQuery(deps.redis, deps.keys),
+    getWebhookDeliveriesQuery(deps.deliveryLog),
   ];
 }

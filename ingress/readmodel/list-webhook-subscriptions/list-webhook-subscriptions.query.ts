@@ -1,0 +1,100 @@
+import Joi from 'joi';
+
+import {
+  webhookSubscriptionDecider,
+  type WebhookSubscriptionState,
+} from '../../../shared/domain/webhook-subscription/webhook-subscription.decider';
+import type { RedisClient } from '../../../shared/redis/connections';
+import type { Keys } from '../../../shared/redis/keys';
+import { WEBHOOK_COMMAND_ROLES } from '../../../shared/webhooks/webhook-commands';
+import { closedObject, GUID_SCHEMA, type JsonSchema, TIMESTAMP_SCHEMA } from '../../http/json-schema';
+import { listingSchema } from '../listing';
+import { defineQuery, querySchema, type RegisteredQuery } from '../query-definition';
+
+/** The largest page a caller may ask for. */
+export const MAX_WEBHOOK_SUBSCRIPTIONS_TAKE = 1000;
+
+interface ListWebhookSubscriptionsBody {
+  readonly query: Record<string, never>;
+  readonly skip: number;
+  readonly take: number;
+}
+
+/** One subscription as listed: never its secret. */
+export interface WebhookSubscriptionItem {
+  readonly id: string;
+  readonly url: string;
+  readonly eventTypes: readonly string[];
+  readonly description: string | null;
+  readonly status: 'enabled' | 'disabled';
+  readonly createdAt: string;
+  readonly updatedAt: string;
+  /** While a rotated-out secret still signs beside the new one: until when. */
+  readonly previousSecretUntil: string | null;
+}
+
+const ITEM_SCHEMA: JsonSchema = closedObject(
+  {
+    id: GUID_SCHEMA,
+    url: { type: 'string', format: 'uri' },
+    eventTypes: { type: 'array', items: { type: 'string' } },
+    description: { type: ['string', 'null'] },
+    status: { enum: ['enabled', 'disabled'] },
+    createdAt: TIMESTAMP_SCHEMA,
+    updatedAt: TIMESTAMP_SCHEMA,
+    previousSecretUntil: { ...TIMESTAMP_SCHEMA, type: ['string', 'null'] },
+  },
+  [],
+  { title: 'WebhookSubscription' },
+);
+
+/**
+ * `ListWebhookSubscriptions`: every subscription not deleted, oldest first, a page at a time, to
+ * an Admin. Read from the subscriptions' records (current, not a projection); their sealed
+ * secrets are never read.
+ */
+export function listWebhookSubscriptionsQuery(redis: RedisClient, keys: Keys): RegisteredQuery {
+  return defineQuery<ListWebhookSubscriptionsBody>({
+    queryType: 'ListWebhookSubscriptions',
+    description: 'Webhook subscriptions (never their secrets), oldest first, paged (skip, take <= 1000).',
+    schemes: ['Basic', 'Bearer'],
+    roles: WEBHOOK_COMMAND_ROLES,
+    schema: querySchema<ListWebhookSubscriptionsBody>(
+      'ListWebhookSubscriptions',
+      {},
+      {
+        skip: Joi.number().strict().integer().min(0).max(Number.MAX_SAFE_INTEGER).default(0),
+        take: Joi.number().strict().integer().min(1).max(MAX_WEBHOOK_SUBSCRIPTIONS_TAKE).default(100),
+      },
+    ),
+    response: listingSchema('ListWebhookSubscriptionsResult', ITEM_SCHEMA),
+    async handle({ body }) {
+      const ids = await redis.smembers(keys.webhookSubscriptions());
+      const states = await Promise.all(
+        ids.map(async (id) => {
+          const state = await redis.hget(
+            keys.aggregateRecord(webhookSubscriptionDecider.aggregateType, id),
+            'state',
+          );
+          return { id, state: state ? (JSON.parse(state) as WebhookSubscriptionState) : null };
+        }),
+      );
+      const items: WebhookSubscriptionItem[] = states
+        .flatMap(({ id, state }) => (state && state.status !== 'deleted' ? [{ id, state }] : []))
+        .map(({ id, state }) => ({
+          id,
+          url: state.url,
+          eventTypes: state.eventTypes,
+          description: state.description,
+          status: state.status === 'enabled' ? ('enabled' as const) : ('disabled' as const),
+          createdAt: state.createdAt,
+          updatedAt: state.updatedAt,
+          previousSecretUntil: state.previousSecretUntil,
+        }))
+        .sort((a, b) => a.createdAt.localeCompare(b.createdAt) || a.id.localeCompare(b.id));
+      return {
+        body: { results: items.slice(body.skip, body.skip + body.take), totalCount: items.length },
+      };
+    },
+  });
+}

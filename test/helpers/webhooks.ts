@@ -25,6 +25,8 @@ export interface WebhookReceiver {
   readonly url: string;
   readonly received: ReceivedWebhook[];
   status: number;
+  /** How long each answer waits (a slow endpoint). */
+  delayMs: number;
   stop(): Promise<void>;
   start(): Promise<void>;
 }
@@ -37,14 +39,17 @@ export async function startReceiver(path = '/hook'): Promise<WebhookReceiver> {
     url: '',
     received,
     status: 200,
+    delayMs: 0,
     async start() {
       server = createServer((req, res) => {
         let body = '';
         req.on('data', (chunk: Buffer) => (body += chunk.toString()));
         req.on('end', () => {
           received.push({ headers: req.headers, body, receivedAt: Date.now() });
-          res.statusCode = receiver.status;
-          res.end();
+          setTimeout(() => {
+            res.statusCode = receiver.status;
+            res.end();
+          }, receiver.delayMs);
         });
       });
       await new Promise<void>((resolve) => server?.listen(port, '127.0.0.1', resolve));

@@ -5,8 +5,8 @@
  * through an ingress that allows them (the early check is webhook-commands.test.ts's), so the
  * connect-time guard alone stands between the worker and the target.
  */
-import { createServer, type Server } from 'node:net';
 import type { AddressInfo } from 'node:net';
+import { createServer, type Server } from 'node:net';
 
 import { eventually } from '../helpers/processes';
 import { createWebhookHarness } from '../helpers/webhooks';
@@ -44,16 +44,22 @@ describe('Webhook targets at delivery time', () => {
     ['a private address', () => 'https://10.255.255.1/hook'],
     ['a metadata address', () => 'https://169.254.169.254/latest/meta-data'],
     ['plain http', () => `http://127.0.0.1:${port}/hook`],
-  ])('When private targets are not allowed and the target is %s, then the attempt is refused and nothing is sent', async (_what, url) => {
-    const { id } = await harness.subscribe(url(), ['FantasyTeamCreatedEvent']);
-    await harness.teamWithEvents(1);
-    let first: Attempt | undefined;
-    await eventually(async () => {
-      const res = await harness.admin.query({ queryType: 'GetWebhookDeliveries', subscriptionId: id });
-      first = (res.body as { results: Attempt[] }).results.at(-1);
-      return first !== undefined;
-    }, 15_000);
-    expect(first).toMatchObject({ httpStatus: null, error: expect.stringMatching(/not allowed|only https/) });
-    expect(connections).toBe(0);
-  });
+  ])(
+    'When private targets are not allowed and the target is %s, then the attempt is refused and nothing is sent',
+    async (_what, url) => {
+      const { id } = await harness.subscribe(url(), ['FantasyTeamCreatedEvent']);
+      await harness.teamWithEvents(1);
+      let first: Attempt | undefined;
+      await eventually(async () => {
+        const res = await harness.admin.query({ queryType: 'GetWebhookDeliveries', subscriptionId: id });
+        first = (res.body as { results: Attempt[] }).results.at(-1);
+        return first !== undefined;
+      }, 15_000);
+      expect(first).toMatchObject({
+        httpStatus: null,
+        error: expect.stringMatching(/not allowed|only https/),
+      });
+      expect(connections).toBe(0);
+    },
+  );
 });

@@ -21,6 +21,7 @@ import type { UsersReader } from './readmodel/list-users/users.reader';
 import { allQueries } from './readmodel/queries';
 import type { RegisteredQuery } from './readmodel/query-definition';
 import { readModelContract } from './readmodel/readmodel.contract';
+import { webhooksContract } from './webhooks/webhooks.contract';
 
 /** What the document is generated from: the registries the endpoints dispatch on. */
 export interface ContractSources {
@@ -52,7 +53,7 @@ export function serviceContracts(sources: ContractSources): OperationContract[] 
 
 /** The OpenAPI 3.1 document of every endpoint, from the registries and the features' contracts. */
 export function buildOpenApiDocument(sources: ContractSources): OpenApiDocument {
-  return assembleOpenApiDocument(serviceContracts(sources));
+  return assembleOpenApiDocument(serviceContracts(sources), webhooksContract);
 }
 
 /** The document of a running app: its own queries, and its IMPORT_MAX_ROWS. */

@@ -23,6 +23,8 @@ export interface OpenApiDocument {
   readonly info: Readonly<Record<string, unknown>>;
   readonly tags: readonly Readonly<Record<string, unknown>>[];
   readonly paths: Readonly<Record<string, Readonly<Partial<Record<HttpMethod, Operation>>>>>;
+  /** What the service sends (webhooks), by event type. */
+  readonly webhooks: Readonly<Record<string, Readonly<Partial<Record<HttpMethod, Operation>>>>>;
   readonly components: {
     readonly schemas: Readonly<Record<string, JsonSchema>>;
     readonly securitySchemes: Readonly<Record<string, unknown>>;
@@ -59,7 +61,10 @@ export type SecuritySchemeName = keyof typeof SECURITY_SCHEMES;
  * contributions give the same document, which `npm run openapi` writes to docs/openapi.json and a
  * test compares with the committed file.
  */
-export function assembleOpenApiDocument(contracts: readonly OperationContract[]): OpenApiDocument {
+export function assembleOpenApiDocument(
+  contracts: readonly OperationContract[],
+  webhooks: (kit: ContractKit) => Record<string, Partial<Record<HttpMethod, Operation>>> = () => ({}),
+): OpenApiDocument {
   const schemas: Record<string, JsonSchema> = {};
   const component = (name: string, schema: JsonSchema): JsonSchema => {
     if (schemas[name]) throw new Error(`OpenAPI: two schemas are named ${name}`);
@@ -83,6 +88,7 @@ export function assembleOpenApiDocument(contracts: readonly OperationContract[])
     }
     item[contract.method] = contract.operation(kit);
   }
+  const sent = webhooks(kit);
 
   return {
     openapi: '3.1.0',
@@ -98,14 +104,21 @@ export function assembleOpenApiDocument(contracts: readonly OperationContract[])
       },
       {
         name: 'Commands',
-        description: 'POST /api/command: commands on the fantasy team and user (account) aggregates.',
+        description:
+          'POST /api/command: commands on the fantasy team, user (account) and webhook subscription aggregates.',
       },
       { name: 'Imports', description: 'POST /api/import: bulk imports, queued or inline.' },
       { name: 'Authentication', description: 'Bearer tokens.' },
       { name: 'Operations', description: 'Probes and the queue dashboard.' },
       { name: 'Documentation', description: 'This document and its browser.' },
+      {
+        name: 'Webhooks',
+        description:
+          'What the service POSTs to webhook subscriptions (CreateWebhookSubscription): one entry per event type, signed per Standard Webhooks.',
+      },
     ],
     paths,
+    webhooks: sent,
     components: { schemas: sortedByName(schemas), securitySchemes: SECURITY_SCHEMES },
   };
 }

@@ -160,6 +160,8 @@ describe('The OpenAPI document', () => {
       'GetImportJobResult',
       'GetUser',
       'ListUsers',
+      'ListWebhookSubscriptions',
+      'GetWebhookDeliveries',
     ]);
     const commandBody = generated.paths['/api/command']?.post?.requestBody as {
       content: Record<string, { schema: { discriminator: { mapping: Record<string, string> } } }>;

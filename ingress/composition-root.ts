@@ -1,6 +1,5 @@
-import { CREDENTIAL_FIELD } from '../shared/accounts/account';
 import { AccountCache } from '../shared/accounts/account-cache';
-import type { AccountErasure, CurrentPasswordCheck } from '../shared/accounts/account-commands';
+import type { CurrentPasswordCheck } from '../shared/accounts/account-commands';
 import { CommandIdempotency } from '../shared/commands/command-idempotency';
 import { OwnerTeamLimit } from '../shared/commands/owner-team-limit';
 import type { Config } from '../shared/config';
@@ -31,8 +30,6 @@ export interface IngressServices extends CoreServices {
   readonly accountCache: AccountCache;
   /** A ChangePassword's current-password check: a sign-in, throttled and counted as one. */
   readonly currentPassword: CurrentPasswordCheck;
-  /** What DeleteUser does beyond its event (ADR 0014). */
-  readonly erasure: AccountErasure;
   /** Closes what the services opened themselves (the cache's subscriber, the queue). */
   close(): Promise<void>;
 }
@@ -94,11 +91,6 @@ export async function createIngressServices(
     currentPassword: {
       matches: async (email, password, clientAddress) =>
         (await verifier.verify(email, password, clientAddress)) !== null,
-    },
-    // TODO(erasure): the credential and personal-data key fields, and passing the teams on.
-    erasure: {
-      removedAttachments: [CREDENTIAL_FIELD],
-      afterDelete: () => Promise.resolve(),
     },
     async close() {
       await Promise.all([accountCache.close(), importQueue.close()]);

@@ -117,6 +117,13 @@ export function createKeys(prefix: string) {
      */
     importsPendingBySubmitter: (submitterUserId: string) =>
       `${prefix}imports-pending:{${submitterUserId.toLowerCase()}}`,
+    /**
+     * Sorted set: the import job ids whose record names its submitter by e-mail (a role refusal's
+     * message), scored by when the record expires (unix ms): what erasing the submitter scrubs. One
+     * key, in its own slot, per submitter.
+     */
+    importsNamingSubmitter: (submitterUserId: string) =>
+      `${prefix}imports-naming:{${submitterUserId.toLowerCase()}}`,
     /** The HS256 secret generated once when JWT_SECRET is unset, so every replica signs alike. */
     generatedJwtSecret: () => `${prefix}auth:jwt-secret`,
     /**
@@ -126,8 +133,15 @@ export function createKeys(prefix: string) {
     commandResponse: (callerUserId: string, requestId: string) =>
       `${prefix}idempotency:command:${callerUserId.toLowerCase()}:${requestId.toLowerCase()}`,
     /**
+     * Set: the request ids of one caller's remembered command answers that name the caller by
+     * e-mail (a refusal of an account command): what erasing the caller deletes (single key).
+     */
+    commandAnswersNamingCaller: (callerUserId: string) =>
+      `${prefix}idempotency:naming:${callerUserId.toLowerCase()}`,
+    /**
      * Sorted set: the team ids one owner holds (score +inf) or has reserved for a create in flight
-     * (score: the reservation's deadline, unix ms), bounding the teams per owner (single key).
+     * (score: the reservation's deadline, unix ms), bounding the teams per owner (an Admin's are
+     * indexed, unbounded) and naming the teams an erased owner's tombstone takes over (single key).
      */
     ownerTeams: (ownerUserId: string) => `${prefix}owner-teams:${ownerUserId.toLowerCase()}`,
     /** Set: the ids of the enabled accounts holding Admin (the last-Admin guard; single key). */

@@ -1,4 +1,4 @@
-import { type DecisionContext, fold } from '../../shared/domain/decider';
+import { type DecisionContext, fold, SERVICE_ACTOR_ID } from '../../shared/domain/decider';
 import {
   type ArchiveFantasyTeam,
   type CreateFantasyTeam,
@@ -487,9 +487,8 @@ describe('fantasyTeamDecider: who may act', () => {
 
 describe("fantasyTeamDecider: an erased owner's team passes to its tombstone (the service's own command)", () => {
   const TOMBSTONE = '44444444-4444-4444-8444-444444444444';
-  const SERVICE = '00000000-0000-0000-0000-000000000000';
   const asService = (): DecisionContext =>
-    decisionContext({ now: NOW, actorUserId: SERVICE, actorRoles: ['Admin'] });
+    decisionContext({ now: NOW, actorUserId: SERVICE_ACTOR_ID, actorRoles: ['Admin'] });
   const eraseOwner = (fromUserId = OWNER): EraseFantasyTeamOwner => ({
     type: 'EraseFantasyTeamOwner',
     data: { fromUserId, tombstoneId: TOMBSTONE },
@@ -536,7 +535,11 @@ describe("fantasyTeamDecider: an erased owner's team passes to its tombstone (th
       .thenRejectedWith(TEAM_MESSAGES.ownerErasureNotOwner, 'invalid');
   });
 
-  it('When anyone without Admin (the owner itself included) sends it, then it is forbidden', () => {
+  it('When anyone but the service sends it (the owner, a UserManager, an Admin), then it is forbidden', () => {
+    team
+      .given([created()])
+      .when(eraseOwner(), asAdmin())
+      .thenRejectedWith(TEAM_MESSAGES.forbidden, 'forbidden');
     team
       .given([created()])
       .when(eraseOwner(), asOwner())

@@ -1,5 +1,13 @@
-import { hasAnyRole, isOwnerOrAdmin } from '../../roles';
-import { accept, type Decider, type Decision, type DecisionContext, forbid, reject } from '../decider';
+import { isOwnerOrAdmin } from '../../roles';
+import {
+  accept,
+  type Decider,
+  type Decision,
+  type DecisionContext,
+  forbid,
+  reject,
+  SERVICE_ACTOR_ID,
+} from '../decider';
 import {
   type AnyFantasyTeamCommand,
   type EraseFantasyTeamOwner,
@@ -72,16 +80,17 @@ function rosterProblem(command: SetFantasyTeamRoster): string | undefined {
 }
 
 /**
- * The service's erasure of an owner: only as the service (which acts with Admin; no client command
- * reaches it), only from the erased owner, whether the team is archived or not. A team passed
- * already is refused, so a retried erasure writes nothing twice.
+ * The service's erasure of an owner: only as the service itself (no client command reaches it, and
+ * an Admin sending it some other way would still be refused: it would hand teams to any id), only
+ * from the erased owner, whether the team is archived or not. A team passed already is refused, so a
+ * retried erasure writes nothing twice.
  */
 function decideOwnerErasure(
   command: EraseFantasyTeamOwner,
   state: FantasyTeamState,
   context: DecisionContext,
 ): Decision<FantasyTeamEvent> {
-  if (!hasAnyRole(context.actorRoles, ['Admin'])) return forbid(TEAM_MESSAGES.forbidden);
+  if (context.actorUserId !== SERVICE_ACTOR_ID) return forbid(TEAM_MESSAGES.forbidden);
   if (state === null) return reject(TEAM_MESSAGES.ownerErasureNoTeam);
   if (state.ownerUserId !== command.data.fromUserId) return reject(TEAM_MESSAGES.ownerErasureNotOwner);
   return accept({

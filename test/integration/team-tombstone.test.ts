@@ -14,7 +14,7 @@ import {
   fantasyTeamDecider,
   type FantasyTeamState,
 } from '../../shared/domain/fantasy-team/fantasy-team.decider';
-import { isDeletedUser, userDecider, type UserState } from '../../shared/domain/user/user.decider';
+import { isDeletedUser, userDecider } from '../../shared/domain/user/user.decider';
 import { AggregateBusyError } from '../../shared/event-store/errors';
 import { fantasyTeamProjection } from '../../shared/projections/fantasy-team/fantasy-team.projection';
 import { rebuildProjection } from '../../shared/projections/rebuild';
@@ -148,7 +148,7 @@ describe('Teams of an erased account', () => {
       removeAttachments: ERASED_ATTACHMENTS,
     });
     expect(deleted.accepted).toBe(true);
-    const tombstone = deleted.accepted ? (deleted.state as UserState) : null;
+    const tombstone = deleted.accepted ? (deleted.state) : null;
     if (!isDeletedUser(tombstone)) throw new Error('not deleted');
     for (const teamId of teams) expect(await ownerOf(teamId)).toBe(member.userId);
 

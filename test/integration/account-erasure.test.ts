@@ -10,6 +10,7 @@ import { randomUUID } from 'node:crypto';
 
 import request from 'supertest';
 
+import { bootstrapAdmin } from '../../shared/accounts/bootstrap-admin';
 import { userIdForEmail } from '../../shared/domain/user/user-id';
 import { ALL_PROJECTIONS } from '../../shared/projections/all-projections';
 import { Projector } from '../../shared/projections/projector';
@@ -256,5 +257,25 @@ describe('DeleteUser: erasure of an account', () => {
     expect(await subject.redis.zcard(keys().ownerTeams(userId))).toBe(0);
     // Nothing of the first life came back with the second: its names are still nowhere.
     expect(await keysHolding([who.firstName, who.lastName])).toEqual({});
+  });
+
+  it('When the bootstrap ADMIN_EMAIL account was deleted, then the next start does not create it again with the password of the environment', async () => {
+    const config = {
+      ...subject.config,
+      adminEmail: `bootstrap-${randomUUID().slice(0, 8)}@example.com`,
+      adminPassword: 'bootstrap-admin-password',
+    };
+    await bootstrapAdmin(config, subject.services.accounts, subject.logger);
+    const userId = userIdForEmail(config.adminEmail);
+    expect(await subject.services.accounts.findById(userId)).toMatchObject({ roles: ['Admin'] });
+    const deleted = await command(adminToken, {
+      commandType: 'DeleteUser',
+      command: { aggregateRootId: userId },
+    });
+    expect(deleted.status).toBe(200);
+
+    await bootstrapAdmin(config, subject.services.accounts, subject.logger);
+    expect(await subject.services.accounts.findById(userId)).toBeNull();
+    expect((await currentUser(basic(config.adminEmail, config.adminPassword))).status).toBe(401);
   });
 });

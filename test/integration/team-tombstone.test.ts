@@ -148,7 +148,7 @@ describe('Teams of an erased account', () => {
       removeAttachments: ERASED_ATTACHMENTS,
     });
     expect(deleted.accepted).toBe(true);
-    const tombstone = deleted.accepted ? (deleted.state) : null;
+    const tombstone = deleted.accepted ? deleted.state : null;
     if (!isDeletedUser(tombstone)) throw new Error('not deleted');
     for (const teamId of teams) expect(await ownerOf(teamId)).toBe(member.userId);
 

@@ -37,6 +37,11 @@ export function createKeys(prefix: string) {
     aggregateRequestTimes: aggregate('request-times'),
     /** One partition of the global event log that projectors consume. */
     logPartition: (partition: number) => `${prefix}${partitionTag(partition)}:log`,
+    /**
+     * A partition's copy while it is rewritten (legacy events sealed, ADR 0014), in its slot: it
+     * takes the partition's place when complete.
+     */
+    logPartitionRewrite: (partition: number) => `${prefix}${partitionTag(partition)}:log:rewrite`,
     /** A projection's document for one aggregate, in the aggregate's partition. */
     projectionDocument: (projection: string, aggregateId: string) =>
       `${prefix}${partitionTag(partitionOf(aggregateId))}:projection:${projection}:${aggregateId.toLowerCase()}`,

@@ -149,6 +149,8 @@ export function createKeys(prefix: string) {
      * indexed, unbounded) and naming the teams an erased owner's tombstone takes over (single key).
      */
     ownerTeams: (ownerUserId: string) => `${prefix}owner-teams:${ownerUserId.toLowerCase()}`,
+    /** String: set once every team was indexed under its owner (an upgrade indexes them first). */
+    ownerTeamsIndexed: () => `${prefix}owner-teams-indexed`,
     /** Set: the ids of the enabled accounts holding Admin (the last-Admin guard; single key). */
     enabledAdmins: () => `${prefix}accounts:enabled-admins`,
     /** String: set once enabledAdmins was built from every account (an upgrade builds it first). */

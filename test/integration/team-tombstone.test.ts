@@ -95,6 +95,28 @@ describe('Teams of an erased account', () => {
     for (const teamId of teams) expect(await ownerOf(teamId)).toBe(tombstoneId);
   });
 
+  it("When an Admin's teams were created before Admin teams were indexed, then the start's ensureIndexed indexes every team under its owner once, and erasure passes them", async () => {
+    const admin = await newAccount(['Admin']);
+    const teamId = await createTeam(admin.token);
+    const { teamLimit, keys } = subject.services;
+    // As an older version left it: the team only in its records, no index run yet.
+    await subject.redis.zrem(keys.ownerTeams(admin.userId), teamId);
+    await subject.redis.del(keys.ownerTeamsIndexed());
+
+    await teamLimit.ensureIndexed();
+    expect(await indexed(admin.userId)).toEqual([teamId]);
+    // Once only: a later start does not scan again.
+    await subject.redis.zrem(keys.ownerTeams(admin.userId), teamId);
+    await teamLimit.ensureIndexed();
+    expect(await indexed(admin.userId)).toEqual([]);
+    await subject.redis.del(keys.ownerTeamsIndexed());
+    await teamLimit.ensureIndexed();
+
+    const tombstoneId = randomUUID();
+    expect(await passTeams(admin.userId, tombstoneId)).toBe(1);
+    expect(await ownerOf(teamId)).toBe(tombstoneId);
+  });
+
   it.each([
     ['a Member', 'Member'],
     ['an Admin', 'Admin'],

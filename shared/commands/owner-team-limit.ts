@@ -82,9 +82,9 @@ export class OwnerTeamLimit {
     )) {
       const states = await Promise.all(recordKeys.map((key) => this.redis.hget(key, 'state')));
       await Promise.all(
-        recordKeys.map((recordKey, i) => {
+        recordKeys.flatMap((recordKey, i) => {
           const team = JSON.parse(states[i] ?? 'null') as FantasyTeamState;
-          return team ? this.confirm(team.ownerUserId, this.keys.aggregateIdOfRecord(recordKey)) : undefined;
+          return team ? [this.confirm(team.ownerUserId, this.keys.aggregateIdOfRecord(recordKey))] : [];
         }),
       );
     }

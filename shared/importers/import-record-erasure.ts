@@ -1,4 +1,3 @@
-import { userIdForEmail } from '../domain/user/user-id';
 import type { RedisClient } from '../redis/connections';
 import type { Keys } from '../redis/keys';
 import { registerScripts } from '../redis/scripts';
@@ -75,21 +74,16 @@ export class ImportRecordErasure {
 }
 
 /**
- * The record without the e-mail of account `userId`: in every message, and in the `email` of rows
- * of records written before rows stopped carrying one. Members keep their order, so an untouched
- * record serialises as it was stored.
+ * The record without the e-mail of account `userId` in any of its texts (its messages, its rows'
+ * messages). Members keep their order, so an untouched record serialises as it was stored.
  */
 function withoutEmailOf(record: StoredRecord, userId: string): StoredRecord {
   const scrubTexts = (entries: StoredRecord): StoredRecord =>
     Object.fromEntries(
-      Object.entries(entries)
-        .filter(
-          ([name, value]) => !(name === 'email' && typeof value === 'string' && isEmailOf(value, userId)),
-        )
-        .map(([name, value]) => [
-          name,
-          typeof value === 'string' && name !== 'email' ? withoutAccountEmail(value, userId) : value,
-        ]),
+      Object.entries(entries).map(([name, value]) => [
+        name,
+        typeof value === 'string' ? withoutAccountEmail(value, userId) : value,
+      ]),
     );
   const { rowErrors } = record;
   return {
@@ -98,12 +92,4 @@ function withoutEmailOf(record: StoredRecord, userId: string): StoredRecord {
       ? { rowErrors: rowErrors.map((row) => scrubTexts(row as StoredRecord)) }
       : {}),
   };
-}
-
-function isEmailOf(email: string, userId: string): boolean {
-  try {
-    return userIdForEmail(email) === userId.toLowerCase();
-  } catch {
-    return false;
-  }
 }

@@ -1,6 +1,16 @@
+import { spawnSync } from 'node:child_process';
+import path from 'node:path';
+
 import { startLocalRedis } from '../scripts/lib/redis-server';
-import { measureInterleaved, reportWorkloadRun, settingsFromEnv, type Workload } from './lib/load';
-import { ensureBuilt, type ServerProcess, stopAll, track } from './lib/processes';
+import {
+  type Measured,
+  measureInterleaved,
+  reportWorkloadRun,
+  settingsFromEnv,
+  type Workload,
+} from './lib/load';
+import { CostMeter, type RunCost } from './lib/process-cost';
+import { ensureBuilt, REPO_ROOT, type ServerProcess, startServer, stopAll, track } from './lib/processes';
 import { type BenchReport, compareWith, machineInfo, problemsOf } from './lib/report';
 import { runBenches } from './lib/runner';
 import {
@@ -17,8 +27,14 @@ import {
  * CurrentUser through POST /api/readmodel, by Basic (verification cache warm) and by Bearer,
  * against a bare Express 5 app measured in the same run with the same load generator.
  *
+ * Each measured run also reads what a request cost the processes serving it: CPU microseconds of
+ * the ingress and of redis-server (from /proc), and Redis commands (INFO commandstats).
+ *
  * Settings: BENCH_CONNECTIONS, BENCH_WARMUP, BENCH_DURATION (seconds), BENCH_ROUNDS;
- * BENCH_CPU_PROF=1 writes a .cpuprofile of each ingress (when it stops) to a temporary directory it names.
+ * BENCH_CPU_PROF=1 writes a .cpuprofile of each ingress (when it stops) to a temporary directory it names;
+ * BENCH_BEFORE_DIR=<a checkout of another commit, built> measures that commit's ingress too, in the
+ * same rounds (e.g. `git worktree add /tmp/before <commit>`, its node_modules hard-linked with
+ * `cp -al`, then `npm run build` there).
  */
 
 const NAME = 'current-user';
@@ -36,15 +52,66 @@ const AUTH_CACHE_TTL_SECONDS = '3600';
 
 type LogLevel = 'warn' | 'info';
 
-/** An ingress logging at `logLevel`, with keys of its own, so the two never see each other's. */
-function startIngressAt(redisUrl: string, logLevel: LogLevel): Promise<ServerProcess> {
+/**
+ * An ingress logging at `logLevel`, with keys of its own, so no two see each other's: this
+ * checkout's, or the one built in `beforeDir`.
+ */
+function startIngressAt(redisUrl: string, logLevel: LogLevel, beforeDir?: string): Promise<ServerProcess> {
+  const label = beforeDir ? `before-${logLevel}` : logLevel;
   const env = serviceEnv({
     redisUrl,
-    keyPrefix: `bench-${NAME}-${process.pid}-${logLevel}:`,
+    keyPrefix: `bench-${NAME}-${process.pid}-${label}:`,
     credentials,
     extra: { LOG_LEVEL: logLevel, AUTH_CACHE_TTL_SECONDS },
   });
-  return startIngress(`ingress-${logLevel}`, env);
+  if (!beforeDir) return startIngress(`ingress-${label}`, env);
+  return startServer({
+    name: `ingress-${label}`,
+    args: [path.join(beforeDir, 'dist', 'ingress', 'main.js')],
+    env,
+    readyPath: '/readyz',
+  });
+}
+
+function commitOf(dir: string): string {
+  const result = spawnSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: dir, encoding: 'utf8' });
+  return result.status === 0 ? result.stdout.trim() : 'unknown';
+}
+
+/** One workload's cost per request, as a note: CPU of each process, Redis commands by command. */
+function costNote(workload: string, cost: RunCost | undefined, runs: readonly RunCost[]): string {
+  if (!cost) return `${workload}: no cost measured`;
+  const [ingress, redis] = cost.cpuMicros;
+  const commands = [...cost.byCommand]
+    .filter(([, perRequest]) => perRequest >= 0.0005)
+    .map(([command, perRequest]) => `${command} ${perRequest.toFixed(4)}`)
+    .join(', ');
+  return (
+    `${workload}: CPU per request ${(ingress ?? NaN).toFixed(1)} us in the server, ` +
+    `${(redis ?? NaN).toFixed(1)} us in redis-server; Redis commands per request ${cost.redisCommands.toFixed(4)}` +
+    (commands ? ` (${commands})` : '') +
+    `; server CPU per request by round: ${runs.map((run) => (run.cpuMicros[0] ?? NaN).toFixed(1)).join(' / ')} us`
+  );
+}
+
+/** "after vs before" for one scheme: rate, p50/p99 and CPU per request. */
+function changeNote(
+  scheme: string,
+  after: Measured,
+  before: Measured,
+  afterCost: RunCost | undefined,
+  beforeCost: RunCost | undefined,
+): string {
+  const percent = (now: number, then: number) =>
+    `${now >= then ? '+' : ''}${(((now - then) / then) * 100).toFixed(1)}%`;
+  const cpuAfter = afterCost?.cpuMicros[0] ?? NaN;
+  const cpuBefore = beforeCost?.cpuMicros[0] ?? NaN;
+  return (
+    `${scheme}, this commit vs before: ${after.requestsPerSecond.toFixed(0)} vs ${before.requestsPerSecond.toFixed(0)} req/s ` +
+    `(${percent(after.requestsPerSecond, before.requestsPerSecond)}), p50 ${after.p50Ms.toFixed(1)} vs ${before.p50Ms.toFixed(1)} ms, ` +
+    `p99 ${after.p99Ms.toFixed(1)} vs ${before.p99Ms.toFixed(1)} ms, ingress CPU per request ${cpuAfter.toFixed(1)} vs ` +
+    `${cpuBefore.toFixed(1)} us (${percent(cpuAfter, cpuBefore)})`
+  );
 }
 
 /**
@@ -67,10 +134,10 @@ async function checkOnce(workload: Workload, scheme: 'Basic' | 'Bearer'): Promis
   }
 }
 
-function workloadsFor(ingress: ServerProcess, token: string, logLevel: LogLevel) {
+function workloadsFor(ingress: ServerProcess, token: string, logLevel: LogLevel, before = false) {
   const url = `${ingress.baseUrl}/api/readmodel`;
   const basic = basicAuthorization(credentials);
-  const suffix = logLevel === 'warn' ? '' : `, LOG_LEVEL=${logLevel}`;
+  const suffix = `${logLevel === 'warn' ? '' : `, LOG_LEVEL=${logLevel}`}${before ? ', before' : ''}`;
   return {
     basic: {
       name: `CurrentUser by Basic (cache warm${suffix})`,
@@ -93,12 +160,15 @@ function workloadsFor(ingress: ServerProcess, token: string, logLevel: LogLevel)
 export async function run(): Promise<BenchReport> {
   const machine = machineInfo();
   const settings = settingsFromEnv({ connections: 50, warmupSeconds: 2, durationSeconds: 8, rounds: 3 });
+  const beforeDir = process.env.BENCH_BEFORE_DIR;
   ensureBuilt();
+  let meter: CostMeter | undefined;
   try {
     const redis = track(await startLocalRedis());
     const baselineServer = await startBareExpress();
     const quiet = await startIngressAt(redis.url, 'warn');
     const chatty = await startIngressAt(redis.url, 'info');
+    const previous = beforeDir ? await startIngressAt(redis.url, 'warn', beforeDir) : undefined;
 
     const baseline: Workload = {
       name: 'bare Express 5 + express.json() (baseline)',
@@ -109,23 +179,58 @@ export async function run(): Promise<BenchReport> {
     };
     const atWarn = workloadsFor(quiet, await issueToken(quiet, credentials), 'warn');
     const atInfo = workloadsFor(chatty, await issueToken(chatty, credentials), 'info');
-    for (const { basic, bearer } of [atWarn, atInfo]) {
+    const atBefore =
+      previous && workloadsFor(previous, await issueToken(previous, credentials), 'warn', true);
+    for (const { basic, bearer } of [atWarn, atInfo, ...(atBefore ? [atBefore] : [])]) {
       await checkOnce(basic, 'Basic');
       await checkOnce(bearer, 'Bearer');
     }
 
+    // Which process serves each workload: its CPU, and redis-server's, are what a request costs.
+    const servers = new Map<string, ServerProcess>([
+      [baseline.name, baselineServer],
+      [atWarn.basic.name, quiet],
+      [atWarn.bearer.name, quiet],
+      [atInfo.basic.name, chatty],
+      [atInfo.bearer.name, chatty],
+      ...(atBefore && previous
+        ? ([
+            [atBefore.basic.name, previous],
+            [atBefore.bearer.name, previous],
+          ] as const)
+        : []),
+    ]);
+    meter = CostMeter.open(redis.url, (workload) => [servers.get(workload.name)?.pid ?? 0, redis.pid]);
+    const costs = meter;
+    const background = await costs.background(3);
+
+    const workloads = [
+      baseline,
+      atWarn.basic,
+      atWarn.bearer,
+      atInfo.basic,
+      atInfo.bearer,
+      ...(atBefore ? [atBefore.basic, atBefore.bearer] : []),
+    ];
     const measured = await measureInterleaved(
-      [baseline, atWarn.basic, atWarn.bearer, atInfo.basic, atInfo.bearer],
+      workloads.map((workload) => costs.track(workload)),
       settings,
-      reportWorkloadRun,
+      async (workload, round, result) => {
+        reportWorkloadRun(workload, round, result);
+        await costs.finish(workload, result);
+      },
     );
-    const [base, basicWarn, bearerWarn, basicInfo, bearerInfo] = measured;
+    const [base, basicWarn, bearerWarn, basicInfo, bearerInfo, basicBefore, bearerBefore] = measured;
     if (!base || !basicWarn || !bearerWarn || !basicInfo || !bearerInfo)
       throw new Error('a workload is missing');
     const rows = [
       ...compareWith(base, [basicWarn, bearerWarn], TARGET_RATIO),
       ...compareWith(base, [basicInfo, bearerInfo], null).slice(1),
+      ...(basicBefore && bearerBefore ? compareWith(base, [basicBefore, bearerBefore], null).slice(1) : []),
     ];
+    const backgroundCommands = [...background.byCommand]
+      .map(([command, perSecond]) => `${command} ${perSecond.toFixed(1)}/s`)
+      .join(', ');
 
     const report: BenchReport = {
       name: NAME,
@@ -140,11 +245,40 @@ export async function run(): Promise<BenchReport> {
         `The target (${TARGET_RATIO} of the baseline's rate) is judged with LOG_LEVEL=warn, so no access line reaches stdout; the LOG_LEVEL=info rows (the default level: one JSON access line per request, to a file) are for reference.`,
         `Basic: the first request (before any load) hashes the password; AUTH_CACHE_TTL_SECONDS=${AUTH_CACHE_TTL_SECONDS} keeps the verification cache warm for the whole bench. Bearer: a JWT from POST /api/auth/token.`,
         '"vs baseline" is the ratio of the medians; each round runs every workload once, in rotated order.',
+        ...(beforeDir
+          ? [
+              `The "before" rows are commit ${commitOf(beforeDir)} (its own build, in ${beforeDir}), this commit is ${commitOf(REPO_ROOT)}; both on the same Redis under key prefixes of their own, measured in the same rounds.`,
+            ]
+          : []),
+        'Cost per request, medians of the measured runs (warm-ups excluded): CPU from /proc/<pid>/stat (user + system, all threads, 10 ms ticks) over the run divided by its responses; Redis commands from INFO commandstats over the run divided by its responses (every client of the server counts).',
+        `Redis commands with no load (3 s, before the first run): ${background.perSecond.toFixed(1)}/s${backgroundCommands ? ` (${backgroundCommands})` : ''}.`,
+        ...measured.map((row) =>
+          costNote(row.workload, costs.summary(row.workload), costs.runs(row.workload)),
+        ),
+        ...(basicBefore && bearerBefore
+          ? [
+              changeNote(
+                'Basic',
+                basicWarn,
+                basicBefore,
+                costs.summary(basicWarn.workload),
+                costs.summary(basicBefore.workload),
+              ),
+              changeNote(
+                'Bearer',
+                bearerWarn,
+                bearerBefore,
+                costs.summary(bearerWarn.workload),
+                costs.summary(bearerBefore.workload),
+              ),
+            ]
+          : []),
       ],
       problems: problemsOf(measured),
     };
     return report;
   } finally {
+    await meter?.close();
     await stopAll();
   }
 }

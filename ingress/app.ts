@@ -69,6 +69,8 @@ export function buildApp(deps: AppDependencies, options: BuildAppOptions = {}): 
     redis: deps.redis,
     keys: deps.services.keys,
     importResults: deps.services.importResults,
+    accounts: deps.services.accounts,
+    usersReader: deps.services.usersReader,
   });
   const routes = new RouteTable(app);
   registerHealthRoutes(routes, deps.redis);

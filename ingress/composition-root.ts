@@ -16,6 +16,7 @@ import { CredentialVerifier } from './auth/credential-verifier';
 import { type Authentication, createAuthentication } from './auth/passport';
 import { SignInThrottle } from './auth/sign-in-throttle';
 import { TokenService } from './auth/token-service';
+import { UsersReader } from './readmodel/list-users/users.reader';
 
 export interface IngressServices extends CoreServices {
   readonly verifier: CredentialVerifier;
@@ -30,6 +31,8 @@ export interface IngressServices extends CoreServices {
   readonly accountCache: AccountCache;
   /** A ChangePassword's current-password check: a sign-in, throttled and counted as one. */
   readonly currentPassword: CurrentPasswordCheck;
+  /** ListUsers' reader of the users projection. */
+  readonly usersReader: UsersReader;
   /** Closes what the services opened themselves (the cache's subscriber, the queue). */
   close(): Promise<void>;
 }
@@ -77,6 +80,7 @@ export async function createIngressServices(
   const jobCipher = await JobDataCipher.create(config, redis, core.keys);
   const importQueue = new ImportQueue(redis, redis, core.keys, config, logger, jobCipher);
   const importResults = new ImportResults(redis, core.keys, config.imports.resultTtlSeconds);
+  const usersReader = new UsersReader(redis, core.keys);
   return {
     ...core,
     verifier,
@@ -88,10 +92,10 @@ export async function createIngressServices(
     importResults,
     jobCipher,
     accountCache,
-    currentPassword: {
-      matches: async (email, password, clientAddress) =>
-        (await verifier.verify(email, password, clientAddress)) !== null,
-    },
+    // CredentialVerifier.matches is a sign-in: a wrong password counts, and a throttled pair gets its 429.
+    currentPassword: verifier,
+    // The erasure (removedAttachments, afterDelete) is the core services' (AccountErasureService).
+    usersReader,
     async close() {
       await Promise.all([accountCache.close(), importQueue.close()]);
     },

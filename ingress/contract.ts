@@ -1,5 +1,6 @@
 import type { Redis } from 'ioredis';
 
+import type { AccountService } from '../shared/accounts/account.service';
 import { loadConfig } from '../shared/config';
 import type { ImportResults } from '../shared/importers/import-results';
 import type { Importer } from '../shared/importers/importer';
@@ -15,6 +16,7 @@ import { METRICS_CONTRACT } from './metrics/metrics.contract';
 import type { OperationContract } from './openapi/contract-kit';
 import { DOCS_CONTRACT, DOCUMENT_CONTRACT } from './openapi/openapi.contract';
 import { assembleOpenApiDocument, type OpenApiDocument } from './openapi/openapi-document';
+import type { UsersReader } from './readmodel/list-users/users.reader';
 import { allQueries } from './readmodel/queries';
 import type { RegisteredQuery } from './readmodel/query-definition';
 import { readModelContract } from './readmodel/readmodel.contract';
@@ -85,6 +87,8 @@ export function repositoryDocument(): OpenApiDocument {
     redis: notForHandlers<Redis>('redis'),
     keys: createKeys(defaults.redisKeyPrefix),
     importResults: notForHandlers<ImportResults>('importResults'),
+    accounts: notForHandlers<AccountService>('accounts'),
+    usersReader: notForHandlers<UsersReader>('usersReader'),
   });
   return serviceDocument(queries, defaults.imports.maxRows);
 }

@@ -46,6 +46,9 @@ export const VALIDATION_MESSAGES: Joi.LanguageMessages = {
   'number.unsafe': '{{#label}} is beyond the supported range',
   'object.base': '{{#label}} must be an object',
   'object.unknown': '{{#label}} is not allowed',
+  // `.xor(a, b)`: neither or both of the peers sent (GetUser's id and email).
+  'object.missing': '{{#label}} must hold exactly one of {{#peers}}',
+  'object.xor': '{{#label}} must hold exactly one of {{#peers}}',
   'array.base': '{{#label}} must be an array',
   'boolean.base': '{{#label}} must be true or false',
 };
@@ -239,6 +242,15 @@ const GUID_PATTERN = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{
 /** A GUID of any version (8-4-4-4-12 hex), accepted in any case and answered in lower case (documented as format uuid). */
 export function guid(): Joi.StringSchema {
   return text().pattern(GUID_PATTERN, { name: 'a GUID' }).lowercase().meta({ format: 'uuid' });
+}
+
+/**
+ * An account's e-mail as requests give it: at most 254 characters (RFC 5321's path limit), blanks
+ * around it dropped, any top-level domain. Compared case-insensitively wherever an id is derived
+ * from it (normalizeEmail).
+ */
+export function emailAddress(): Joi.StringSchema {
+  return text({ max: 254 }).trim().email({ tlds: false });
 }
 
 /** A season: a 4-digit year as text (`"2026"`). Defaults, when any, are the caller's. */

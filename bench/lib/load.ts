@@ -172,7 +172,8 @@ export function reportWorkloadRun(workload: Workload, round: number, result: Loa
 export async function measureInterleaved(
   workloads: readonly Workload[],
   settings: LoadSettings & { rounds: number },
-  onRun: (workload: Workload, round: number, result: LoadResult) => void = () => undefined,
+  /** Awaited before the next run starts, so what it reads of the servers is this run's alone. */
+  onRun: (workload: Workload, round: number, result: LoadResult) => void | Promise<void> = () => undefined,
 ): Promise<Measured[]> {
   const runs = new Map<string, LoadResult[]>(workloads.map((workload) => [workload.name, []]));
   for (let round = 0; round < settings.rounds; round += 1) {
@@ -181,7 +182,7 @@ export async function measureInterleaved(
       if (!workload) continue;
       const result = await measure(workload, settings);
       runs.get(workload.name)?.push(result);
-      onRun(workload, round + 1, result);
+      await onRun(workload, round + 1, result);
     }
   }
   return workloads.map((workload) => summarise(workload.name, runs.get(workload.name) ?? []));

@@ -13,8 +13,12 @@ import type { SignInAttempt, SignInThrottle } from './sign-in-throttle';
 
 interface CachedVerification {
   readonly userId: string;
-  /** The account version it was verified against: any change to the account invalidates it. */
-  readonly version: number;
+  /**
+   * The security stamp the credentials were verified under. Every change that could make them
+   * wrong (a password change or set, a roles change, a disable, an erasure) gives the account a
+   * new stamp, which is what kills the entry; changes that cannot (an enable) leave it standing.
+   */
+  readonly securityStamp: string;
 }
 
 const MAX_CACHED_VERIFICATIONS = 10_000;
@@ -36,7 +40,9 @@ export interface VerifierSettings {
  * Checks an e-mail and password. Hashing costs ~16 ms of a core, so a Basic caller sending the
  * same credentials on every request would cap throughput at the hash rate; successful checks are
  * therefore remembered for a short time, keyed by an HMAC of the credentials (never the
- * credentials themselves) under a per-process random key, and tied to the account's version.
+ * credentials themselves) under a per-process random key, and tied to the account's security
+ * stamp. A disabled account's credentials are refused, right or wrong, in the same words and the
+ * same time as a wrong password, and its right password counts as a failed sign-in (ADR 0005).
  */
 export class CredentialVerifier {
   /** Absent when AUTH_CACHE_TTL_SECONDS is 0: every check then hashes. */
@@ -84,16 +90,27 @@ export class CredentialVerifier {
 
   /**
    * The account for credentials this process verified before, while that verification stands
-   * (cached, and the account unchanged since): null when it no longer does, undefined when these
-   * credentials were never verified here (or the cache is off). Never hashes, never throttles.
+   * (cached, the account's security stamp unchanged since, the account enabled): null when it no
+   * longer does, undefined when these credentials were never verified here (or the cache is off).
+   * Never hashes, never throttles, and costs no Redis round trip while the account is cached.
    */
   recall(email: string, password: string): Promise<Account | null> | undefined {
     return this.recallByKey(this.cacheKeyOf(email, password));
   }
 
   /**
-   * The account when the credentials are right, else null; throws the 429 problem while throttled
-   * and the 503 problem while too many verifications are under way.
+   * Whether `password` is the account's current password, for a caller that must prove it again
+   * (ChangePassword's current password): `CurrentPasswordCheck` of the account commands. It is
+   * {@link verify}: a wrong password counts as a failed sign-in of `email` from `clientAddress`,
+   * and throws the 429 problem once that pair or address is throttled, as a sign-in would.
+   */
+  async matches(email: string, password: string, clientAddress: string): Promise<boolean> {
+    return (await this.verify(email, password, clientAddress)) !== null;
+  }
+
+  /**
+   * The account when the credentials are right and the account is enabled, else null; throws the
+   * 429 problem while throttled and the 503 problem while too many verifications are under way.
    */
   async verify(email: string, password: string, clientAddress: string): Promise<Account | null> {
     // No account holds a lone surrogate: its e-mail would not derive an id, and its password
@@ -128,7 +145,7 @@ export class CredentialVerifier {
     const cached = this.cache?.get(cacheKey);
     if (!cached) return undefined;
     return this.accountCache.findById(cached.userId).then((account) => {
-      if (account && account.version === cached.version) return account;
+      if (account && !account.disabled && account.securityStamp === cached.securityStamp) return account;
       this.cache?.delete(cacheKey);
       return null;
     });
@@ -171,7 +188,9 @@ export class CredentialVerifier {
       const { account, credential } = await this.accounts.findWithCredential(email);
       // Always one full verification, against a decoy when there is no credential: no timing oracle.
       const matches = await this.hasher.verify(credential ?? this.decoyHash, password);
-      verified = account && credential && matches ? account : null;
+      // A disabled account's right password is refused as a wrong one, and counts as one below: an
+      // answer (or a throttle) that differed would tell a guesser the password was right.
+      verified = account && !account.disabled && credential && matches ? account : null;
     } catch (error) {
       await attempt.abandoned().catch(() => undefined);
       throw error;
@@ -185,7 +204,7 @@ export class CredentialVerifier {
     }
     this.metrics?.recordSignIn('succeeded');
     await attempt.succeeded();
-    this.cache?.set(cacheKey, { userId: verified.userId, version: verified.version });
+    this.cache?.set(cacheKey, { userId: verified.userId, securityStamp: verified.securityStamp });
     return verified;
   }
 }

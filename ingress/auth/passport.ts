@@ -10,7 +10,7 @@ import { parseBasicCredentials } from './basic-header';
 import { CHALLENGES, REALM } from './challenge';
 import type { CredentialVerifier } from './credential-verifier';
 import { type AuthenticationScheme, type Principal, principalOf } from './principal';
-import type { TokenService } from './token-service';
+import { type AccessTokenClaims, securityStampOf, type TokenService } from './token-service';
 
 /** The realm, where it was defined before challenge.ts held every challenge. */
 export { REALM };
@@ -55,7 +55,8 @@ export interface Authentication {
   readonly passport: PassportAuthenticator;
   /**
    * The principal of a request whose credentials passport verified before, admitted by the rate
-   * limit (a rejection is its 429); false when they no longer stand (the account changed or went);
+   * limit (a rejection is its 429); false when they no longer stand (the account went or was
+   * disabled, or its security stamp changed);
    * undefined when passport must authenticate the request: credentials new to this process, a
    * header passport would read differently, or a token also offered outside the header.
    */
@@ -80,16 +81,23 @@ export function createAuthentication(
   accounts: AccountCache,
   rateLimit: AccountRateLimit,
 ): Authentication {
-  /** Every authenticated request counts against its account's rate limit before it goes on. */
+  /**
+   * Every authenticated request counts against its account's rate limit before it goes on. A
+   * disabled account is refused by every scheme: its stamp changed when it was disabled, so its
+   * credentials are refused anyway; this says it where admission happens.
+   */
   const admit = async (account: Account | null, scheme: AuthenticationScheme): Promise<Principal | false> => {
-    if (!account) return false;
+    if (!account || account.disabled) return false;
     await rateLimit.consume(account.userId);
     return principalOf(account, scheme);
   };
-  // The account is looked up on every request (from a cache every change evicts): roles are
-  // current and a removed account is refused.
-  const admitBearer = async (claims: { readonly sub: string }) =>
-    admit(await accounts.findById(claims.sub), 'Bearer');
+  // The account is looked up on every request (from a cache every change evicts, so a cached
+  // account costs no Redis round trip): roles are current, and a token stands only while its
+  // account exists, is enabled, and still has the security stamp the token was issued under.
+  const admitBearer = async (claims: AccessTokenClaims) => {
+    const account = await accounts.findById(claims.sub);
+    return admit(account && account.securityStamp === securityStampOf(claims) ? account : null, 'Bearer');
+  };
   const settle = (admitted: Promise<Principal | false>, done: Done) => {
     admitted.then(
       (principal) => done(null, principal),

@@ -5,6 +5,7 @@ import { LRUCache } from 'lru-cache';
 
 import type { Account } from '../../shared/accounts/account';
 import type { Config } from '../../shared/config';
+import { LEGACY_SECURITY_STAMP } from '../../shared/domain/user/user.decider';
 import type { RedisClient } from '../../shared/redis/connections';
 import { sharedGeneratedSecret } from '../../shared/redis/generated-secret';
 import type { Keys } from '../../shared/redis/keys';
@@ -15,10 +16,19 @@ export interface IssuedToken {
   readonly expires_in: number;
 }
 
-interface AccessTokenClaims {
+/**
+ * The claim a token carries its account's security stamp in: ASP.NET Core Identity's name for it
+ * (`SecurityStampValidator` compares it with the account's), as the spec's other claim types are
+ * ASP.NET Identity's. A token whose stamp is not the account's current one is refused (ADR 0005).
+ */
+export const SECURITY_STAMP_CLAIM = 'AspNet.Identity.SecurityStamp';
+
+export interface AccessTokenClaims {
   readonly sub: string;
   readonly email: string;
   readonly roles: readonly string[];
+  /** Absent from tokens issued before accounts had a stamp: read by {@link securityStampOf}. */
+  readonly [SECURITY_STAMP_CLAIM]?: unknown;
   /** Seconds since the epoch (jsonwebtoken's `exp`, always set by issue()). */
   readonly exp?: number;
 }
@@ -65,7 +75,11 @@ export class TokenService {
   }
 
   issue(account: Account): IssuedToken {
-    const claims = { email: account.email, roles: account.roles };
+    const claims = {
+      email: account.email,
+      roles: account.roles,
+      [SECURITY_STAMP_CLAIM]: account.securityStamp,
+    };
     const token = jwt.sign(claims, this.secret, {
       algorithm: ALGORITHM,
       subject: account.userId,
@@ -129,6 +143,18 @@ export class TokenService {
         : null;
     }
   }
+}
+
+/**
+ * The security stamp a token was issued under: LEGACY_SECURITY_STAMP for a token issued before
+ * tokens carried one (it stands until its account's first security change, as the account's own
+ * stamp is LEGACY_SECURITY_STAMP until then); null for a claim that is not a string, which no
+ * token of ours carries, so it matches no account.
+ */
+export function securityStampOf(claims: AccessTokenClaims): string | null {
+  const stamp = claims[SECURITY_STAMP_CLAIM];
+  if (stamp === undefined) return LEGACY_SECURITY_STAMP;
+  return typeof stamp === 'string' ? stamp : null;
 }
 
 function secretKey(secret: string): KeyObject {

@@ -86,7 +86,9 @@ function grantPreferences(): Joi.ValidationOptions {
  * POST /api/auth/token, in the style of RFC 6749: `grant_type=password` (username = e-mail, and
  * password) or `grant_type=client_credentials` (the account's credentials in a Basic header, or
  * client_id/client_secret in the body). JSON or form-encoded, at most 8 KB (TOKEN_BODY_LIMIT_BYTES).
- * Answers are never cached.
+ * Answers are never cached. A disabled account gets what a wrong password gets, right password or
+ * not (the verifier refuses it and counts the attempt as a failure), and a token carries its
+ * account's security stamp, so it dies with the account's next security change.
  */
 export function registerTokenRoutes(
   routes: RouteTable,

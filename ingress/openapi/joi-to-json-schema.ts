@@ -20,6 +20,8 @@ interface Described {
   readonly metas?: readonly Readonly<Record<string, unknown>>[];
   readonly examples?: readonly unknown[];
   readonly preferences?: Readonly<Record<string, unknown>>;
+  /** Rules across an object's members (`.xor(a, b)`, `.with(...)`...). */
+  readonly dependencies?: readonly { readonly rel: string; readonly peers?: readonly string[] }[];
 }
 
 /** A field-level `.when('sibling', { is, then, otherwise })`. */
@@ -232,7 +234,23 @@ function objectSchema(described: Described, path: string): Record<string, unknow
   }
   if (described.flags?.unknown !== true) schema.additionalProperties = false;
   if (conditions.length) schema.allOf = conditions;
+  const exactlyOne = exactlyOneOf(described, path);
+  if (exactlyOne) schema.oneOf = exactlyOne;
   return schema;
+}
+
+/**
+ * `.xor(a, b, ...)`: exactly one of the peers, as `oneOf` of each peer required (a body with two
+ * of them matches two branches, one with none matches no branch). Other member rules are refused.
+ */
+function exactlyOneOf(described: Described, path: string): JsonSchema[] | undefined {
+  const dependencies = described.dependencies ?? [];
+  if (dependencies.length === 0) return undefined;
+  const [dependency, ...others] = dependencies;
+  if (!dependency || others.length || dependency.rel !== 'xor' || !dependency.peers?.length) {
+    throw unsupported(path, `the member rule "${dependencies.map((rule) => rule.rel).join(', ')}"`);
+  }
+  return dependency.peers.map((peer) => ({ required: [peer] }));
 }
 
 /**

@@ -1,3 +1,4 @@
+import type { AccountService } from '../../shared/accounts/account.service';
 import type { ImportResults } from '../../shared/importers/import-results';
 import type { RedisClient } from '../../shared/redis/connections';
 import type { Keys } from '../../shared/redis/keys';
@@ -7,12 +8,19 @@ import { getFantasyTeamQuery } from './get-fantasy-team/get-fantasy-team.query';
 import { getImportJobResultQuery } from './get-import-job-result/get-import-job-result.query';
 import { getMappedPlayersQuery } from './get-mapped-players/get-mapped-players.query';
 import { getTeamRatingInputQuery } from './get-team-rating-input/get-team-rating-input.query';
+import { getUserQuery } from './get-user/get-user.query';
+import { listUsersQuery } from './list-users/list-users.query';
+import type { UsersReader } from './list-users/users.reader';
 import type { RegisteredQuery } from './query-definition';
 
 export interface QueryDependencies {
   readonly redis: RedisClient;
   readonly keys: Keys;
   readonly importResults: ImportResults;
+  /** GetUser reads the account's record (current, not a projection). */
+  readonly accounts: Pick<AccountService, 'findById'>;
+  /** ListUsers' reader of the users projection (its script registered on the connection). */
+  readonly usersReader: UsersReader;
 }
 
 /** Every read-model query the service answers. Adding one is a folder plus a line here. */
@@ -24,5 +32,7 @@ export function allQueries(deps: QueryDependencies): readonly RegisteredQuery[] 
     getFantasyTeamQuery(deps.redis, deps.keys),
     availableImportersQuery,
     getImportJobResultQuery(deps.importResults),
+    getUserQuery(deps.accounts),
+    listUsersQuery(deps.usersReader),
   ];
 }

@@ -56,14 +56,19 @@ export const envelopeSchema = Joi.object({
     .required(),
 }).unknown(true);
 
-/** Builds a query's body schema from its `query` members and any envelope members it adds. */
+/**
+ * Builds a query's body schema from its `query` members and any envelope members it adds;
+ * `refineQuery` adds rules across the `query` members (GetUser's `xor('id', 'email')`).
+ */
 export function querySchema<Body>(
   queryType: string,
   queryMembers: Joi.PartialSchemaMap = {},
   envelopeMembers: Joi.PartialSchemaMap = {},
+  refineQuery: (query: Joi.ObjectSchema) => Joi.ObjectSchema = (query) => query,
 ): Joi.ObjectSchema<Body> {
+  const query = Joi.object({ queryType: Joi.string().valid(queryType).required(), ...queryMembers });
   const schema = Joi.object({
-    query: Joi.object({ queryType: Joi.string().valid(queryType).required(), ...queryMembers }).required(),
+    query: refineQuery(query).required(),
     ...envelopeMembers,
   });
   return schema as Joi.ObjectSchema<Body>;

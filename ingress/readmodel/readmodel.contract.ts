@@ -1,4 +1,5 @@
 import { problem } from '../../shared/http/problem';
+import type { UserView } from '../../shared/projections/users/user-view';
 import { securityOf, unauthorizedAnswer } from '../auth/authentication.contract';
 import { componentRef, type JsonSchema } from '../http/json-schema';
 import {
@@ -16,6 +17,22 @@ import type { RegisteredQuery } from './query-definition';
 import { READ_MODEL_PATH } from './readmodel.routes';
 
 const SERVICE_ACCOUNT = EXAMPLE_IDS.serviceAccount;
+
+/** That service account as GetUser and ListUsers show it. */
+const SERVICE_ACCOUNT_USER: UserView = {
+  id: EXAMPLE_IDS.user,
+  email: SERVICE_ACCOUNT,
+  userName: SERVICE_ACCOUNT,
+  userType: 'ServiceAccount',
+  roles: ['ServiceAccount'],
+  firstName: null,
+  lastName: null,
+  emailVerified: false,
+  disabled: false,
+  createdAt: '2026-03-14T09:20:11.204Z',
+  updatedAt: '2026-03-14T09:20:11.204Z',
+  version: 1,
+};
 
 /** POST /api/readmodel: spec 4.1 to 4.4 and 7. */
 const READ_MODEL_EXAMPLES: OperationExamples = {
@@ -42,6 +59,20 @@ const READ_MODEL_EXAMPLES: OperationExamples = {
       name: 'AvailableImporters',
       summary: 'Spec 4.4: the registered importers',
       value: { query: { queryType: 'AvailableImporters' } },
+    },
+    {
+      name: 'GetUser',
+      summary: 'One account, by e-mail or by id (UserManager or Admin)',
+      value: { query: { queryType: 'GetUser', email: SERVICE_ACCOUNT } },
+    },
+    {
+      name: 'ListUsers',
+      summary: 'Enabled service accounts whose e-mail starts with "rating", by e-mail (UserManager or Admin)',
+      value: {
+        query: { queryType: 'ListUsers', userType: 'ServiceAccount', disabled: false, emailPrefix: 'rating' },
+        skip: 0,
+        take: 100,
+      },
     },
   ],
   responses: {
@@ -123,6 +154,11 @@ const READ_MODEL_EXAMPLES: OperationExamples = {
           totalCount: 1,
           skip: 0,
         },
+      },
+      {
+        name: 'Users',
+        summary: 'GetUser and ListUsers: the service account the import examples seed',
+        value: { results: [SERVICE_ACCOUNT_USER], totalCount: 1 },
       },
     ],
     400: [

@@ -2,6 +2,8 @@ import { partitionOf, partitionTag } from './partitions';
 
 /** The one hash tag of every sport projection key. */
 const SPORT_TAG = '{sport}';
+/** The one hash tag of every key of the users projection (ListUsers). */
+const USERS_TAG = '{users}';
 
 /**
  * Every Redis key the service uses is built here and nowhere else, so the key layout (and its
@@ -99,6 +101,28 @@ export function createKeys(prefix: string) {
         `${prefix}${SPORT_TAG}:season:${seasonAggregateId.toLowerCase()}`,
       /** Hash: season (`"2026"`) -> `{round, finalRound}` (JSON). */
       seasonRounds: () => `${prefix}${SPORT_TAG}:season-rounds`,
+    }),
+    /**
+     * The users projection keeps every key under one tag, so a batch can update an account's
+     * document and the e-mail indexes spanning all accounts in one script (one cluster slot).
+     */
+    users: Object.freeze({
+      checkpoint: (projection: string, partition: number) =>
+        `${prefix}${USERS_TAG}:checkpoint:${projection}:${partition}`,
+      /** Every key of the users projection (documents, indexes and checkpoints), for rebuilds. */
+      patterns: (projection: string, ...others: string[]) => [
+        `${prefix}${USERS_TAG}:checkpoint:${projection}:*`,
+        ...others.map((name) => `${prefix}${USERS_TAG}:${name}`),
+      ],
+      /** An account's ListUsers item (JSON), by user id. */
+      user: (userId: string) => `${prefix}${USERS_TAG}:user:${userId.toLowerCase()}`,
+      /**
+       * Sorted set, every score 0, members `<e-mail>\0<user id>` in byte order: the accounts of one
+       * filter combination (`role`, `userType`, `enabled`/`disabled`, each `all` when not
+       * filtered), ordered by e-mail, so a prefix is a ZRANGEBYLEX range (see users-index.ts).
+       */
+      byEmail: (role: string, userType: string, state: string) =>
+        `${prefix}${USERS_TAG}:users:by-email:${role}:${userType}:${state}`,
     }),
     /** Live projector replicas (sorted set: replica id -> last heartbeat), for balancing leases. */
     projectorMembers: () => `${prefix}projectors:members`,

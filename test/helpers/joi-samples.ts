@@ -21,6 +21,8 @@ export interface Description {
   readonly rules?: readonly { readonly name: string; readonly args?: Record<string, unknown> }[];
   readonly keys?: Readonly<Record<string, Description>>;
   readonly items?: readonly Description[];
+  /** Rules across an object's members: `.xor(a, b)` (exactly one of the peers). */
+  readonly dependencies?: readonly { readonly rel: string; readonly peers?: readonly string[] }[];
 }
 
 /** The pattern of the service's one GUID rule, as describe() writes it: how a GUID field is known. */
@@ -105,19 +107,30 @@ export function sampleOf(described: Description): fc.Arbitrary<unknown> {
       const entries = Object.entries(description.keys ?? {}).filter(
         ([, child]) => child.flags?.presence !== 'forbidden',
       );
+      // `.xor(a, b)`: each peer is drawn, then all but one (drawn too) dropped.
+      const xorGroups = (description.dependencies ?? [])
+        .filter((dependency) => dependency.rel === 'xor')
+        .map((dependency) => dependency.peers ?? []);
+      const inXorGroup = new Set(xorGroups.flat());
       const members = entries.map(([key, child]) => {
         const value = sampleOf(child);
-        return child.flags?.presence === 'required'
+        return child.flags?.presence === 'required' || inXorGroup.has(key)
           ? value.map((sample) => [key, sample] as const)
           : fc.option(
               value.map((sample) => [key, sample] as const),
               { nil: undefined },
             );
       });
+      const kept = fc.tuple(...xorGroups.map((peers) => fc.constantFrom(...peers)));
       return fc
-        .tuple(...members)
-        .map((pairs) =>
-          Object.fromEntries(pairs.filter((pair): pair is readonly [string, unknown] => pair !== undefined)),
+        .tuple(fc.tuple(...members), kept)
+        .map(([pairs, keptPeers]) =>
+          Object.fromEntries(
+            pairs.filter(
+              (pair): pair is readonly [string, unknown] =>
+                pair !== undefined && (!inXorGroup.has(pair[0]) || keptPeers.includes(pair[0])),
+            ),
+          ),
         );
     }
     case 'array': {

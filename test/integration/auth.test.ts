@@ -6,6 +6,7 @@ import request from 'supertest';
 import { defineQuery, querySchema } from '../../ingress/readmodel/query-definition';
 import { SYSTEM_ACTOR } from '../../shared/accounts/account';
 import { bootstrapAdmin } from '../../shared/accounts/bootstrap-admin';
+import { changeAccount } from '../helpers/account-changes';
 import { createTestApp, type TestApp } from '../helpers/app-fixture';
 import { eventually } from '../helpers/processes';
 
@@ -401,29 +402,13 @@ describe('Accounts and authentication', () => {
       // Twice: the first verifies and caches the verification, the second caches the account too.
       expect((await currentUser(basic('rotating@example.com', 'old-password-123'))).status).toBe(200);
       expect((await currentUser(basic('rotating@example.com', 'old-password-123'))).status).toBe(200);
-      // No password-change command exists yet: append what one would, through the real append path
-      // (which also announces the change to every replica's account cache).
-      const { account } = await subject.services.accounts.findWithCredential('rotating@example.com');
-      const newHash = await subject.services.hasher.hash('new-password-456');
-      await subject.services.store.append({
-        aggregateType: 'user',
-        aggregateId: userId,
-        expectedVersion: 1,
-        events: [
-          {
-            eventId: randomUUID(),
-            eventType: 'UserPasswordChangedEvent',
-            aggregateType: 'user',
-            aggregateId: userId,
-            version: 2,
-            occurredAt: new Date().toISOString(),
-            data: {},
-            metadata: { actorUserId: userId, requestId: null, correlationId: 'test' },
-          },
-        ],
-        state: account && { ...account, version: undefined },
-        attachments: { credential: newHash },
-      });
+      // The command the account's ChangePassword runs: a new hash under a new security stamp.
+      await changeAccount(
+        subject.services,
+        userId,
+        { type: 'ChangePassword' },
+        { newPassword: 'new-password-456' },
+      );
       // The eviction travels by pub/sub: wait for it rather than race it.
       await eventually(() => Promise.resolve(!subject.services.accountCache.holds(userId)), 2_000, 5);
 

@@ -5,6 +5,10 @@ import keySlot from 'cluster-key-slot';
 import { IMPORT_QUEUE_NAME } from '../../shared/importers/import-queue';
 import { ALL_PROJECTIONS } from '../../shared/projections/all-projections';
 import { fantasyTeamProjection } from '../../shared/projections/fantasy-team/fantasy-team.projection';
+import { playersProjection } from '../../shared/projections/sport/players.projection';
+import { seasonsProjection } from '../../shared/projections/sport/seasons.projection';
+import type { UserView } from '../../shared/projections/users/user-view';
+import { usersProjection } from '../../shared/projections/users/users.projection';
 import { createKeys } from '../../shared/redis/keys';
 import { LOG_PARTITIONS, partitionOf } from '../../shared/redis/partitions';
 
@@ -16,6 +20,20 @@ import { LOG_PARTITIONS, partitionOf } from '../../shared/redis/partitions';
  */
 const keys = createKeys('fts:');
 const ids = Array.from({ length: 200 }, () => randomUUID());
+const SAMPLE_USER: UserView = {
+  id: randomUUID(),
+  email: 'slot@example.com',
+  userName: 'slot',
+  userType: 'Human',
+  roles: ['Member'],
+  firstName: null,
+  lastName: null,
+  emailVerified: false,
+  disabled: false,
+  createdAt: '2026-01-01T00:00:00.000Z',
+  updatedAt: '2026-01-01T00:00:00.000Z',
+  version: 1,
+};
 
 function slotsOf(...keysOfOneCall: string[]): Set<number> {
   return new Set(keysOfOneCall.map((key) => keySlot(key)));
@@ -65,13 +83,38 @@ describe('The key layout on Redis Cluster', () => {
     ) => string | string[])[]) {
       for (const sample of ['2026', randomUUID(), 'latest']) sportKeys.push(...[build(sample, 7)].flat());
     }
-    for (const projection of ALL_PROJECTIONS.filter((p) => p !== fantasyTeamProjection)) {
+    for (const projection of [playersProjection, seasonsProjection]) {
       for (let partition = 0; partition < LOG_PARTITIONS; partition++) {
         sportKeys.push(projection.checkpointKey(keys, partition));
       }
       for (const id of ids.slice(0, 20)) sportKeys.push(projection.documentKey(keys, id));
     }
     expect(slotsOf(...sportKeys).size).toBe(1);
+  });
+
+  it('When a users projection batch is applied, then every users key (documents, every e-mail index, every checkpoint) shares one slot, apart from the sport one', () => {
+    const usersKeys: string[] = [];
+    for (let partition = 0; partition < LOG_PARTITIONS; partition++) {
+      usersKeys.push(usersProjection.checkpointKey(keys, partition));
+    }
+    for (const id of ids) usersKeys.push(usersProjection.documentKey(keys, id));
+    // Every index key an account can imply: each role, type and state, and the unfiltered ones.
+    for (const roles of [[], ['Member'], ['Admin', 'UserManager', 'Member', 'ServiceAccount']] as const) {
+      for (const userType of ['Human', 'ServiceAccount'] as const) {
+        for (const disabled of [false, true]) {
+          const view = { ...SAMPLE_USER, roles, userType, disabled };
+          usersKeys.push(...(usersProjection.indexEntries?.(view, keys) ?? []).map((entry) => entry.key));
+        }
+      }
+    }
+    expect(slotsOf(...usersKeys).size).toBe(1);
+    expect(slotsOf(usersKeys[0] ?? '', keys.sport.playersByFeedId()).size).toBe(2);
+  });
+
+  it('When every projection is listed, then each is covered by one of the tests above', () => {
+    expect(new Set(ALL_PROJECTIONS)).toEqual(
+      new Set([fantasyTeamProjection, playersProjection, seasonsProjection, usersProjection]),
+    );
   });
 
   it('When a High import claims the inline slot (claim-inline-import-6.lua), then the BullMQ queue keys and the claim share one slot', () => {

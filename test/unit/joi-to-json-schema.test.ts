@@ -137,6 +137,19 @@ describe('joiToJsonSchema', () => {
     );
   });
 
+  it('When exactly one of two members must be sent (.xor), then oneOf requires each in turn, and other member rules are refused', () => {
+    const schema = Joi.object({ id: Joi.string(), email: Joi.string() }).xor('id', 'email');
+    expect(joiToJsonSchema(schema)).toEqual({
+      type: 'object',
+      properties: { id: { type: 'string' }, email: { type: 'string' } },
+      additionalProperties: false,
+      oneOf: [{ required: ['id'] }, { required: ['email'] }],
+    });
+    expect(() => joiToJsonSchema(Joi.object({ a: Joi.string(), b: Joi.string() }).or('a', 'b'))).toThrow(
+      /\$ uses the member rule "or"/,
+    );
+  });
+
   it('When a schema uses a joi feature without a conversion, then generation fails naming the path', () => {
     expect(() => joiToJsonSchema(Joi.object({ when: Joi.date() }))).toThrow(
       /\$\.when uses the joi type "date"/,

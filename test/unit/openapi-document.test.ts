@@ -158,6 +158,8 @@ describe('The OpenAPI document', () => {
       'GetFantasyTeam',
       'AvailableImporters',
       'GetImportJobResult',
+      'GetUser',
+      'ListUsers',
     ]);
     const commandBody = generated.paths['/api/command']?.post?.requestBody as {
       content: Record<string, { schema: { discriminator: { mapping: Record<string, string> } } }>;

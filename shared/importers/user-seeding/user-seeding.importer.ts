@@ -6,7 +6,7 @@ import { USER_COMMAND_ROLES, USER_TYPES } from '../../domain/user/user.commands'
 import { USER_MESSAGES } from '../../domain/user/user.messages';
 import { normalizeEmail, userIdForEmail } from '../../domain/user/user-id';
 import { firstUngrantableRole, hasAnyRole, lacksRolesMessage, mayNotGrantMessage } from '../../roles';
-import { boundedArray, text } from '../../validation';
+import { boundedArray, emailAddress, text } from '../../validation';
 import {
   batchRefused,
   failedAtAggregate,
@@ -38,7 +38,7 @@ export interface UserSeedingData {
 export const ROLE_NOT_GRANTABLE = 'ROLE_NOT_GRANTABLE';
 
 const seedUserSchema = Joi.object({
-  email: text({ max: 254 }).trim().email({ tlds: false }).required(),
+  email: emailAddress().required(),
   userName: text({ min: 1, max: 256, notBlank: true }).trim(),
   userType: Joi.string()
     .valid(...USER_TYPES)

@@ -1,0 +1,424 @@
+import { randomUUID } from 'node:crypto';
+import { performance } from 'node:perf_hooks';
+
+import { ALL_DECIDERS } from '../shared/domain/all-deciders';
+import type { UserCommand } from '../shared/domain/user/user.commands';
+import { userDecider } from '../shared/domain/user/user.decider';
+import { userIdForEmail } from '../shared/domain/user/user-id';
+import { EventStore } from '../shared/event-store/event-store';
+import { CommandHandler } from '../shared/event-store/handle-command';
+import { createLogger } from '../shared/logger';
+import { usersProjection } from '../shared/projections/users/users.projection';
+import {
+  closeConnections,
+  createRedisConnection,
+  type RedisClient,
+  scanKeys,
+} from '../shared/redis/connections';
+import type { Keys } from '../shared/redis/keys';
+import type { AssignableRole } from '../shared/roles';
+import { seededRandom } from '../test/helpers/seeded-random';
+import {
+  type LoadResult,
+  measureInterleaved,
+  percentile,
+  positiveNumberFromEnv,
+  reportRun,
+  reportWorkloadRun,
+  settingsFromEnv,
+  summarise,
+  type Workload,
+} from './lib/load';
+import { ensureBuilt, stopAll } from './lib/processes';
+import { type BenchReport, compareWith, type ComparisonRow, machineInfo, problemsOf } from './lib/report';
+import { runBenches } from './lib/runner';
+import {
+  forEachConcurrently,
+  issueToken,
+  JSON_HEADERS,
+  postJson,
+  sleep,
+  startBareExpress,
+  startService,
+} from './lib/service';
+
+/**
+ * ListUsers through POST /api/readmodel over 100,000 accounts, a page of 100: from the start, from
+ * the middle (skip 50,000), and with a role + disabled filter and an e-mail prefix; under load
+ * (autocannon, against a bare Express 5 app measured in the same run) and one request at a time
+ * (the latency a caller sees, target p50 under 20 ms). Then the Redis memory the users projection
+ * takes per account.
+ *
+ * The accounts are created in the bench process straight through the command handler (CreateUser
+ * without a password: no argon2 hash; a tenth then DisableUser), and the worker's projector builds
+ * the projection from the log, as in production.
+ *
+ * Settings: BENCH_CONNECTIONS, BENCH_WARMUP, BENCH_DURATION (seconds), BENCH_ROUNDS; BENCH_USERS
+ * (default 100000); BENCH_PROBE_SAMPLES (sequential requests per probe row and round, default 200).
+ */
+
+const NAME = 'list-users';
+const PAGE = 100;
+const P50_TARGET_MS = 20;
+const SEED_CONCURRENCY = 64;
+const PROBE_WARMUP_SAMPLES = 20;
+const CATCH_UP_TIMEOUT_MS = 600_000;
+const PROGRESS_EVERY = 20_000;
+const MEMORY_SAMPLE_DOCUMENTS = 1_000;
+/** Given names the e-mails start with: a prefix of one of them matches about 1/25 of the table. */
+const NAMES = [
+  'ada', 'alan', 'barbara', 'claude', 'donald', 'edsger', 'frances', 'grace', 'hedy', 'ivan',
+  'john', 'katherine', 'leslie', 'margaret', 'niklaus', 'ole', 'peter', 'radia', 'shafi', 'tim',
+  'ursula', 'vint', 'whitfield', 'xavier', 'yukihiro',
+]; // prettier-ignore
+const PREFIX_NAME = 'grace';
+
+interface SeedAccount {
+  readonly email: string;
+  readonly roles: readonly AssignableRole[];
+  readonly userType: 'Human' | 'ServiceAccount';
+  readonly disabled: boolean;
+}
+
+/**
+ * `count` accounts, fixed by a seed: e-mail `<name>.<n>@<domain>`; roles 80% Member, 8%
+ * ServiceAccount (a ServiceAccount user), 7% Member + UserManager, 5% Admin; 10% disabled.
+ */
+function accounts(count: number): SeedAccount[] {
+  const random = seededRandom(19);
+  return Array.from({ length: count }, (_, n) => {
+    const name = NAMES[Math.floor(random() * NAMES.length)] ?? 'ada';
+    const draw = random();
+    const roles: AssignableRole[] =
+      draw < 0.8
+        ? ['Member']
+        : draw < 0.88
+          ? ['ServiceAccount']
+          : draw < 0.95
+            ? ['Member', 'UserManager']
+            : ['Admin'];
+    return {
+      email: `${name}.${n}@example${n % 7}.com`,
+      roles,
+      userType: roles[0] === 'ServiceAccount' ? 'ServiceAccount' : 'Human',
+      disabled: random() < 0.1,
+    };
+  });
+}
+
+function note(message: string): void {
+  process.stderr.write(`[bench] ${message}\n`);
+}
+
+function count(value: number): string {
+  return value.toLocaleString('en-US');
+}
+
+/** Creates (and disables) the accounts through the real command path; its seconds. */
+async function seedAccounts(redis: RedisClient, keys: Keys, all: readonly SeedAccount[]): Promise<number> {
+  const store = new EventStore(redis, keys, ALL_DECIDERS);
+  const commands = new CommandHandler(store, { ttlMs: 5_000, waitMs: 10_000 });
+  const actorUserId = randomUUID();
+  const run = async (userId: string, command: UserCommand) => {
+    const outcome = await commands.handle(userDecider, {
+      aggregateId: userId,
+      command,
+      context: { now: new Date(), actorUserId, actorRoles: ['Admin'] },
+      metadata: { actorUserId, requestId: null, correlationId: 'bench-list-users' },
+    });
+    if (!outcome.accepted) throw new Error(`${command.type} refused: ${outcome.message}`);
+  };
+  const startedAt = performance.now();
+  let done = 0;
+  await forEachConcurrently(all, SEED_CONCURRENCY, async (account) => {
+    const userId = userIdForEmail(account.email);
+    await run(userId, {
+      type: 'CreateUser',
+      data: {
+        userId,
+        email: account.email,
+        userName: account.email,
+        userType: account.userType,
+        roles: account.roles,
+        firstName: 'Bench',
+        lastName: `User ${userId.slice(0, 8)}`,
+        emailVerified: true,
+        securityStamp: randomUUID(),
+      },
+    });
+    if (account.disabled)
+      await run(userId, { type: 'DisableUser', data: { reason: null, securityStamp: randomUUID() } });
+    done += 1;
+    if (done % PROGRESS_EVERY === 0) note(`  ... ${count(done)} of ${count(all.length)} accounts created`);
+  });
+  return (performance.now() - startedAt) / 1000;
+}
+
+/** Waits until ListUsers counts `expected` accounts (the projector has caught up); its seconds. */
+async function projected(url: string, authorization: string, expected: number): Promise<number> {
+  const startedAt = performance.now();
+  for (;;) {
+    const answer = await postJson(url, { query: { queryType: 'ListUsers' }, take: 1 }, { authorization });
+    const totalCount = (answer.body as { totalCount?: unknown } | null)?.totalCount;
+    if (answer.status === 200 && totalCount === expected) return (performance.now() - startedAt) / 1000;
+    if (performance.now() - startedAt > CATCH_UP_TIMEOUT_MS)
+      throw new Error(`ListUsers: ${answer.status}, totalCount ${String(totalCount)} of ${expected}`);
+    await sleep(250);
+  }
+}
+
+/** One kind of ListUsers request: its body, and what a right answer holds. */
+interface Listing {
+  readonly name: string;
+  readonly body: string;
+  readonly expectedTotal: number;
+  readonly expectedFirst: string;
+}
+
+/** Sends the listing once and checks it answers the expected page (a full page, the expected count and first e-mail). */
+async function checkListing(
+  url: string,
+  authorization: string,
+  listing: Listing,
+): Promise<string | undefined> {
+  const response = await fetch(url, {
+    method: 'POST',
+    headers: { ...JSON_HEADERS, authorization },
+    body: listing.body,
+  });
+  const text = await response.text();
+  if (response.status !== 200) return `${listing.name}: ${response.status} ${text.slice(0, 300)}`;
+  const answer = JSON.parse(text) as { results: { email: string }[]; totalCount: number };
+  if (
+    answer.totalCount !== listing.expectedTotal ||
+    answer.results.length !== PAGE ||
+    answer.results[0]?.email !== listing.expectedFirst
+  ) {
+    return `${listing.name}: totalCount ${answer.totalCount} (expected ${listing.expectedTotal}), ${answer.results.length} results, first ${answer.results[0]?.email} (expected ${listing.expectedFirst})`;
+  }
+  return undefined;
+}
+
+/** `samples` requests one after another (after a few discarded): each one's round trip. */
+async function probe(
+  url: string,
+  authorization: string,
+  listing: Listing,
+  samples: number,
+): Promise<LoadResult> {
+  const latencies: number[] = [];
+  let failures = 0;
+  for (let i = 0; i < PROBE_WARMUP_SAMPLES + samples; i += 1) {
+    const sentAt = performance.now();
+    const response = await fetch(url, {
+      method: 'POST',
+      headers: { ...JSON_HEADERS, authorization },
+      body: listing.body,
+    });
+    await response.arrayBuffer();
+    const elapsed = performance.now() - sentAt;
+    if (i < PROBE_WARMUP_SAMPLES) continue;
+    if (response.status !== 200) failures += 1;
+    else latencies.push(elapsed);
+  }
+  return {
+    requestsPerSecond: Number.NaN,
+    p50Ms: percentile(latencies, 50),
+    p99Ms: percentile(latencies, 99),
+    responses: latencies.length,
+    non2xx: failures,
+    errors: 0,
+    warmupFailures: 0,
+  };
+}
+
+interface ProjectionMemory {
+  /** MEMORY USAGE (SAMPLES 0: every element) of every index key. */
+  readonly indexBytes: number;
+  readonly indexKeys: number;
+  /** MEMORY USAGE of a sample of documents, times the number of documents. */
+  readonly documentBytes: number;
+  /** used_memory before minus after deleting every key of the projection (DEL, not UNLINK). */
+  readonly freedBytes: number;
+}
+
+function usedMemory(info: string): number {
+  return Number(/^used_memory:(\d+)/m.exec(info)?.[1] ?? NaN);
+}
+
+/** What the users projection takes in Redis; deletes the projection at the end (measured last). */
+async function projectionMemory(
+  redis: RedisClient,
+  keys: Keys,
+  documents: number,
+): Promise<ProjectionMemory> {
+  const [indexPattern, documentPattern] = [keys.users.byEmail('*', '*', '*'), keys.users.user('*')];
+  let indexBytes = 0;
+  let indexKeys = 0;
+  for await (const found of scanKeys(redis, indexPattern)) {
+    for (const key of found) {
+      indexBytes += Number(await redis.memory('USAGE', key, 'SAMPLES', 0));
+      indexKeys += 1;
+    }
+  }
+  const sample: string[] = [];
+  for await (const found of scanKeys(redis, documentPattern)) {
+    sample.push(...found.slice(0, MEMORY_SAMPLE_DOCUMENTS - sample.length));
+    if (sample.length >= MEMORY_SAMPLE_DOCUMENTS) break;
+  }
+  let sampleBytes = 0;
+  for (const key of sample) sampleBytes += Number(await redis.memory('USAGE', key));
+  const documentBytes = (sampleBytes / Math.max(1, sample.length)) * documents;
+
+  const before = usedMemory(await redis.info('memory'));
+  for (const pattern of usersProjection.keyPatterns(keys)) {
+    for await (const found of scanKeys(redis, pattern)) if (found.length) await redis.del(...found);
+  }
+  const after = usedMemory(await redis.info('memory'));
+  return { indexBytes, indexKeys, documentBytes, freedBytes: before - after };
+}
+
+/** Starts Redis, the baseline, one ingress and one worker; seeds; measures; stops everything. */
+export async function run(): Promise<BenchReport> {
+  const machine = machineInfo();
+  const settings = settingsFromEnv({ connections: 10, warmupSeconds: 2, durationSeconds: 8, rounds: 3 });
+  const userCount = Math.round(positiveNumberFromEnv('BENCH_USERS', 100_000));
+  const probeSamples = Math.round(positiveNumberFromEnv('BENCH_PROBE_SAMPLES', 200));
+  ensureBuilt();
+  const logger = createLogger({ level: 'warn', processRole: 'bench' });
+  let redis: RedisClient | undefined;
+  try {
+    const baselineServer = await startBareExpress();
+    const { redisServer, keys, credentials, ingress } = await startService(NAME, {
+      ingressEnv: { AUTH_CACHE_TTL_SECONDS: '3600' },
+      workers: 1,
+    });
+    redis = createRedisConnection({ kind: 'standalone', url: redisServer.url }, 'request', logger);
+    const url = `${ingress.baseUrl}/api/readmodel`;
+    const authorization = `Bearer ${await issueToken(ingress, credentials)}`;
+
+    // 1. The accounts, and the projection the worker builds from them.
+    const all = accounts(userCount);
+    const memoryBeforeSeed = usedMemory(await redis.info('memory'));
+    note(`creating ${count(userCount)} accounts through the command handler (${SEED_CONCURRENCY} at once)`);
+    const seedSeconds = await seedAccounts(redis, keys, all);
+    note(`created in ${seedSeconds.toFixed(1)} s; waiting for ListUsers to count them all`);
+    const total = userCount + 1; // the bootstrap Admin
+    const catchUpSeconds = await projected(url, authorization, total);
+    note(`projected ${catchUpSeconds.toFixed(1)} s after the last command`);
+    const memoryAfterSeed = usedMemory(await redis.info('memory'));
+
+    // 2. The three listings, each checked once against the seeded data.
+    const emails = [...all.map((account) => account.email), credentials.adminEmail].sort();
+    const middle = Math.floor(total / 2);
+    const filtered = all
+      .filter(
+        (account) =>
+          account.email.startsWith(`${PREFIX_NAME}.`) &&
+          account.roles.includes('Member') &&
+          !account.disabled,
+      )
+      .map((account) => account.email)
+      .sort();
+    const listings: Listing[] = [
+      {
+        name: `ListUsers, page of ${PAGE} at skip 0`,
+        body: JSON.stringify({ query: { queryType: 'ListUsers' }, skip: 0, take: PAGE }),
+        expectedTotal: total,
+        expectedFirst: emails[0] ?? '',
+      },
+      {
+        name: `ListUsers, page of ${PAGE} at skip ${count(middle)}`,
+        body: JSON.stringify({ query: { queryType: 'ListUsers' }, skip: middle, take: PAGE }),
+        expectedTotal: total,
+        expectedFirst: emails[middle] ?? '',
+      },
+      {
+        name: `ListUsers, page of ${PAGE}, role Member + disabled false + emailPrefix "${PREFIX_NAME}."`,
+        body: JSON.stringify({
+          query: { queryType: 'ListUsers', role: 'Member', disabled: false, emailPrefix: `${PREFIX_NAME}.` },
+          skip: 0,
+          take: PAGE,
+        }),
+        expectedTotal: filtered.length,
+        expectedFirst: filtered[0] ?? '',
+      },
+    ];
+    const problems: string[] = [];
+    for (const listing of listings) {
+      const problem = await checkListing(url, authorization, listing);
+      if (problem) problems.push(problem);
+    }
+    if (problems.length > 0) throw new Error(problems.join('; '));
+
+    // 3. Under load, against the baseline.
+    const baseline: Workload = {
+      name: 'bare Express 5 + express.json() (baseline)',
+      url: `${baselineServer.baseUrl}/api/readmodel`,
+      method: 'POST',
+      headers: JSON_HEADERS,
+      body: listings[0]?.body ?? '',
+    };
+    const loaded: Workload[] = listings.map((listing) => ({
+      name: `${listing.name}, ${settings.connections} connections`,
+      url,
+      method: 'POST',
+      headers: { ...JSON_HEADERS, authorization },
+      body: listing.body,
+    }));
+    const measured = await measureInterleaved([baseline, ...loaded], settings, reportWorkloadRun);
+    const [base, ...rest] = measured;
+    if (!base) throw new Error('the baseline is missing');
+
+    // 4. One request at a time: the latency one caller sees.
+    const probeRuns = listings.map((): LoadResult[] => []);
+    for (let round = 1; round <= settings.rounds; round += 1) {
+      for (const [index, listing] of listings.entries()) {
+        const result = await probe(url, authorization, listing, probeSamples);
+        probeRuns[index]?.push(result);
+        reportRun(`${listing.name}, one at a time`, round, result);
+      }
+    }
+    const probeRows: ComparisonRow[] = listings.map((listing, index) => ({
+      ...summarise(`${listing.name}, one at a time (${probeSamples} requests)`, probeRuns[index] ?? []),
+      ratio: null,
+      target: null,
+      standalone: true,
+      p50BelowMs: P50_TARGET_MS,
+    }));
+    const rows: ComparisonRow[] = [...compareWith(base, rest, null), ...probeRows];
+
+    // 5. Memory, last: it deletes the projection.
+    const memory = await projectionMemory(redis, keys, userCount + 1);
+    const perUser = (bytes: number) => (bytes / total).toFixed(0);
+    note(
+      `projection memory: indexes ${count(memory.indexBytes)} B in ${memory.indexKeys} keys, documents ~${count(Math.round(memory.documentBytes))} B; ` +
+        `freed by deleting it ${count(memory.freedBytes)} B (${perUser(memory.freedBytes)} B per account)`,
+    );
+    // (1 + roles) x 2 userType sets x 2 state sets per account; the Admin's 2 x 2 x 2.
+    const indexEntries = all.reduce((sum, account) => sum + (1 + account.roles.length) * 4, 8);
+    const redisVersion = /^redis_version:(\S+)/m.exec(await redis.info('server'))?.[1] ?? 'unknown';
+
+    return {
+      name: NAME,
+      title: `ListUsers over ${count(userCount)} accounts (POST /api/readmodel), and the users projection's memory`,
+      settings,
+      machine,
+      rows,
+      notes: [
+        `Setup (not measured): ${count(userCount)} accounts created in the bench process through the command handler (CreateUser without a password, so no argon2 hash; ${SEED_CONCURRENCY} at once; ${all.filter((account) => account.disabled).length.toLocaleString('en-US')} then DisableUser) in ${seedSeconds.toFixed(1)} s, ${(userCount / seedSeconds).toFixed(0)} accounts/s; the worker's projector had them all in ListUsers ${catchUpSeconds.toFixed(1)} s after the last command. E-mails \`<name>.<n>@example<n mod 7>.com\` over ${NAMES.length} names; roles 80% [Member], 8% [ServiceAccount] (userType ServiceAccount), 7% [Member, UserManager], 5% [Admin]; 10% disabled; plus the bootstrap Admin (${count(total)} accounts).`,
+        `Requests: POST /api/readmodel by the Admin's Bearer token (AUTH_CACHE_TTL_SECONDS=3600), \`take\` ${PAGE}: \`${listings[0]?.body ?? ''}\`, the same at skip ${count(middle)}, and \`${listings[2]?.body ?? ''}\` (${count(filtered.length)} matches). Each answer was checked once before the load (200, ${PAGE} results, the expected totalCount and first e-mail).`,
+        `Under load: autocannon, ${settings.connections} connections, against the bare Express 5 baseline (bench/baselines/bare-express.cjs, the same body, no Authorization header); "vs baseline" is the ratio of the medians. One at a time: ${probeSamples} sequential requests per round by fetch in the bench process (after ${PROBE_WARMUP_SAMPLES} discarded), the round trip to the last byte; target p50 under ${P50_TARGET_MS} ms; the "per round" column of these rows shows the p99 per round.`,
+        `The service runs compiled (\`npm run build\`): one \`node dist/ingress/main.js\` (NODE_ENV=production, LOG_LEVEL=warn) and one \`node dist/workers/main.js\`, on a private redis-server on loopback.`,
+        `Memory of the users projection (Redis ${redisVersion}): its ${memory.indexKeys} e-mail index keys take ${count(memory.indexBytes)} bytes (MEMORY USAGE ... SAMPLES 0, every element counted; ${count(indexEntries)} index entries), its ${count(total)} documents about ${count(Math.round(memory.documentBytes))} bytes (MEMORY USAGE of ${MEMORY_SAMPLE_DOCUMENTS} documents, scaled), ${perUser(memory.indexBytes + memory.documentBytes)} bytes per account in all. Deleting every key of the projection at the end freed ${count(memory.freedBytes)} bytes of used_memory (${perUser(memory.freedBytes)} bytes per account). For scale: used_memory grew by ${count(memoryAfterSeed - memoryBeforeSeed)} bytes (${perUser(memoryAfterSeed - memoryBeforeSeed)} per account) while the accounts were created and projected: their streams, log entries and records as well as the projection.`,
+      ],
+      problems: problemsOf(rows),
+    };
+  } finally {
+    if (redis) await closeConnections(redis);
+    logger.close();
+    await stopAll();
+  }
+}
+
+if (require.main === module) void runBenches([{ name: NAME, load: () => Promise.resolve({ run }) }]);

@@ -1,0 +1,61 @@
+import Joi from 'joi';
+
+import { USER_TYPES } from '../../../shared/domain/user/user.commands';
+import { ASSIGNABLE_ROLES } from '../../../shared/roles';
+import { text } from '../../../shared/validation';
+import { listingSchema } from '../listing';
+import { defineQuery, querySchema, type RegisteredQuery } from '../query-definition';
+import { USER_ITEM_SCHEMA } from '../user-item';
+import type { UserListingQuery, UsersReader } from './users.reader';
+
+/** The largest page a caller may ask for, as for GetMappedPlayers. */
+export const MAX_LIST_USERS_TAKE = 1000;
+/** The page size when `take` is not given. */
+export const DEFAULT_LIST_USERS_TAKE = 100;
+
+interface ListUsersBody {
+  readonly query: UserListingQuery;
+  readonly skip: number;
+  readonly take: number;
+}
+
+/**
+ * `ListUsers`: accounts ordered by e-mail, a page at a time (`skip`, `take`), with the exact
+ * number of matches in `totalCount`, to a UserManager or an Admin. Filters: an assigned `role`
+ * (not the hierarchy's: an Admin is not listed under Member unless it holds Member), `userType`,
+ * `disabled`, and an `emailPrefix` (case-insensitive). Answered from the users projection
+ * (eventually consistent: a change shows once the projector has applied it); deleted accounts
+ * are not in it.
+ */
+export function listUsersQuery(reader: UsersReader): RegisteredQuery {
+  return defineQuery<ListUsersBody>({
+    queryType: 'ListUsers',
+    description:
+      'Accounts by e-mail, paged (skip, take <= 1000), with the exact totalCount; filters role (assigned), userType, disabled, emailPrefix.',
+    schemes: ['Basic', 'Bearer'],
+    roles: ['UserManager', 'Admin'],
+    schema: querySchema<ListUsersBody>(
+      'ListUsers',
+      {
+        role: text().valid(...ASSIGNABLE_ROLES),
+        userType: text().valid(...USER_TYPES),
+        disabled: Joi.boolean().strict(),
+        emailPrefix: text({ min: 1, max: 254 }).trim(),
+      },
+      {
+        skip: Joi.number().strict().integer().min(0).max(Number.MAX_SAFE_INTEGER).default(0),
+        take: Joi.number()
+          .strict()
+          .integer()
+          .min(1)
+          .max(MAX_LIST_USERS_TAKE)
+          .default(DEFAULT_LIST_USERS_TAKE),
+      },
+    ),
+    response: listingSchema('ListUsersResult', USER_ITEM_SCHEMA),
+    async handle({ body }) {
+      const { totalCount, items } = await reader.list(body.query, body.skip, body.take);
+      return { json: `{"results":[${items.join(',')}],"totalCount":${totalCount}}` };
+    },
+  });
+}

@@ -190,13 +190,15 @@ describe('DeleteUser: erasure of an account', () => {
     ).toBe(200);
 
     // 4. The projections hold it; and Redis, before the erasure, does hold its data where the
-    //    service keeps it in the clear (so the scan below can see it): its record's state, the
-    //    import record and the remembered answer naming it.
+    //    service keeps it in the clear (so the scan below can see it): its record's state, the users
+    //    projection's document and e-mail indexes, the import record and the remembered answer.
     await projected();
     const before = Object.keys(await keysHolding(needles));
     expect(before).toEqual(
       expect.arrayContaining([
         keys().aggregateRecord('user', userId),
+        keys().users.user(userId),
+        keys().users.byEmail('all', 'all', 'all'),
         keys().importResult(ownImport.importJobId),
         expect.stringContaining(':idempotency:command:'),
       ]),

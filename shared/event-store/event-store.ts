@@ -106,7 +106,7 @@ function recordFrom<State>([version, state]: StoredRecord, initialState: State):
  */
 export class EventStore {
   private readonly shapes: ReadonlyMap<string, SnapshotShape>;
-  readonly codecs: EnvelopeCodecs;
+  private readonly codecs: EnvelopeCodecs;
 
   constructor(
     readonly redis: RedisClient,

@@ -75,11 +75,11 @@ const userEvents: readonly CatalogueEntry[] = [
     eventType: 'UserCreatedEvent',
     aggregateType: 'user',
     description:
-      'An account was created (aggregateId: the user id). After the account is erased its personal fields are not sent.',
+      'An account was created (aggregateId: the user id). Once the account is erased (UserDeletedEvent), its personal fields (email, userName, firstName, lastName) are sent as null, a replay included.',
     fields: {
       userId: guid,
-      email: string,
-      userName: string,
+      email: nullableString,
+      userName: nullableString,
       userType: { type: 'string', enum: ['Human', 'ServiceAccount'] },
       roles,
       firstName: nullableString,
@@ -104,7 +104,7 @@ const userEvents: readonly CatalogueEntry[] = [
   {
     eventType: 'UserDisabledEvent',
     aggregateType: 'user',
-    description: 'The account was disabled.',
+    description: 'The account was disabled (reason: null once the account is erased).',
     fields: { at: timestamp, byUserId: guid, reason: nullableString },
   },
   {

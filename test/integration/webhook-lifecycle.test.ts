@@ -176,6 +176,38 @@ describe('Webhook subscriptions over their life', () => {
     expect(parsedDeliveries(target).filter((d) => d.payload.data.aggregateId === first)).toHaveLength(4);
   });
 
+  it('When an account is erased, then a replay of its creation sends its personal fields as null, and no event ever carries a stamp', async () => {
+    const target = await receiver();
+    const { id } = await harness.subscribe(target.url, ['UserCreatedEvent', 'UserDeletedEvent']);
+    const from = new Date(Date.now() - 1).toISOString();
+    const email = `erased-${randomUUID().slice(0, 8)}@example.com`;
+    const userId = await harness.subject.createUser({
+      email,
+      password: 'erased-password-1',
+      roles: ['Member'],
+      firstName: 'Given',
+      lastName: 'Family',
+    });
+    const ofUser = () => parsedDeliveries(target).filter((d) => d.payload.data.aggregateId === userId);
+    await eventually(() => ofUser().length === 1, 15_000);
+    expect(ofUser()[0]?.payload.data).toMatchObject({ email, firstName: 'Given', userId });
+    expect((await harness.admin.send('DeleteUser', { aggregateRootId: userId })).status).toBe(200);
+    await eventually(() => ofUser().length === 2, 15_000);
+    expect((await harness.admin.send('ReplayWebhookEvents', { aggregateRootId: id, from })).status).toBe(200);
+    await eventually(() => ofUser().length === 4, 15_000);
+    const replayed = ofUser()[2]?.payload;
+    expect(replayed?.type).toBe('UserCreatedEvent');
+    expect(replayed?.data).toMatchObject({ email: null, userName: null, firstName: null, lastName: null });
+    const afterErasure = ofUser()
+      .slice(1)
+      .map((d) => d.delivery.body)
+      .join('\n');
+    expect(afterErasure).not.toContain(email);
+    expect(afterErasure).not.toContain('Given');
+    const all = target.received.map((d) => d.body).join('\n');
+    expect(all).not.toMatch(/securityStamp|personalData|sealed/i);
+  });
+
   it('When a Member asks for deliveries or subscriptions, then it is forbidden', async () => {
     const email = `member-${randomUUID().slice(0, 8)}@example.com`;
     await harness.subject.createUser({ email, password: 'member-password-1', roles: ['Member'] });

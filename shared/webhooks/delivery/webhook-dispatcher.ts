@@ -4,7 +4,9 @@ import { Webhook } from 'standardwebhooks';
 
 import { SYSTEM_ACTOR } from '../../accounts/account';
 import { webhookSubscriptionDecider } from '../../domain/webhook-subscription/webhook-subscription.decider';
+import { ALL_ENVELOPE_CODECS } from '../../envelope-codecs';
 import { parseEnvelope } from '../../event-store/envelope';
+import { EnvelopeCodecs } from '../../event-store/envelope-codec';
 import type { CommandHandler } from '../../event-store/handle-command';
 import type { Logger } from '../../logger';
 import { PartitionLeases } from '../../projections/partition-leases';
@@ -50,6 +52,12 @@ export interface WebhookDeliveryMetrics {
   /** Called at every scrape: subscription id -> age (s) of its oldest event not yet delivered. */
   collectWebhookBacklog(source: () => ReadonlyMap<string, number>): void;
 }
+
+/**
+ * User events' personal fields are sealed at rest (ADR 0014): opened as the projector opens them,
+ * so an erased account's fields go out as null, never as they were.
+ */
+const SEALED_ENVELOPES = new EnvelopeCodecs(ALL_ENVELOPE_CODECS);
 
 /** The one log consumer of the dispatcher, as the partition leases name it. */
 const CONSUMER = { name: 'webhooks' } as const;
@@ -311,9 +319,16 @@ export class WebhookDispatcher {
       this.options.batchSize,
     );
     let checkpoint = cursor.checkpoint;
-    for (const [entryId, fields] of entries) {
+    // Opened at every read, so an event held back by retries goes out as it reads after an erasure.
+    const events = await SEALED_ENVELOPES.open(
+      this.redis,
+      this.keys,
+      entries.map(([, fields]) => parseEnvelope(fields[1] ?? 'null')),
+    );
+    for (const [index, [entryId]] of entries.entries()) {
       if (!this.running || !this.leases.owned.has(`${CONSUMER.name}:${partition}`)) break;
-      const event = parseEnvelope(fields[1] ?? 'null');
+      const event = events[index];
+      if (!event) continue;
       const payload = payloadOf(event);
       if (!payload || (subscription.eventTypes !== null && !subscription.eventTypes.has(event.eventType))) {
         continue; // Not for this subscription: passed over (the checkpoint moves with the next write).

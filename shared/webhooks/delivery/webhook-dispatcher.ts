@@ -115,6 +115,8 @@ export class WebhookDispatcher {
   private readonly undelivered = new Map<string, { subscriptionId: string; sinceMs: number }>();
   /** Subscriptions being disabled for failing too long (one command each). */
   private readonly disabling = new Set<string>();
+  /** When each subscription's run of failures was last cleared by this replica (unix ms). */
+  private readonly healthClearedAt = new Map<string, number>();
   private wakeUp: (() => void) | undefined;
   private readonly inFlight = new Set<Promise<void>>();
 
@@ -213,7 +215,11 @@ export class WebhookDispatcher {
       if (!subscription.enabled) continue;
       for (const { partition } of owned) {
         const lane = `${subscription.id}:${partition}`;
-        if (this.busy.has(lane)) continue;
+        if (this.busy.has(lane)) {
+          // Appended after the step in flight read its batch: it steps again when it ends.
+          if (announced.has(partition)) this.more.add(lane);
+          continue;
+        }
         const due = this.dueAt.get(lane);
         const waiting = due !== undefined && due > now;
         if (waiting) continue;
@@ -345,7 +351,10 @@ export class WebhookDispatcher {
         : attempt > retries.length
           ? 'failed'
           : 'retrying';
-      await this.deliveryLog.record(subscription.id, {
+      this.metrics?.recordWebhookAttempt(status, result.durationMs / 1000);
+      // The log entry, the endpoint's health and the lane's position are independent writes: sent
+      // together (one round trip on the auto-pipelining connection).
+      const logged = this.deliveryLog.record(subscription.id, {
         eventId: event.eventId,
         eventType: event.eventType,
         attempt,
@@ -355,12 +364,11 @@ export class WebhookDispatcher {
         error: result.error,
         durationMs: result.durationMs,
       });
-      this.metrics?.recordWebhookAttempt(status, result.durationMs / 1000);
-      await this.noteHealth(subscription, result.ok);
+      const health = this.noteHealth(subscription, result.ok);
       if (status === 'retrying') {
         const wait = withJitter(retries[attempt - 1] ?? 0);
         const nextAt = Date.now() + wait;
-        await this.redis.moveWebhookCursor(
+        const moving = this.redis.moveWebhookCursor(
           cursorKey,
           cursor.checkpoint,
           checkpoint,
@@ -369,6 +377,7 @@ export class WebhookDispatcher {
           nextAt,
           '',
         );
+        await Promise.all([logged, health, moving]);
         this.dueAt.set(lane, nextAt);
         return;
       }
@@ -379,7 +388,11 @@ export class WebhookDispatcher {
           attempts: attempt,
         });
       }
-      const moved = await this.redis.moveWebhookCursor(cursorKey, cursor.checkpoint, entryId, 0, '', 0, '');
+      const [moved] = await Promise.all([
+        this.redis.moveWebhookCursor(cursorKey, cursor.checkpoint, entryId, 0, '', 0, ''),
+        logged,
+        health,
+      ]);
       if (moved !== 1) return; // Another replica moved this lane on: it carries on from there.
       cursor = { ...cursor, checkpoint: entryId, attempt: 0, eventId: '', nextAt: 0 };
       checkpoint = entryId;
@@ -418,9 +431,15 @@ export class WebhookDispatcher {
   private async noteHealth(subscription: ActiveSubscription, ok: boolean): Promise<void> {
     const key = this.keys.webhookHealth(subscription.id);
     if (ok) {
+      // A success ends the run of failures (another replica's too): cleared at most once a second
+      // per subscription, not once per delivery.
+      const now = Date.now();
+      if (now - (this.healthClearedAt.get(subscription.id) ?? 0) < 1_000) return;
+      this.healthClearedAt.set(subscription.id, now);
       await this.redis.hdel(key, 'failingSince');
       return;
     }
+    this.healthClearedAt.delete(subscription.id);
     const now = Date.now();
     await this.redis.hsetnx(key, 'failingSince', String(now));
     const since = Number((await this.redis.hget(key, 'failingSince')) ?? now);

@@ -79,8 +79,11 @@ export class WebhookSender {
           },
         },
         (response) => {
-          // The body is not read: only the status counts. Drained so the socket can be reused.
+          // The body is not read: only the status counts. Drained so the socket can be reused, but
+          // never for longer than an attempt may take (an endpoint streaming forever is cut off).
           response.resume();
+          const drainLimit = setTimeout(() => response.destroy(), this.settings.timeoutMs);
+          response.once('close', () => clearTimeout(drainLimit));
           const status = response.statusCode ?? 0;
           settle({ ok: status >= 200 && status < 300, httpStatus: status, error: null });
         },

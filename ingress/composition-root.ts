@@ -1,5 +1,5 @@
 import { AccountCache } from '../shared/accounts/account-cache';
-import type { CurrentPasswordCheck } from '../shared/accounts/account-commands';
+import type { CurrentPasswordCheck, NewPasswordHasher } from '../shared/accounts/account-commands';
 import { CommandIdempotency } from '../shared/commands/command-idempotency';
 import { OwnerTeamLimit } from '../shared/commands/owner-team-limit';
 import type { Config } from '../shared/config';
@@ -31,6 +31,8 @@ export interface IngressServices extends CoreServices {
   readonly accountCache: AccountCache;
   /** A ChangePassword's current-password check: a sign-in, throttled and counted as one. */
   readonly currentPassword: CurrentPasswordCheck;
+  /** A password being set, hashed within the verifications' bound. */
+  readonly newPasswordHasher: NewPasswordHasher;
   /** ListUsers' reader of the users projection. */
   readonly usersReader: UsersReader;
   /** Closes what the services opened themselves (the cache's subscriber, the queue). */
@@ -94,6 +96,7 @@ export async function createIngressServices(
     accountCache,
     // CredentialVerifier.matches is a sign-in: a wrong password counts, and a throttled pair gets its 429.
     currentPassword: verifier,
+    newPasswordHasher: verifier,
     // The erasure (removedAttachments, afterDelete) is the core services' (AccountErasureService).
     usersReader,
     async close() {

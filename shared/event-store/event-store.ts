@@ -203,6 +203,17 @@ export class EventStore {
     };
   }
 
+  /**
+   * Whether the aggregate recorded `requestId` (a requestRecordField) with an append, read without its
+   * lock: for a caller that must not redo work before a retry of an applied request (a password
+   * check). handle() is still the authority, under the lock.
+   */
+  async hasApplied(aggregateType: string, aggregateId: string, requestId: string): Promise<boolean> {
+    return (
+      (await this.redis.hexists(this.keys.aggregateRequests(aggregateType, aggregateId), requestId)) === 1
+    );
+  }
+
   /** Releases the aggregate's lock if `token` still holds it. */
   async unlock(aggregateType: string, aggregateId: string, token: string): Promise<void> {
     await this.redis.releaseLock(this.keys.aggregateLock(aggregateType, aggregateId), token);

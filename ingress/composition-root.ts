@@ -1,4 +1,4 @@
-import { AccountCache } from '../shared/accounts/account-cache';
+import { AccountCache, DEFAULT_HEARTBEAT } from '../shared/accounts/account-cache';
 import type { CurrentPasswordCheck, NewPasswordHasher } from '../shared/accounts/account-commands';
 import { CommandIdempotency } from '../shared/commands/command-idempotency';
 import { OwnerTeamLimit } from '../shared/commands/owner-team-limit';
@@ -60,6 +60,7 @@ export async function createIngressServices(
     core.keys,
     config.auth.cacheTtlSeconds,
     logger,
+    { publisher: redis, ...DEFAULT_HEARTBEAT },
   );
   const verifier = await CredentialVerifier.create(
     core.accounts,

@@ -1,0 +1,476 @@
+import { randomUUID } from 'node:crypto';
+
+import request from 'supertest';
+
+import type { UserCommand } from '../../shared/domain/user/user.commands';
+import { userDecider } from '../../shared/domain/user/user.decider';
+import { beginningPosition, encodePosition } from '../../shared/event-stream/log-position';
+import { listen, type RunningServer } from '../../shared/http/server';
+import { LOG_PARTITIONS } from '../../shared/redis/partitions';
+import { createTestApp, type TestApp, testRedisEnv, uniquePrefix } from '../helpers/app-fixture';
+import { responseContract } from '../helpers/openapi-contract';
+import { eventually, startServiceProcess } from '../helpers/processes';
+import { SseClient } from '../helpers/sse-client';
+import { passwordGrantToken } from '../helpers/tokens';
+
+/**
+ * GET /api/events over real HTTP (a node http client against the app listening on a free port;
+ * supertest would buffer the stream) on a real Redis. Tests in this file run one after another
+ * against one app and one log, so "every event after X" is exactly what the test appended.
+ */
+
+const PASSWORD = 'event-stream-password';
+const ADMIN = 'events-admin@example.com';
+const MACHINE = 'events-machine@example.com';
+const MEMBER = 'events-member@example.com';
+const basic = (email: string, password = PASSWORD) =>
+  `Basic ${Buffer.from(`${email}:${password}`).toString('base64')}`;
+
+interface Payload {
+  type: string;
+  timestamp: string;
+  data: Record<string, unknown> & { aggregateId: string; version: number };
+}
+
+describe('The event stream (GET /api/events)', () => {
+  let subject: TestApp;
+  let running: RunningServer;
+  let base: string;
+  let adminId: string;
+  let machineToken: string;
+  const clients: SseClient[] = [];
+
+  const connect = async (query = '', headers: Record<string, string> = {}) => {
+    const client = await SseClient.connect(`${base}/api/events${query}`, {
+      authorization: basic(ADMIN),
+      ...headers,
+    });
+    clients.push(client);
+    return client;
+  };
+  /** Connected and past the id-only message that opens every stream. */
+  const connected = async (query = '', headers: Record<string, string> = {}) => {
+    const client = await connect(query, headers);
+    expect(client.status).toBe(200);
+    await client.until((c) => c.messages.length > 0, 10_000, 'the opening id');
+    return client;
+  };
+  const payloads = (client: SseClient) => client.payloads<Payload>();
+  const userEventsOf = (client: SseClient, ids: readonly string[]) =>
+    payloads(client).filter((payload) => ids.includes(payload.data.aggregateId));
+
+  /** Accounts without passwords (no hash to compute): one UserCreatedEvent each, spread over partitions. */
+  async function createAccounts(count: number): Promise<string[]> {
+    const ids: string[] = [];
+    for (let i = 0; i < count; i++) {
+      ids.push(await subject.createUser({ email: `e-${randomUUID()}@example.com`, roles: ['Member'] }));
+    }
+    return ids;
+  }
+
+  async function runUserCommand(userId: string, command: UserCommand): Promise<void> {
+    const outcome = await subject.services.commands.handle(userDecider, {
+      aggregateId: userId,
+      command,
+      context: { now: new Date(), actorUserId: adminId, actorRoles: ['Admin'], actorEmail: ADMIN },
+      metadata: { actorUserId: adminId, requestId: null, correlationId: 'event-stream-test' },
+    });
+    if (!outcome.accepted) throw new Error(`${command.type} refused: ${outcome.message}`);
+  }
+  const disable = (userId: string) =>
+    runUserCommand(userId, { type: 'DisableUser', data: { securityStamp: randomUUID(), reason: null } });
+
+  /** Every entry of the log, in each partition's order, as (aggregate id, version) keys. */
+  async function allLogKeys(): Promise<string[]> {
+    const keys: string[] = [];
+    for (let partition = 0; partition < LOG_PARTITIONS; partition++) {
+      const entries = await subject.redis.xrange(subject.services.keys.logPartition(partition), '-', '+');
+      for (const [, fields] of entries) {
+        const envelope = JSON.parse(fields[1] ?? 'null') as { aggregateId: string; version: number };
+        keys.push(`${envelope.aggregateId}@${envelope.version}`);
+      }
+    }
+    return keys;
+  }
+  const keyOf = (payload: Payload) => `${payload.data.aggregateId}@${payload.data.version}`;
+
+  beforeAll(async () => {
+    subject = await createTestApp({ SSE_HEARTBEAT_MS: '100' });
+    running = await listen(subject.app, 0, '127.0.0.1');
+    base = `http://127.0.0.1:${running.port}`;
+    adminId = await subject.createUser({ email: ADMIN, password: PASSWORD, roles: ['Admin'] });
+    await subject.createUser({ email: MEMBER, password: PASSWORD, roles: ['Member'] });
+    await subject.createUser({
+      email: MACHINE,
+      password: PASSWORD,
+      roles: ['ServiceAccount'],
+      userType: 'ServiceAccount',
+    });
+    machineToken = await passwordGrantToken(subject.app, MACHINE, PASSWORD);
+  });
+  afterEach(() => {
+    for (const client of clients.splice(0)) client.close();
+  });
+  afterAll(async () => {
+    await subject?.services.eventStreams.close();
+    await running?.close(5_000);
+    await subject?.close();
+  });
+
+  it('When a client connects with from=beginning, then it receives every event of the log once, each in the webhook payload shape, as a documented 200 stream', async () => {
+    const ids = await createAccounts(6);
+    const client = await connected('?from=beginning');
+    expect(client.headers['content-type']).toMatch(/^text\/event-stream/);
+    expect(client.headers['x-accel-buffering']).toBe('no');
+    expect(client.headers['cache-control']).toContain('no-transform');
+    expect(client.headers['content-encoding']).toBeUndefined();
+    expect(
+      responseContract().check({
+        method: 'GET',
+        path: '/api/events',
+        requestBody: undefined,
+        status: client.status,
+        contentType: client.headers['content-type'],
+        body: undefined,
+        text: '',
+      }),
+    ).toEqual({ kind: 'conforms' });
+
+    const all = await allLogKeys();
+    await client.until((c) => c.events.length >= all.length, 10_000, 'the whole log');
+    expect(payloads(client).map(keyOf).sort()).toEqual([...all].sort());
+
+    const mine = userEventsOf(client, ids);
+    expect(mine.map((payload) => payload.data.aggregateId)).toEqual(expect.arrayContaining(ids));
+    const first = mine[0] as Payload;
+    expect(first).toEqual({
+      type: 'UserCreatedEvent',
+      timestamp: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
+      data: expect.objectContaining({
+        aggregateId: first.data.aggregateId,
+        version: 1,
+        roles: ['Member'],
+      }) as unknown,
+    });
+    for (const message of client.events) {
+      expect(message.event).toBe((JSON.parse(message.data as string) as Payload).type);
+      expect(message.id).toMatch(/^1\.[A-Za-z0-9_-]+$/);
+    }
+  });
+
+  it('When events are appended after a client connected with from=now, then it receives exactly those, live', async () => {
+    await createAccounts(2);
+    const client = await connected('?from=now');
+    const ids = await createAccounts(5);
+    await client.until((c) => c.events.length >= 5, 10_000, 'five live events');
+    await disable(ids[0] as string);
+    await client.until((c) => c.events.length >= 6, 10_000, 'the disable');
+    expect(payloads(client).map(keyOf)).toEqual([...ids.map((id) => `${id}@1`), `${ids[0]}@2`]);
+  });
+
+  it('When a client reconnects with Last-Event-ID after events were appended while it was away, then it receives exactly the missed events, none twice', async () => {
+    const client = await connected('?from=now');
+    const before = await createAccounts(8);
+    await client.until((c) => c.events.length >= 8, 10_000, 'the first events');
+    const lastEventId = client.lastEventId as string;
+    client.close();
+
+    const missed = await createAccounts(10);
+    for (const id of before.slice(0, 3)) await disable(id);
+
+    const resumed = await connected('', { 'Last-Event-ID': lastEventId });
+    const expected = [...missed.map((id) => `${id}@1`), ...before.slice(0, 3).map((id) => `${id}@2`)];
+    await resumed.until((c) => c.events.length >= expected.length, 10_000, 'the missed events');
+    // And live from there, still without a repeat.
+    const after = await createAccounts(3);
+    await resumed.until((c) => c.events.length >= expected.length + 3, 10_000, 'the live events');
+    expect(payloads(resumed).map(keyOf).sort()).toEqual(
+      [...expected, ...after.map((id) => `${id}@1`)].sort(),
+    );
+    // In order per aggregate: a disable after its creation.
+    const received = payloads(resumed).map(keyOf);
+    expect(new Set(received).size).toBe(received.length);
+  });
+
+  it('When a client resumes from a position in `from` (and Last-Event-ID is also sent), then Last-Event-ID wins', async () => {
+    const client = await connected('?from=now');
+    const first = await createAccounts(2);
+    await client.until((c) => c.events.length >= 1, 10_000, 'one event');
+    const afterFirst = client.events[0]?.id as string;
+    await client.until((c) => c.events.length >= 2, 10_000, 'two events');
+    const afterSecond = client.events[1]?.id as string;
+
+    const fromParam = await connected(`?from=${encodeURIComponent(afterFirst)}`);
+    await fromParam.until((c) => c.events.length >= 1, 10_000, 'the second event');
+    expect(payloads(fromParam).map(keyOf)).toEqual([`${first[1]}@1`]);
+
+    const both = await connected(`?from=${encodeURIComponent(afterFirst)}`, { 'Last-Event-ID': afterSecond });
+    const later = await createAccounts(1);
+    await both.until((c) => c.events.length >= 1, 10_000, 'the later event');
+    expect(payloads(both).map(keyOf)).toEqual([`${later[0]}@1`]);
+  });
+
+  it('When many streams read while events are appended, disconnecting and resuming at random, then each sees every event exactly once', async () => {
+    const readers = 4;
+    const seen: string[][] = Array.from({ length: readers }, () => []);
+    const start = encodePosition(beginningPosition());
+    const allBefore = await allLogKeys();
+    let stop = false;
+    const appending = (async () => {
+      for (let round = 0; round < 40; round++) await createAccounts(1);
+      stop = true;
+    })();
+    await Promise.all(
+      seen.map(async (keys, reader) => {
+        let lastId = start;
+        while (!stop || keys.length < allBefore.length + 40) {
+          const client = await connected('', { 'Last-Event-ID': lastId });
+          const target = keys.length + 1 + reader;
+          await client
+            .until(
+              (c) =>
+                c.events.length >= target - keys.length ||
+                (stop && c.events.length + keys.length >= allBefore.length + 40),
+              10_000,
+              'events',
+            )
+            .catch(() => undefined);
+          keys.push(...payloads(client).map(keyOf));
+          lastId = client.lastEventId ?? lastId;
+          client.close();
+          if (stop && keys.length >= allBefore.length + 40) break;
+        }
+      }),
+    );
+    await appending;
+    const all = await allLogKeys();
+    for (const keys of seen) expect([...keys].sort()).toEqual([...all].sort());
+  });
+
+  it('When types is given, then only events of those types are sent, and the heartbeat moves the id past the others', async () => {
+    const client = await connected('?from=now&types=UserDisabledEvent');
+    const opening = client.lastEventId;
+    const ids = await createAccounts(3);
+    await disable(ids[1] as string);
+    await client.until((c) => c.events.length >= 1, 10_000, 'the disable');
+    expect(payloads(client).map((payload) => [payload.type, payload.data.aggregateId])).toEqual([
+      ['UserDisabledEvent', ids[1]],
+    ]);
+    await createAccounts(1);
+    const afterDisable = client.lastEventId;
+    await client.until((c) => c.lastEventId !== afterDisable, 10_000, 'a heartbeat with an id');
+    expect(client.lastEventId).not.toBe(opening);
+    // Resuming from that heartbeat's id sends nothing already passed.
+    const resumed = await connected('?types=UserDisabledEvent', {
+      'Last-Event-ID': client.lastEventId as string,
+    });
+    await disable(ids[2] as string);
+    await resumed.until((c) => c.events.length >= 1, 10_000, 'the next disable');
+    expect(payloads(resumed).map((payload) => payload.data.aggregateId)).toEqual([ids[2]]);
+  });
+
+  it('When a stream is idle, then a heartbeat comment arrives every SSE_HEARTBEAT_MS', async () => {
+    const client = await connected('?from=now');
+    await client.until(
+      (c) => c.messages.filter((m) => m.comments.includes('heartbeat')).length >= 2,
+      10_000,
+      'heartbeats',
+    );
+    expect(client.events).toEqual([]);
+  });
+
+  it('When a user event is sent, then it carries no security stamp, password or hash, though the stored event has a stamp', async () => {
+    const client = await connected(
+      '?from=now&types=UserCreatedEvent,UserDisabledEvent,UserPasswordChangedEvent',
+    );
+    const [id] = await createAccounts(1);
+    await disable(id as string);
+    await runUserCommand(id as string, {
+      type: 'SetUserPassword',
+      data: { securityStamp: randomUUID() },
+    }).catch(() => undefined);
+    await client.until((c) => c.events.length >= 2, 10_000, 'the events');
+    const stored = await subject.redis.xrange(
+      subject.services.keys.aggregateStream('user', id as string),
+      '-',
+      '+',
+    );
+    expect(stored.map(([, fields]) => fields[1]).join('')).toContain('securityStamp');
+    for (const message of client.events) {
+      expect(message.data).not.toMatch(/securityStamp|password|hash|personalData/i);
+    }
+  });
+
+  describe('refusals', () => {
+    it.each([
+      ['no credentials', undefined],
+      ['a wrong password', basic(ADMIN, 'not-the-password')],
+      ['an unknown bearer token', 'Bearer not-a-token'],
+    ])('When the caller sends %s, then 401 with a challenge', async (_name, authorization) => {
+      const req = request(subject.app).get('/api/events');
+      const res = await (authorization ? req.set('Authorization', authorization) : req);
+      expect(res.status).toBe(401);
+      expect(res.headers['www-authenticate']).toContain('Bearer');
+    });
+
+    it('When a Member asks, by Basic or Bearer, then 403, whatever the query', async () => {
+      const token = await passwordGrantToken(subject.app, MEMBER, PASSWORD);
+      for (const authorization of [basic(MEMBER), `Bearer ${token}`]) {
+        const res = await request(subject.app)
+          .get('/api/events?types=Nope')
+          .set('Authorization', authorization);
+        expect([res.status, (res.body as { title: string }).title]).toEqual([403, 'Forbidden']);
+      }
+    });
+
+    it('When a ServiceAccount asks by Bearer, then its stream opens', async () => {
+      const client = await connected('?from=now', { authorization: `Bearer ${machineToken}` });
+      expect(client.status).toBe(200);
+    });
+
+    it.each([
+      ['an unknown type', '?types=UserCreatedEvent,NoSuchEvent', 'types'],
+      ['an empty type', '?types=UserCreatedEvent,', 'types'],
+      ['types twice', '?types=UserCreatedEvent&types=UserDisabledEvent', 'types'],
+      ['a from that is no position', '?from=yesterday', 'from'],
+      [
+        'a from of another version',
+        `?from=${encodePosition(beginningPosition()).replace(/^1\./, '2.')}`,
+        'from',
+      ],
+      ['a from with a byte too many', `?from=${encodePosition(beginningPosition())}AA`, 'from'],
+      ['a truncated from', `?from=${encodePosition(beginningPosition()).slice(0, 10)}`, 'from'],
+      ['an unknown parameter', '?since=0', 'since'],
+    ])('When the query has %s, then 400 naming it', async (_name, query, field) => {
+      const res = await request(subject.app).get(`/api/events${query}`).set('Authorization', basic(ADMIN));
+      expect(res.status).toBe(400);
+      expect(Object.keys((res.body as { errors: object }).errors)).toEqual([field]);
+    });
+
+    it.each([
+      ['garbage', 'x'.repeat(40)],
+      ['a huge one', `1.${'A'.repeat(5_000)}`],
+      [
+        'a non-canonical spelling',
+        `1.${Buffer.from([0x80, 0x00, ...Array<number>(32).fill(0)]).toString('base64url')}`,
+      ],
+      ['a stream entry id', '1700000000000-0'],
+    ])('When Last-Event-ID is %s, then 400 (never a 500)', async (_name, lastEventId) => {
+      const res = await request(subject.app)
+        .get('/api/events')
+        .set('Authorization', basic(ADMIN))
+        .set('Last-Event-ID', lastEventId);
+      expect(res.status).toBe(400);
+      expect(Object.keys((res.body as { errors: object }).errors)).toEqual(['Last-Event-ID']);
+    });
+  });
+
+  it('When the ingress shuts down, then its open streams end and the server closes without waiting them out', async () => {
+    const own = await createTestApp({ SHUTDOWN_TIMEOUT_MS: '60000' });
+    const server = await listen(own.app, 0, '127.0.0.1');
+    const adminOfOwn = 'events-shutdown-admin@example.com';
+    await own.createUser({ email: adminOfOwn, password: PASSWORD, roles: ['Admin'] });
+    const client = await SseClient.connect(`http://127.0.0.1:${server.port}/api/events`, {
+      authorization: basic(adminOfOwn),
+    });
+    clients.push(client);
+    await client.until((c) => c.messages.length > 0, 10_000, 'the opening id');
+    expect(own.services.eventStreams.open).toBe(1);
+
+    // What ingress/main.ts does on SIGTERM; the server's close would otherwise wait 60 s.
+    await Promise.all([own.services.eventStreams.close(), server.close(60_000)]);
+    await client.until((c) => c.ended, 5_000, 'the end of the stream');
+    expect(own.services.eventStreams.open).toBe(0);
+    await own.close();
+  });
+});
+
+describe('The event stream: admission', () => {
+  it('When SSE_MAX_CONNECTIONS streams are open, then one more is a 503 with Retry-After, and a slot frees when a client leaves', async () => {
+    const subject = await createTestApp({ SSE_MAX_CONNECTIONS: '2' });
+    const running = await listen(subject.app, 0, '127.0.0.1');
+    const admin = 'events-limit-admin@example.com';
+    await subject.createUser({ email: admin, password: PASSWORD, roles: ['Admin'] });
+    const url = `http://127.0.0.1:${running.port}/api/events`;
+    const open = [
+      await SseClient.connect(url, { authorization: basic(admin) }),
+      await SseClient.connect(url, { authorization: basic(admin) }),
+    ];
+    try {
+      expect(open.map((client) => client.status)).toEqual([200, 200]);
+      const refused = await request(subject.app).get('/api/events').set('Authorization', basic(admin));
+      expect(refused.status).toBe(503);
+      expect(refused.headers['retry-after']).toBe('5');
+      expect((refused.body as { detail: string }).detail).toContain('SSE_MAX_CONNECTIONS');
+
+      open[0]?.close();
+      await eventually(() => subject.services.eventStreams.open === 1, 5_000, 10);
+      const third = await SseClient.connect(url, { authorization: basic(admin) });
+      open.push(third);
+      expect(third.status).toBe(200);
+    } finally {
+      for (const client of open) client.close();
+      await subject.services.eventStreams.close();
+      await running.close(5_000);
+      await subject.close();
+    }
+  });
+
+  it('When anonymous callers, Members and malformed queries are refused, then nothing is read for them: no stream, no subscriber connection', async () => {
+    const subject = await createTestApp({ SSE_MAX_CONNECTIONS: '1' });
+    const member = 'events-idle-member@example.com';
+    const admin = 'events-idle-admin@example.com';
+    await subject.createUser({ email: member, password: PASSWORD, roles: ['Member'] });
+    await subject.createUser({ email: admin, password: PASSWORD, roles: ['Admin'] });
+    try {
+      for (let i = 0; i < 5; i++) {
+        expect((await request(subject.app).get('/api/events')).status).toBe(401);
+        expect(
+          (await request(subject.app).get('/api/events').set('Authorization', basic(member))).status,
+        ).toBe(403);
+        expect(
+          (await request(subject.app).get('/api/events?from=x').set('Authorization', basic(admin))).status,
+        ).toBe(400);
+      }
+      expect(subject.services.eventStreams.open).toBe(0);
+      expect(subject.services.eventStreams.tail.subscribed).toBe(false);
+    } finally {
+      await subject.close();
+    }
+  });
+});
+
+describe('The event stream: the ingress process', () => {
+  it('When the ingress gets SIGTERM with a stream open, then the stream ends and the process exits 0', async () => {
+    const ingress = startServiceProcess('ingress/main.ts', {
+      PORT: '0',
+      HOST: '127.0.0.1',
+      ...testRedisEnv(),
+      REDIS_KEY_PREFIX: uniquePrefix(),
+      SHUTDOWN_TIMEOUT_MS: '60000',
+      ADMIN_EMAIL: 'events-process-admin@example.com',
+      ADMIN_PASSWORD: PASSWORD,
+    });
+    await ingress.waitForOutput('ingress listening');
+    const port = (
+      JSON.parse(
+        ingress
+          .stdout()
+          .split('\n')
+          .find((line) => line.includes('ingress listening')) ?? '{}',
+      ) as { port: number }
+    ).port;
+    const client = await SseClient.connect(`http://127.0.0.1:${port}/api/events`, {
+      authorization: basic('events-process-admin@example.com'),
+    });
+    try {
+      expect(client.status).toBe(200);
+      await client.until((c) => c.messages.length > 0, 10_000, 'the opening id');
+      ingress.child.kill('SIGTERM');
+      await client.until((c) => c.ended, 20_000, 'the end of the stream');
+      expect(await ingress.exited).toBe(0);
+    } finally {
+      client.close();
+    }
+  });
+});

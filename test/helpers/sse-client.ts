@@ -88,6 +88,15 @@ export class SseClient {
     });
   }
 
+  /** Stops reading: the socket's buffers fill, and the server sees backpressure. */
+  pause(): void {
+    this.response.pause();
+  }
+
+  resume(): void {
+    this.response.resume();
+  }
+
   close(): void {
     this.response.destroy();
   }

@@ -6,7 +6,7 @@ import type { UserCommand } from '../../shared/domain/user/user.commands';
 import { userDecider } from '../../shared/domain/user/user.decider';
 import { beginningPosition, encodePosition } from '../../shared/event-stream/log-position';
 import { listen, type RunningServer } from '../../shared/http/server';
-import { LOG_PARTITIONS } from '../../shared/redis/partitions';
+import { LOG_PARTITIONS, partitionOf } from '../../shared/redis/partitions';
 import { createTestApp, type TestApp, testRedisEnv, uniquePrefix } from '../helpers/app-fixture';
 import { responseContract } from '../helpers/openapi-contract';
 import { eventually, startServiceProcess } from '../helpers/processes';
@@ -165,7 +165,11 @@ describe('The event stream (GET /api/events)', () => {
     await client.until((c) => c.events.length >= 5, 10_000, 'five live events');
     await disable(ids[0] as string);
     await client.until((c) => c.events.length >= 6, 10_000, 'the disable');
-    expect(payloads(client).map(keyOf)).toEqual([...ids.map((id) => `${id}@1`), `${ids[0]}@2`]);
+    const received = payloads(client).map(keyOf);
+    // Exactly these; in order per aggregate (events of different aggregates created in the same
+    // millisecond, in different partitions, may come in either order).
+    expect([...received].sort()).toEqual([...ids.map((id) => `${id}@1`), `${ids[0]}@2`].sort());
+    expect(received.indexOf(`${ids[0]}@1`)).toBeLessThan(received.indexOf(`${ids[0]}@2`));
   });
 
   it('When a client reconnects with Last-Event-ID after events were appended while it was away, then it receives exactly the missed events, none twice', async () => {
@@ -187,7 +191,6 @@ describe('The event stream (GET /api/events)', () => {
     expect(payloads(resumed).map(keyOf).sort()).toEqual(
       [...expected, ...after.map((id) => `${id}@1`)].sort(),
     );
-    // In order per aggregate: a disable after its creation.
     const received = payloads(resumed).map(keyOf);
     expect(new Set(received).size).toBe(received.length);
   });
@@ -210,41 +213,54 @@ describe('The event stream (GET /api/events)', () => {
     expect(payloads(both).map(keyOf)).toEqual([`${later[0]}@1`]);
   });
 
-  it('When many streams read while events are appended, disconnecting and resuming at random, then each sees every event exactly once', async () => {
-    const readers = 4;
-    const seen: string[][] = Array.from({ length: readers }, () => []);
-    const start = encodePosition(beginningPosition());
-    const allBefore = await allLogKeys();
-    let stop = false;
+  it('When streams read while events are appended, disconnecting and resuming again and again, then each sees every event exactly once, in order per aggregate', async () => {
+    const ROUNDS = 30;
+    const expectedTotal = (await allLogKeys()).length + 2 * ROUNDS;
+    let appendedAll = false;
     const appending = (async () => {
-      for (let round = 0; round < 40; round++) await createAccounts(1);
-      stop = true;
+      for (let round = 0; round < ROUNDS; round++) {
+        const [id] = await createAccounts(1);
+        await disable(id as string);
+      }
+      appendedAll = true;
     })();
-    await Promise.all(
-      seen.map(async (keys, reader) => {
-        let lastId = start;
-        while (!stop || keys.length < allBefore.length + 40) {
-          const client = await connected('', { 'Last-Event-ID': lastId });
-          const target = keys.length + 1 + reader;
-          await client
-            .until(
-              (c) =>
-                c.events.length >= target - keys.length ||
-                (stop && c.events.length + keys.length >= allBefore.length + 40),
-              10_000,
-              'events',
-            )
-            .catch(() => undefined);
-          keys.push(...payloads(client).map(keyOf));
-          lastId = client.lastEventId ?? lastId;
-          client.close();
-          if (stop && keys.length >= allBefore.length + 40) break;
-        }
-      }),
-    );
+    const readers = [1, 2, 3, 5].map(async (perConnection) => {
+      const keys: string[] = [];
+      let lastEventId = encodePosition(beginningPosition());
+      while (keys.length < expectedTotal) {
+        const client = await connected('', { 'Last-Event-ID': lastEventId });
+        // A few events per connection, then away; the last connection waits for the rest.
+        await client
+          .until(
+            (c) =>
+              c.events.length >= perConnection ||
+              (appendedAll && keys.length + c.events.length >= expectedTotal),
+            10_000,
+            'events',
+          )
+          .catch(() => undefined);
+        client.close();
+        keys.push(...payloads(client).map(keyOf));
+        lastEventId = client.lastEventId ?? lastEventId;
+      }
+      return keys;
+    });
+    const seen = await Promise.all(readers);
     await appending;
     const all = await allLogKeys();
-    for (const keys of seen) expect([...keys].sort()).toEqual([...all].sort());
+    for (const keys of seen) {
+      expect([...keys].sort()).toEqual([...all].sort());
+      const versionsByAggregate = new Map<string, number[]>();
+      for (const key of keys) {
+        const [aggregateId, version] = key.split('@') as [string, string];
+        versionsByAggregate.set(aggregateId, [
+          ...(versionsByAggregate.get(aggregateId) ?? []),
+          Number(version),
+        ]);
+      }
+      for (const versions of versionsByAggregate.values())
+        expect(versions).toEqual([...versions].sort((a, b) => a - b));
+    }
   });
 
   it('When types is given, then only events of those types are sent, and the heartbeat moves the id past the others', async () => {
@@ -471,6 +487,98 @@ describe('The event stream: the ingress process', () => {
       expect(await ingress.exited).toBe(0);
     } finally {
       client.close();
+    }
+  });
+});
+
+describe('The event stream: a client that does not read', () => {
+  const SLOW_MS = 1_000;
+  const EVENTS = 120;
+  /** ~12 MB in all: more than loopback's socket buffers hold, so the server must wait for the client. */
+  const PADDING = 'x'.repeat(100_000);
+  let subject: TestApp;
+  let running: RunningServer;
+  let url: string;
+  const admin = 'events-slow-admin@example.com';
+
+  /**
+   * Large events written to the log as the append script writes them (XADD with an auto id),
+   * without a command: the size is the point, and a roster this large would be refused.
+   */
+  async function appendLargeEvents(count: number): Promise<void> {
+    for (let i = 0; i < count; i++) {
+      const aggregateId = randomUUID();
+      const envelope = {
+        eventId: randomUUID(),
+        eventType: 'FantasyTeamArchivedEvent',
+        aggregateType: 'fantasy-team',
+        aggregateId,
+        version: 1,
+        occurredAt: new Date().toISOString(),
+        data: { reason: PADDING, archivedAt: new Date().toISOString() },
+        metadata: { actorUserId: randomUUID(), requestId: null, correlationId: 'event-stream-test' },
+      };
+      await subject.redis.xadd(
+        subject.services.keys.logPartition(partitionOf(aggregateId)),
+        '*',
+        'event',
+        JSON.stringify(envelope),
+      );
+    }
+  }
+
+  beforeAll(async () => {
+    subject = await createTestApp({ SSE_SLOW_CLIENT_TIMEOUT_MS: String(SLOW_MS) });
+    running = await listen(subject.app, 0, '127.0.0.1');
+    url = `http://127.0.0.1:${running.port}/api/events`;
+    await subject.createUser({ email: admin, password: PASSWORD, roles: ['Admin'] });
+    await appendLargeEvents(EVENTS);
+  });
+  afterAll(async () => {
+    await subject?.services.eventStreams.close();
+    await running?.close(5_000);
+    await subject?.close();
+  });
+
+  it('When a client stops reading for longer than SSE_SLOW_CLIENT_TIMEOUT_MS, then its stream is closed, and it resumes from its last id without a loss', async () => {
+    const stalled = await SseClient.connect(`${url}?from=beginning&types=FantasyTeamArchivedEvent`, {
+      authorization: basic(admin),
+    });
+    stalled.pause();
+    await eventually(() => subject.services.eventStreams.open === 0, 20_000, 20);
+    expect(subject.logs.text).toContain('event stream client reads too slowly; closed');
+    stalled.resume();
+    await stalled.until((c) => c.ended, 10_000, 'the end');
+    const received = stalled.events.length;
+    expect(received).toBeLessThan(EVENTS);
+
+    const resumed = await SseClient.connect(`${url}?types=FantasyTeamArchivedEvent`, {
+      authorization: basic(admin),
+      ...(stalled.lastEventId ? { 'Last-Event-ID': stalled.lastEventId } : {}),
+    });
+    try {
+      await resumed.until((c) => c.events.length >= EVENTS - received, 20_000, 'the rest');
+      const all = [...stalled.payloads(), ...resumed.payloads()].map((payload) => payload.data.aggregateId);
+      expect(new Set(all).size).toBe(EVENTS);
+      expect(all).toHaveLength(EVENTS);
+    } finally {
+      resumed.close();
+    }
+  });
+
+  it('When a client pauses for less than SSE_SLOW_CLIENT_TIMEOUT_MS, then the stream waits for it and it receives everything', async () => {
+    const paused = await SseClient.connect(`${url}?from=beginning&types=FantasyTeamArchivedEvent`, {
+      authorization: basic(admin),
+    });
+    try {
+      paused.pause();
+      await new Promise((resolve) => setTimeout(resolve, SLOW_MS / 4));
+      paused.resume();
+      await paused.until((c) => c.events.length >= EVENTS, 20_000, 'every event');
+      expect(new Set(paused.payloads().map((payload) => payload.data.aggregateId)).size).toBe(EVENTS);
+      expect(subject.services.eventStreams.open).toBe(1);
+    } finally {
+      paused.close();
     }
   });
 });

@@ -1,6 +1,5 @@
-import { CREDENTIAL_FIELD } from '../shared/accounts/account';
 import { AccountCache } from '../shared/accounts/account-cache';
-import type { AccountErasure, CurrentPasswordCheck } from '../shared/accounts/account-commands';
+import type { CurrentPasswordCheck } from '../shared/accounts/account-commands';
 import { CommandIdempotency } from '../shared/commands/command-idempotency';
 import { OwnerTeamLimit } from '../shared/commands/owner-team-limit';
 import type { Config } from '../shared/config';
@@ -35,8 +34,6 @@ export interface IngressServices extends CoreServices {
   readonly accountCache: AccountCache;
   /** A ChangePassword's current-password check: a sign-in, throttled and counted as one. */
   readonly currentPassword: CurrentPasswordCheck;
-  /** What DeleteUser does beyond its event (ADR 0014). */
-  readonly erasure: AccountErasure;
   /** ListUsers' reader of the users projection. */
   readonly usersReader: UsersReader;
   /** GET /api/events: the open streams and the log tail they share. */
@@ -113,11 +110,7 @@ export async function createIngressServices(
     accountCache,
     // CredentialVerifier.matches is a sign-in: a wrong password counts, and a throttled pair gets its 429.
     currentPassword: verifier,
-    // TODO(erasure): the credential and personal-data key fields, and passing the teams on.
-    erasure: {
-      removedAttachments: [CREDENTIAL_FIELD],
-      afterDelete: () => Promise.resolve(),
-    },
+    // The erasure (removedAttachments, afterDelete) is the core services' (AccountErasureService).
     usersReader,
     eventStreams,
     async close() {

@@ -44,6 +44,8 @@ async function main(): Promise<void> {
   await bootstrapAdmin(config, services.accounts, logger);
   // A deployment upgraded from before the last-Admin guard builds its set once, from every account.
   await services.admins.ensureBuilt();
+  // And indexes every team under its owner once: an Admin's were not before erasure (ADR 0014).
+  await services.teamLimit.ensureIndexed();
 
   running = await listen(
     buildApp({ config, logger, redis, services, metrics }),

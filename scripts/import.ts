@@ -12,6 +12,7 @@ import {
   ImportClient,
   ImportFileError,
   type ImportJobView,
+  type ImportRequestBody,
   type ImportResponse,
   NetworkError,
   WaitTimeoutError,
@@ -150,8 +151,25 @@ function printSubmitted(response: ImportResponse): void {
   }
 }
 
+/**
+ * A row of the file by its index: its e-mail (UserSeeding) or platform id (PlayerSeeding). The
+ * service names rows by index only (it keeps no e-mail in an import's record), so the CLI names
+ * them from the file it sent.
+ */
+function rowNames(body: ImportRequestBody): (index: number) => string | undefined {
+  const rows = Object.values(body.importData).find(Array.isArray) as readonly unknown[] | undefined;
+  return (index) => {
+    const row = rows?.[index] as { readonly email?: unknown; readonly platformId?: unknown } | undefined;
+    const name = row?.email ?? row?.platformId;
+    return typeof name === 'string' ? name : undefined;
+  };
+}
+
 /** The result lines of a finished import, from the POST answer or from GetImportJobResult. */
-function printFinished(result: ImportResponse | ImportJobView): void {
+function printFinished(
+  result: ImportResponse | ImportJobView,
+  rowName: (index: number) => string | undefined,
+): void {
   if (result.status === 'Pending') return;
   const counts = `${result.commandsExecuted ?? 0} commands, ${result.eventsGenerated ?? 0} events, ${result.skipped ?? 0} skipped`;
   const took = result.executionDuration ? `, took ${result.executionDuration}` : '';
@@ -161,7 +179,8 @@ function printFinished(result: ImportResponse | ImportJobView): void {
   }
   const rowErrors = result.rowErrors ?? [];
   for (const row of rowErrors.slice(0, MAX_ROW_ERRORS_SHOWN)) {
-    out(`  row ${row.index}${row.email ? ` (${row.email})` : ''}: ${row.code}: ${row.message}`);
+    const name = rowName(row.index);
+    out(`  row ${row.index}${name ? ` (${name})` : ''}: ${row.code}: ${row.message}`);
   }
   if (rowErrors.length > MAX_ROW_ERRORS_SHOWN)
     out(`  ... and ${rowErrors.length - MAX_ROW_ERRORS_SHOWN} more`);
@@ -219,15 +238,16 @@ async function main(argv: readonly string[], env: NodeJS.ProcessEnv): Promise<nu
     throw error;
   }
   const client = new ImportClient(target);
+  const rowName = rowNames(body);
 
   const response = await client.submit(body);
   printSubmitted(response);
   if (response.status === 'Failed') {
-    printFinished(response);
+    printFinished(response, rowName);
     return EXIT.failed;
   }
   if (response.status === 'Completed') {
-    printFinished(response);
+    printFinished(response, rowName);
     return EXIT.completed;
   }
   if (!options.wait) return EXIT.completed;
@@ -243,7 +263,7 @@ async function main(argv: readonly string[], env: NodeJS.ProcessEnv): Promise<nu
   } finally {
     progress.stop();
   }
-  printFinished(result);
+  printFinished(result, rowName);
   return result.status === 'Completed' ? EXIT.completed : EXIT.failed;
 }
 

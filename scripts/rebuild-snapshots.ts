@@ -1,5 +1,4 @@
-import { ALL_DECIDERS } from '../shared/domain/all-deciders';
-import { EventStore } from '../shared/event-store/event-store';
+import { createEventStore } from '../shared/core-services';
 import { rebuildSnapshots } from '../shared/event-store/rebuild-snapshots';
 import { loadConfigOrExit } from '../shared/lifecycle';
 import { createLogger } from '../shared/logger';
@@ -15,7 +14,8 @@ async function main(): Promise<void> {
   const logger = createLogger({ level: config.logLevel, processRole: 'rebuild' });
   const redis = createRedisConnection(config.redis, 'queue', logger);
   await waitForRedis(redis, logger);
-  const store = new EventStore(redis, createKeys(config.redisKeyPrefix), ALL_DECIDERS);
+  // The store of the services: sealed events are opened before they are folded again.
+  const store = createEventStore(redis, createKeys(config.redisKeyPrefix));
   const started = Date.now();
   for (const rebuilt of await rebuildSnapshots(store)) {
     logger.info('snapshots rebuilt', { ...rebuilt, durationMs: Date.now() - started });

@@ -1,16 +1,30 @@
 import { AccountService } from './accounts/account.service';
+import { AccountErasureService } from './accounts/account-erasure';
 import { Argon2PasswordHasher } from './accounts/argon2-password-hasher';
 import { EnabledAdmins } from './accounts/enabled-admins';
+import { CommandIdempotency } from './commands/command-idempotency';
+import { TeamTombstone } from './commands/team-tombstone';
 import type { Config } from './config';
 import { ALL_DECIDERS } from './domain/all-deciders';
+import { ALL_ENVELOPE_CODECS } from './envelope-codecs';
 import { EventStore } from './event-store/event-store';
 import { CommandHandler, type CommandHandlerHooks } from './event-store/handle-command';
+import { ImportRecordErasure } from './importers/import-record-erasure';
 import type { RedisClient } from './redis/connections';
-import { createKeys } from './redis/keys';
+import { createKeys, type Keys } from './redis/keys';
+
+/**
+ * The event store as every process and script uses it: snapshots kept in each decider's current
+ * shape, and the events of every aggregate type with a codec sealed at rest (ADR 0014).
+ */
+export function createEventStore(redis: RedisClient, keys: Keys): EventStore {
+  return new EventStore(redis, keys, ALL_DECIDERS, ALL_ENVELOPE_CODECS);
+}
 
 /**
  * The services both processes build on: the key layout, the event store, the command path,
- * accounts (what an importer runs with, inline or in a worker). Not a composition root: each
+ * accounts (what an importer runs with, inline or in a worker), and the erasure that follows an
+ * account's deletion (which creating an account may have to finish). Not a composition root: each
  * process has exactly one, which builds these first and then its own on top of them —
  * `createIngressServices` (ingress/composition-root.ts) for the HTTP process, `main`
  * (workers/main.ts) for the workers. Kept apart so a worker never builds (or imports) what only
@@ -18,12 +32,19 @@ import { createKeys } from './redis/keys';
  */
 export function createCoreServices(config: Config, redis: RedisClient, hooks: CommandHandlerHooks = {}) {
   const keys = createKeys(config.redisKeyPrefix);
-  const store = new EventStore(redis, keys, ALL_DECIDERS);
+  const store = createEventStore(redis, keys);
   const commands = new CommandHandler(store, config.lock, hooks);
   const hasher = new Argon2PasswordHasher();
   const admins = new EnabledAdmins(redis, keys);
-  const accounts = new AccountService(store, commands, hasher, admins);
-  return { keys, store, commands, hasher, accounts, admins };
+  const teamTombstone = new TeamTombstone(redis, keys, commands);
+  const erasure = new AccountErasureService(
+    store,
+    teamTombstone,
+    new ImportRecordErasure(redis, keys),
+    new CommandIdempotency(redis, keys),
+  );
+  const accounts = new AccountService(store, commands, hasher, admins, erasure);
+  return { keys, store, commands, hasher, accounts, admins, teamTombstone, erasure };
 }
 
 export type CoreServices = ReturnType<typeof createCoreServices>;

@@ -46,6 +46,37 @@ export function isOwnerOrAdmin(
 }
 
 /**
+ * How a refusal names the account that acts: `User '<email>' (<user id>)` (spec 4.6 rule 3). The
+ * one form every message naming an account uses, so an erasure finds the e-mail in a kept message
+ * by the id that follows it (withoutAccountEmail).
+ */
+export function accountMention(actor: { readonly email: string; readonly userId: string }): string {
+  return `User '${actor.email}' (${actor.userId})`;
+}
+
+/** What an erased account's e-mail reads as in a message kept after its erasure (ADR 0014). */
+export const ERASED_EMAIL = '[erased]';
+
+function mentionPattern(userId: string): RegExp {
+  const id = userId.toLowerCase().replace(/[^0-9a-z-]/g, (c) => `\\${c}`);
+  // The e-mail runs up to the first "' (": an e-mail holds no space.
+  return new RegExp(`User '(?:(?!' \\().)*' \\(${id}\\)`, 'gi');
+}
+
+/** Whether `text` names the account `userId` as accountMention does. */
+export function mentionsAccount(text: string, userId: string): boolean {
+  return mentionPattern(userId).test(text);
+}
+
+/** `text` with every accountMention of `userId` holding ERASED_EMAIL for the e-mail. */
+export function withoutAccountEmail(text: string, userId: string): string {
+  return text.replace(
+    mentionPattern(userId),
+    accountMention({ email: ERASED_EMAIL, userId: userId.toLowerCase() }),
+  );
+}
+
+/**
  * The refusal text when an account lacks the roles for a command (spec 4.6 rule 3), e.g.
  * `User 'a@b.c' (<id>) lacks required roles to execute CreateUserCommand. Required roles: [UserManager, Admin]. User roles: [Member].`
  */
@@ -55,7 +86,7 @@ export function lacksRolesMessage(
   required: readonly Role[],
 ): string {
   return (
-    `User '${actor.email}' (${actor.userId}) lacks required roles to execute ${commandType}Command. ` +
+    `${accountMention(actor)} lacks required roles to execute ${commandType}Command. ` +
     `Required roles: [${required.join(', ')}]. User roles: [${actor.roles.join(', ')}].`
   );
 }
@@ -97,7 +128,7 @@ export function mayNotGrantMessage(
   role: string,
 ): string {
   return (
-    `User '${actor.email}' (${actor.userId}) may not grant role ${role}. ` +
+    `${accountMention(actor)} may not grant role ${role}. ` +
     `Grantable roles: [${grantableRoles(actor.roles).join(', ')}].`
   );
 }

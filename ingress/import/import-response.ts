@@ -145,7 +145,12 @@ const count: JsonSchema = { type: 'integer', minimum: 0 };
 export const ROW_ERROR_SCHEMA: JsonSchema = closedObject(
   {
     index: { type: 'integer', minimum: 0, description: 'The row, counted from 0.' },
-    email: { type: 'string', description: "The row's e-mail (UserSeeding)." },
+    email: {
+      type: 'string',
+      deprecated: true,
+      description:
+        "The row's e-mail, in records written before rows stopped naming one (ADR 0014); a row is named by its index.",
+    },
     platformId: { ...GUID_SCHEMA, description: "The row's platform id (PlayerSeeding)." },
     code: { type: 'string', examples: ['USER_EXISTS', 'DUPLICATE_IN_BATCH', 'ROLE_NOT_GRANTABLE'] },
     message: { type: 'string' },

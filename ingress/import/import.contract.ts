@@ -113,9 +113,7 @@ const IMPORT_EXAMPLES: OperationExamples = {
           skipped: 0,
           errorMessage: failedAtAggregate(EXAMPLE_IDS.user, USER_MESSAGES.alreadyExists),
           errorCode: 'AGGREGATE_PROCESSING_FAILED',
-          rowErrors: [
-            { index: 0, email: SERVICE_ACCOUNT, code: 'USER_EXISTS', message: USER_MESSAGES.alreadyExists },
-          ],
+          rowErrors: [{ index: 0, code: 'USER_EXISTS', message: USER_MESSAGES.alreadyExists }],
         },
       },
       ((message: string) => ({

@@ -18,6 +18,13 @@ import {
 } from '../roles';
 import { type Account, type Actor, CREDENTIAL_FIELD } from './account';
 import { type EnabledAdmins, isEnabledAdmin } from './enabled-admins';
+import { newPersonalDataKey, PERSONAL_DATA_KEY_FIELD } from './personal-data';
+
+/** What createUser needs of the erasure (account-erasure.ts): finishing one a crash cut short. */
+export interface ErasureFinisher {
+  /** When the account is erased, runs what follows its UserDeletedEvent again; else nothing. */
+  finishErasure(userId: string, metadata: EventMetadata): Promise<void>;
+}
 
 export interface NewUser {
   readonly email: string;
@@ -49,14 +56,20 @@ export class AccountService {
     private readonly hasher: PasswordHasher,
     /** The last-Admin guard's set: an account created with Admin joins it. */
     private readonly admins: EnabledAdmins,
+    /** Before an erased account's e-mail is registered again, its erasure is finished (ADR 0014). */
+    private readonly erasure: ErasureFinisher,
     private readonly clock: () => Date = () => new Date(),
   ) {}
 
   /**
    * Runs CreateUser as `actor`: role check (may it create users, and grant every role asked for),
-   * then hash, then lock, decide and append. `knownAbsent`
-   * skips the early existence check when the caller has just made it (an import's batch check);
-   * the decider still refuses a duplicate.
+   * then hash, then lock, decide and append, with a fresh personal-data key attached (the creation's
+   * personal fields are sealed under it). `knownAbsent` skips the early existence check when the
+   * caller has just made it (an import's batch check); the decider still refuses a duplicate.
+   *
+   * The e-mail of an erased account may be registered again: the same user id, a new account with
+   * a new key (ADR 0014). Its erasure is finished first (the teams a crash left under the old
+   * account pass to its tombstone), so the new account starts with nothing of the old one's.
    */
   async createUser(
     actor: Actor,
@@ -78,6 +91,7 @@ export class AccountService {
     const existing = options.knownAbsent ? null : await this.existing(userId, metadata.correlationId);
     if (existing) return existing;
     const credential = user.password === undefined ? undefined : await this.hasher.hash(user.password);
+    await this.erasure.finishErasure(userId, { ...metadata, actorUserId: actor.userId });
 
     const outcome = await this.commands.handle(userDecider, {
       aggregateId: userId,
@@ -97,7 +111,11 @@ export class AccountService {
       },
       context: { now: this.clock(), actorUserId: actor.userId, actorRoles: actor.roles },
       metadata: { ...metadata, actorUserId: actor.userId },
-      ...(credential ? { attachments: { [CREDENTIAL_FIELD]: credential } } : {}),
+      attachments: {
+        // Fresh with every creation: a re-registered e-mail's account never holds its predecessor's.
+        [PERSONAL_DATA_KEY_FIELD]: newPersonalDataKey(),
+        ...(credential ? { [CREDENTIAL_FIELD]: credential } : {}),
+      },
     });
     if (!outcome.accepted)
       return (
@@ -113,14 +131,21 @@ export class AccountService {
 
   /**
    * How an existing account answers a create: `exists`, or, when the same correlation id (an import
-   * job) created it, `created` again, so a retried import counts its own work once and fails on none.
+   * job) made its latest creation, `created` again, so a retried import counts its own work once and
+   * fails on none. An erased account is no account (null): its e-mail may be registered again. Reads
+   * the record and the stream's event headers (never their personal data) together.
    */
   async existing(userId: string, correlationId: string | null): Promise<CreateUserResult | null> {
-    const first = await this.store.readFirst(userDecider.aggregateType, userId);
-    if (!first) return null;
-    if (correlationId !== null && first.metadata.correlationId === correlationId) {
+    const { aggregateType, initialState } = userDecider;
+    const [{ state }, headers] = await Promise.all([
+      this.store.loadRecord(aggregateType, userId, initialState),
+      this.store.readHeaders(aggregateType, userId),
+    ]);
+    const creation = headers.findLast((event) => event.eventType === 'UserCreatedEvent');
+    if (correlationId !== null && creation?.metadata.correlationId === correlationId) {
       return { status: 'created', userId, eventCount: 1, replayed: true };
     }
+    if (!activeUser(state)) return null;
     return { status: 'exists', userId, message: USER_MESSAGES.alreadyExists };
   }
 

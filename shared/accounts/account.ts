@@ -1,3 +1,4 @@
+import { SERVICE_ACTOR_ID } from '../domain/decider';
 import type { ActiveUser } from '../domain/user/user.decider';
 
 /** Whoever a command runs as: an authenticated account, or the service itself. */
@@ -9,7 +10,7 @@ export interface Actor {
 
 /** The service acting on its own behalf (bootstrap); it holds no account. */
 export const SYSTEM_ACTOR: Actor = Object.freeze({
-  userId: '00000000-0000-0000-0000-000000000000',
+  userId: SERVICE_ACTOR_ID,
   email: 'system',
   roles: Object.freeze(['Admin']),
 });

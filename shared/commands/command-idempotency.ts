@@ -1,6 +1,7 @@
 import { REQUEST_ID_WINDOW_MS } from '../event-store/event-store';
 import type { RedisClient } from '../redis/connections';
 import type { Keys } from '../redis/keys';
+import { mentionsAccount } from '../roles';
 import { type CommandAnswer, commandAnswer, type CommandOutcome, outcomeOf } from './command-answer';
 
 const REPLAY_WINDOW_SECONDS = REQUEST_ID_WINDOW_MS / 1000;
@@ -34,6 +35,9 @@ export type Recall =
  * A request id belongs to its caller: outcomes are kept per (caller's user id, request id). Another
  * account sending the same request id is a request of its own, processed independently: it never
  * sees the first caller's outcome, and cannot make the owner's id a duplicate.
+ *
+ * An answer that names its caller by e-mail (an account command's refusal: `User '<email>' (<id>)
+ * ...`) is indexed per caller as well, so erasing the caller deletes it (`forgetCaller`, ADR 0014).
  */
 export class CommandIdempotency {
   constructor(
@@ -61,10 +65,34 @@ export class CommandIdempotency {
     if (![200, 400, 403].includes(answer.status)) return outcome;
     const key = this.keys.commandResponse(request.callerUserId, request.requestId);
     const stored: StoredAnswer = { fingerprint: CommandIdempotency.fingerprint(request), answer };
+    if (mentionsAccount(answer.body.errorMessage ?? '', request.callerUserId)) {
+      // Indexed first: a crash in between leaves an index entry naming nothing, never an answer
+      // that erasing its caller would miss.
+      const index = this.keys.commandAnswersNamingCaller(request.callerUserId);
+      await Promise.all([
+        this.redis.sadd(index, request.requestId.toLowerCase()),
+        this.redis.expire(index, REPLAY_WINDOW_SECONDS),
+      ]);
+    }
     const set = await this.redis.set(key, JSON.stringify(stored), 'EX', REPLAY_WINDOW_SECONDS, 'NX');
     if (set === 'OK') return outcome;
     // A concurrent duplicate answered first: both callers get the first outcome.
     const first = await this.recall(request);
     return first.kind === 'replay' ? first.outcome : outcome;
+  }
+
+  /**
+   * Deletes the remembered answers that name `callerUserId` by e-mail (the account is erased: it
+   * cannot send a retry any more), and their index. Idempotent; returns how many it deleted.
+   */
+  async forgetCaller(callerUserId: string): Promise<number> {
+    const index = this.keys.commandAnswersNamingCaller(callerUserId);
+    const requestIds = await this.redis.smembers(index);
+    // One key each: on a cluster they lie in different slots.
+    const deleted = await Promise.all(
+      requestIds.map((requestId) => this.redis.unlink(this.keys.commandResponse(callerUserId, requestId))),
+    );
+    await this.redis.unlink(index);
+    return deleted.reduce((sum, count) => sum + count, 0);
   }
 }

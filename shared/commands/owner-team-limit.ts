@@ -1,6 +1,6 @@
 import { fantasyTeamDecider, type FantasyTeamState } from '../domain/fantasy-team/fantasy-team.decider';
 import type { EventStore } from '../event-store/event-store';
-import type { RedisClient } from '../redis/connections';
+import { type RedisClient, scanKeys } from '../redis/connections';
 import type { Keys } from '../redis/keys';
 import { registerScripts } from '../redis/scripts';
 import { OWNER_TEAM_SCRIPTS } from './owner-team.scripts';
@@ -13,9 +13,12 @@ import { OWNER_TEAM_SCRIPTS } from './owner-team.scripts';
 export const TEAM_RESERVATION_MS = 60_000;
 
 /**
- * Bounds the teams one owner holds (MAX_TEAMS_PER_OWNER). Teams are created by CreateFantasyTeam
- * only, and no command deletes or transfers one, so an owner's teams are the ones it created;
- * archived teams count too (archiving frees nothing, else create-and-archive would fill Redis).
+ * Bounds the teams one owner holds (MAX_TEAMS_PER_OWNER), and indexes every owner's teams, an
+ * Admin's (unbounded) included: erasing an account passes the teams found there to its tombstone
+ * (team-tombstone.ts), which then clears the index. Teams are created by CreateFantasyTeam only, and
+ * no client command deletes or transfers one, so an owner's teams are the ones it created; archived
+ * teams count too (archiving frees nothing, else create-and-archive would fill Redis). An Admin's
+ * teams created before the index held them are indexed once at start (`ensureIndexed`).
  *
  * The owner's index is one key, in another cluster slot than the team's partition, so it cannot
  * join the append's script. It is kept in three steps instead: reserve a slot atomically before the
@@ -34,8 +37,11 @@ export class OwnerTeamLimit {
     registerScripts(redis, OWNER_TEAM_SCRIPTS);
   }
 
-  /** Holds a slot for `teamId` among the owner's teams; false when the owner is at the bound. */
-  async reserve(ownerUserId: string, teamId: string): Promise<boolean> {
+  /**
+   * Holds a slot for `teamId` among the owner's teams; false when the owner is at the bound. An
+   * owner that is not `bounded` (an Admin) is never refused, and its team is indexed all the same.
+   */
+  async reserve(ownerUserId: string, teamId: string, { bounded = true } = {}): Promise<boolean> {
     const key = this.keys.ownerTeams(ownerUserId);
     const team = teamId.toLowerCase();
     for (let attempt = 0; ; attempt++) {
@@ -43,7 +49,7 @@ export class OwnerTeamLimit {
       const [reserved, ...stale] = await this.redis.reserveOwnerTeam(
         key,
         team,
-        this.maxPerOwner,
+        bounded ? this.maxPerOwner : Number.MAX_SAFE_INTEGER,
         now,
         now + TEAM_RESERVATION_MS,
       );
@@ -61,6 +67,28 @@ export class OwnerTeamLimit {
   /** Nothing was written: the reserved slot is free again (a created team's slot is kept). */
   async release(ownerUserId: string, teamId: string): Promise<void> {
     await this.redis.releaseOwnerTeam(this.keys.ownerTeams(ownerUserId), teamId.toLowerCase());
+  }
+
+  /**
+   * Indexes every team under its owner once: a deployment upgraded from before an Admin's teams were
+   * indexed has them only in the teams' records. A scan of the team records, run once (replicas
+   * starting together may each run it: indexing a created team is idempotent).
+   */
+  async ensureIndexed(): Promise<void> {
+    if ((await this.redis.exists(this.keys.ownerTeamsIndexed())) === 1) return;
+    for await (const recordKeys of scanKeys(
+      this.redis,
+      this.keys.aggregateRecordPattern(fantasyTeamDecider.aggregateType),
+    )) {
+      const states = await Promise.all(recordKeys.map((key) => this.redis.hget(key, 'state')));
+      await Promise.all(
+        recordKeys.flatMap((recordKey, i) => {
+          const team = JSON.parse(states[i] ?? 'null') as FantasyTeamState;
+          return team ? [this.confirm(team.ownerUserId, this.keys.aggregateIdOfRecord(recordKey))] : [];
+        }),
+      );
+    }
+    await this.redis.set(this.keys.ownerTeamsIndexed(), new Date().toISOString());
   }
 
   /**

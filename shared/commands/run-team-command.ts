@@ -78,10 +78,12 @@ async function runOnTeam(
   const { definition, requestId } = request;
   const { commandType } = definition;
   // 3. A new team first takes one of its owner's slots (MAX_TEAMS_PER_OWNER; an Admin is not
-  //    bounded). Confirmed once the team is written, given back when nothing was.
+  //    bounded, but its teams are indexed all the same: an erased owner's teams are found there,
+  //    ADR 0014). Confirmed once the team is written, given back when nothing was.
   const { teamLimit } = services;
-  const bounded = commandType === 'CreateFantasyTeam' && !hasAnyRole(caller.roles, ['Admin']);
-  if (bounded && !(await teamLimit.reserve(caller.userId, aggregateId))) {
+  const creates = commandType === 'CreateFantasyTeam';
+  const bounded = !hasAnyRole(caller.roles, ['Admin']);
+  if (creates && !(await teamLimit.reserve(caller.userId, aggregateId, { bounded }))) {
     return refused('COMMAND_VALIDATION_ERROR', TEAM_MESSAGES.ownerTeamLimit(teamLimit.maxPerOwner));
   }
   /** Whether the command wrote its events: a reservation is confirmed, released, or left to be
@@ -121,7 +123,7 @@ async function runOnTeam(
     written = false;
     outcome = refusal;
   } finally {
-    if (bounded) await settleReservation(teamLimit, caller.userId, aggregateId, written);
+    if (creates) await settleReservation(teamLimit, caller.userId, aggregateId, written);
   }
   return outcome;
 }

@@ -7,6 +7,12 @@ export interface DomainEvent<Type extends string = string, Data = unknown> {
   readonly data: Data;
 }
 
+/**
+ * The id the service acts under when it acts on its own behalf (bootstrap, erasure). No account can
+ * hold it: user ids are UUID v5 (user-id.ts), whose version digit is never 0.
+ */
+export const SERVICE_ACTOR_ID = '00000000-0000-0000-0000-000000000000';
+
 /** Who acts, and when. `system` is the service itself (bootstrap), which holds no account. */
 export interface DecisionContext {
   readonly now: Date;

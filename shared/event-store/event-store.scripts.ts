@@ -22,6 +22,16 @@ export const EVENT_STORE_SCRIPTS: readonly ScriptDefinition[] = [
     file: path.join(__dirname, 'lua', 'rewrite-snapshot-1.lua'),
     numberOfKeys: 1,
   }),
+  defineScript({
+    name: 'rewriteStream',
+    file: path.join(__dirname, 'lua', 'rewrite-stream-2.lua'),
+    numberOfKeys: 2,
+  }),
+  defineScript({
+    name: 'swapLogPartition',
+    file: path.join(__dirname, 'lua', 'swap-log-partition-2.lua'),
+    numberOfKeys: 2,
+  }),
 ];
 
 declare module 'ioredis' {
@@ -40,6 +50,13 @@ declare module 'ioredis' {
       version: number,
       state: string,
       stateVersion: number,
+    ): Result<number, Context>;
+    rewriteStream(...keysThenArgs: (string | number)[]): Result<number, Context>;
+    swapLogPartition(
+      partitionKey: string,
+      copyKey: string,
+      lastCopiedId: string,
+      maxTail: number,
     ): Result<number, Context>;
   }
 }

@@ -5,6 +5,7 @@ import { partitionOf } from '../redis/partitions';
 import { ScriptFencedError, scriptReply } from '../redis/script-codes';
 import { registerScripts } from '../redis/scripts';
 import { type EventEnvelope, parseEnvelope } from './envelope';
+import { type EnvelopeCodec, EnvelopeCodecs } from './envelope-codec';
 import { StaleAppendError } from './errors';
 import { EVENT_STORE_SCRIPTS } from './event-store.scripts';
 
@@ -48,6 +49,11 @@ export interface AppendRequest {
   readonly state: unknown;
   /** Private fields written to the record with the events (a credential): never in an event. */
   readonly attachments?: Readonly<Record<string, string>>;
+  /**
+   * Private fields removed from the record with the events, before `attachments` are written (an
+   * erased account's credential and personal-data key).
+   */
+  readonly removeAttachments?: readonly string[];
   /** The caller's lock token: the append releases the aggregate's lock if it is still theirs. */
   readonly lockToken?: string;
   /**
@@ -94,18 +100,23 @@ function recordFrom<State>([version, state]: StoredRecord, initialState: State):
  * aggregate's record keeps its folded state (a snapshot), so loading never replays the stream;
  * for the aggregate types given as `snapshots`, the record also says which shape of the state it
  * holds, and a record of another shape is re-folded from the stream when loaded (never used as it
- * is) until `npm run snapshots:rebuild` rewrites it.
+ * is) until `npm run snapshots:rebuild` rewrites it. For the aggregate types given as `codecs`,
+ * events are sealed as they are appended and opened as they are read (envelope-codec.ts): every
+ * read of this store returns events as they were decided.
  */
 export class EventStore {
   private readonly shapes: ReadonlyMap<string, SnapshotShape>;
+  private readonly codecs: EnvelopeCodecs;
 
   constructor(
     readonly redis: RedisClient,
     readonly keys: Keys,
     snapshots: readonly SnapshotShape[] = [],
+    codecs: readonly EnvelopeCodec[] = [],
   ) {
     registerScripts(redis, EVENT_STORE_SCRIPTS);
     this.shapes = new Map(snapshots.map((shape) => [shape.aggregateType, shape]));
+    this.codecs = new EnvelopeCodecs(codecs);
   }
 
   /** The aggregate types whose snapshots carry a shape version. */
@@ -146,7 +157,10 @@ export class EventStore {
     return this.refold(aggregateType, aggregateId, shape) as Promise<AggregateRecord<State>>;
   }
 
-  /** The state folded from the aggregate's whole stream, and the stream's version. */
+  /**
+   * The state folded from the aggregate's whole stream (its events opened, so an erased account's
+   * creation folds with null personal fields), and the stream's version.
+   */
   async refold(
     aggregateType: string,
     aggregateId: string,
@@ -219,13 +233,15 @@ export class EventStore {
 
   /** Appends atomically if the stream is still at `expectedVersion`; returns the new version. */
   async append(request: AppendRequest): Promise<number> {
-    const { aggregateType, aggregateId, expectedVersion, events } = request;
+    const { aggregateType, aggregateId, expectedVersion } = request;
     const shape = this.shapes.get(aggregateType);
+    const { events, attachments } = await this.sealed(request);
     // The state's shape version rides with the attachments: same script, same round trip.
     const attachmentArgs = [
       ...(shape ? [STATE_VERSION_FIELD, String(currentStateVersion(shape))] : []),
-      ...Object.entries(request.attachments ?? {}).flat(),
+      ...Object.entries(attachments).flat(),
     ];
+    const removed = request.removeAttachments ?? [];
     const reply = await this.redis.appendEvents(
       this.keys.aggregateStream(aggregateType, aggregateId),
       this.keys.logPartition(partitionOf(aggregateId)),
@@ -244,6 +260,8 @@ export class EventStore {
       aggregateId.toLowerCase(),
       ...events.map((event) => JSON.stringify(event)),
       JSON.stringify(request.state),
+      removed.length,
+      ...removed,
       ...attachmentArgs,
     );
     try {
@@ -255,12 +273,55 @@ export class EventStore {
     }
   }
 
-  async readStream(aggregateType: string, aggregateId: string): Promise<EventEnvelope[]> {
-    const entries = await this.redis.xrange(this.keys.aggregateStream(aggregateType, aggregateId), '-', '+');
-    return entries.map(([, fields]) => parseEnvelope(fields[1] ?? 'null'));
+  /**
+   * The events as they are stored, and the attachments to write: an event with fields to seal is
+   * sealed under the key the append attaches, else the record's (one read, only then), else a fresh
+   * key attached with the append. The fence makes that safe: the key changes only with an append.
+   */
+  private async sealed(
+    request: AppendRequest,
+  ): Promise<{ events: readonly EventEnvelope[]; attachments: Readonly<Record<string, string>> }> {
+    const attachments = { ...request.attachments };
+    const codec = this.codecs.for(request.aggregateType);
+    if (!codec || !request.events.some((event) => codec.seals(event))) {
+      return { events: request.events, attachments };
+    }
+    let key =
+      attachments[codec.keyField] ??
+      (await this.redis.hget(
+        this.keys.aggregateRecord(request.aggregateType, request.aggregateId),
+        codec.keyField,
+      ));
+    if (!key) {
+      key = codec.newKey();
+      attachments[codec.keyField] = key;
+    }
+    const sealingKey = key;
+    return {
+      events: request.events.map((event) => (codec.seals(event) ? codec.seal(event, sealingKey) : event)),
+      attachments,
+    };
   }
 
-  /** The events at versions `from`..`to` (inclusive). */
+  /** Every event of the aggregate, opened. */
+  async readStream(aggregateType: string, aggregateId: string): Promise<EventEnvelope[]> {
+    const entries = await this.redis.xrange(this.keys.aggregateStream(aggregateType, aggregateId), '-', '+');
+    return this.opened(entries.map(([, fields]) => parseEnvelope(fields[1] ?? 'null')));
+  }
+
+  /**
+   * Every event of the aggregate without its data: what happened, when and why, read without its
+   * key (nothing sealed is opened, nothing personal is returned).
+   */
+  async readHeaders(aggregateType: string, aggregateId: string): Promise<Omit<EventEnvelope, 'data'>[]> {
+    const entries = await this.redis.xrange(this.keys.aggregateStream(aggregateType, aggregateId), '-', '+');
+    return entries.map(([, fields]) => {
+      const { data: _data, ...header } = parseEnvelope(fields[1] ?? 'null');
+      return header;
+    });
+  }
+
+  /** The events at versions `from`..`to` (inclusive), opened. */
   async readVersions(
     aggregateType: string,
     aggregateId: string,
@@ -272,10 +333,10 @@ export class EventStore {
       `0-${from}`,
       `0-${to}`,
     );
-    return entries.map(([, fields]) => parseEnvelope(fields[1] ?? 'null'));
+    return this.opened(entries.map(([, fields]) => parseEnvelope(fields[1] ?? 'null')));
   }
 
-  /** The aggregate's first event (its creation), or null for an empty stream. */
+  /** The aggregate's first event (its creation), opened, or null for an empty stream. */
   async readFirst(aggregateType: string, aggregateId: string): Promise<EventEnvelope | null> {
     const [first] = await this.redis.xrange(
       this.keys.aggregateStream(aggregateType, aggregateId),
@@ -284,7 +345,14 @@ export class EventStore {
       'COUNT',
       1,
     );
-    return first ? parseEnvelope(first[1][1] ?? 'null') : null;
+    if (!first) return null;
+    const [event] = await this.opened([parseEnvelope(first[1][1] ?? 'null')]);
+    return event ?? null;
+  }
+
+  /** Stored envelopes as they were written: sealed fields opened (envelope-codec.ts). */
+  private opened(envelopes: readonly EventEnvelope[]): Promise<EventEnvelope[]> {
+    return this.codecs.open(this.redis, this.keys, envelopes);
   }
 
   async streamLength(aggregateType: string, aggregateId: string): Promise<number> {

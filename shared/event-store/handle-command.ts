@@ -17,6 +17,12 @@ export interface CommandInput<Command> {
   /** Private record fields written with the events if the command is accepted (a credential). */
   readonly attachments?: Readonly<Record<string, string>>;
   /**
+   * Private record fields removed with the events if the command is accepted, in the same atomic
+   * append and before `attachments` are written: DeleteUser drops the credential and the
+   * personal-data key, which erases the account's sealed fields (ADR 0014).
+   */
+  readonly removeAttachments?: readonly string[];
+  /**
    * The caller's request id, when a retry of the request must not apply the command twice: the
    * append records it with the aggregate (REQUEST_ID_WINDOW_MS), and a later attempt with the same
    * id gets the first attempt's events back instead of a new decision. That attempt may have
@@ -147,6 +153,7 @@ export class CommandHandler {
           state: nextState,
           lockToken: token,
           ...(input.attachments ? { attachments: input.attachments } : {}),
+          ...(input.removeAttachments ? { removeAttachments: input.removeAttachments } : {}),
           ...(requestField ? { requestId: requestField } : {}),
         })
         .catch((error: unknown) => {

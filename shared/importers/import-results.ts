@@ -2,6 +2,7 @@ import type { RedisClient } from '../redis/connections';
 import type { Keys } from '../redis/keys';
 import { registerScripts } from '../redis/scripts';
 import { IMPORT_SCRIPTS } from './import.scripts';
+import { ImportRecordErasure } from './import-record-erasure';
 import type { ImportErrorCode, ImportOutcome, ImportPriority, ImportStatus, RowError } from './importer';
 
 /** One import's status and result: what GetImportJobResult and a repeated request answer. */
@@ -68,15 +69,20 @@ const RESERVATION_GRACE_MS = 60_000;
 
 /**
  * Import records in Redis, one JSON string each, kept IMPORT_RESULT_TTL_SECONDS; and, per
- * submitter, which of them are Pending (MAX_PENDING_IMPORTS_PER_USER), released as each ends.
+ * submitter, which of them are Pending (MAX_PENDING_IMPORTS_PER_USER), released as each ends. A
+ * record names no account by e-mail but its submitter's (a role refusal, as the spec words it);
+ * those are indexed so that erasing the submitter scrubs them (import-record-erasure.ts).
  */
 export class ImportResults {
+  private readonly erasure: ImportRecordErasure;
+
   constructor(
     private readonly redis: RedisClient,
     private readonly keys: Keys,
     private readonly ttlSeconds: number,
   ) {
     registerScripts(redis, IMPORT_SCRIPTS);
+    this.erasure = new ImportRecordErasure(redis, keys);
   }
 
   /**
@@ -232,11 +238,10 @@ export class ImportResults {
   }
 
   private async save(record: ImportRecord): Promise<void> {
-    await this.redis.set(
-      this.keys.importResult(record.importJobId),
-      JSON.stringify(record),
-      'EX',
-      this.ttlSeconds,
-    );
+    const json = JSON.stringify(record);
+    await Promise.all([
+      this.redis.set(this.keys.importResult(record.importJobId), json, 'EX', this.ttlSeconds),
+      this.erasure.noteRecord(record, json, this.ttlSeconds),
+    ]);
   }
 }

@@ -17,6 +17,11 @@ export const IMPORT_SCRIPTS: readonly ScriptDefinition[] = [
     file: path.join(__dirname, 'lua', 'reserve-pending-import-1.lua'),
     numberOfKeys: 1,
   }),
+  defineScript({
+    name: 'replaceImportRecord',
+    file: path.join(__dirname, 'lua', 'replace-import-record-1.lua'),
+    numberOfKeys: 1,
+  }),
 ];
 
 declare module 'ioredis' {
@@ -28,5 +33,6 @@ declare module 'ioredis' {
       limit: number,
       ttlSeconds: number,
     ): Result<number, Context>;
+    replaceImportRecord(recordKey: string, asRead: string, replacement: string): Result<0 | 1, Context>;
   }
 }

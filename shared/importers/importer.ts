@@ -17,11 +17,14 @@ export const IMPORT_ERROR_CODES = [
 ] as const;
 export type ImportErrorCode = (typeof IMPORT_ERROR_CODES)[number];
 
-/** One row an operator should look at: it failed, was skipped, or would be. */
+/**
+ * One row an operator should look at: it failed, was skipped, or would be. A user's row is named by
+ * its index only, never its e-mail: the record is kept for days, and an erased account's e-mail
+ * must not outlive it there (ADR 0014).
+ */
 export interface RowError {
   readonly index: number;
-  /** The row's natural key: a user's e-mail, a player's platform id. */
-  readonly email?: string;
+  /** A player's platform id (not personal data). */
   readonly platformId?: string;
   readonly code: string;
   readonly message: string;

@@ -1,3 +1,5 @@
+import { ALL_ENVELOPE_CODECS } from '../envelope-codecs';
+import { EnvelopeCodecs } from '../event-store/envelope-codec';
 import type { RedisClient } from '../redis/connections';
 import type { Keys } from '../redis/keys';
 import { ScriptFencedError, scriptReply } from '../redis/script-codes';
@@ -6,13 +8,18 @@ import { documentKeysOf, eventsFor, type LogEntry, NO_CHECKPOINT, planBatch } fr
 import type { AnyProjection } from './projection';
 import { PROJECTION_SCRIPTS } from './projection.scripts';
 
+/** The codecs every projection's events are opened with (ADR 0014). */
+const SEALED_ENVELOPES = new EnvelopeCodecs(ALL_ENVELOPE_CODECS);
+
 /** The outcome of applying one batch: how many entries, or the fence saying someone else did. */
 export type BatchResult = { readonly entries: number; readonly checkpoint: string } | 'fenced';
 
 /**
  * Applies the next batch of `projection` from one log partition after `checkpoint`: reads the
- * entries and the documents they touch, plans the writes (batch-plan.ts), and writes the
- * documents, their index entries and the new checkpoint in one fenced script.
+ * entries, opens the sealed ones (their aggregates' keys in one pipelined read, none when the batch
+ * holds no sealed event: a projection always sees events as they were decided, an erased account's
+ * personal fields as null), reads the documents they touch, plans the writes (batch-plan.ts), and
+ * writes the documents, their index entries and the new checkpoint in one fenced script.
  */
 export async function applyNextBatch(
   redis: RedisClient,
@@ -21,6 +28,7 @@ export async function applyNextBatch(
   partition: number,
   checkpoint: string,
   batchSize: number,
+  codecs: EnvelopeCodecs = SEALED_ENVELOPES,
 ): Promise<BatchResult> {
   registerScripts(redis, PROJECTION_SCRIPTS);
   const start = checkpoint === NO_CHECKPOINT ? '-' : `(${checkpoint}`;
@@ -33,7 +41,7 @@ export async function applyNextBatch(
   );
   const last = entries.at(-1);
   if (!last) return { entries: 0, checkpoint };
-  const events = eventsFor(projection, entries);
+  const events = await codecs.open(redis, keys, eventsFor(projection, entries));
   const docKeys = documentKeysOf(projection, keys, events);
   const stored = docKeys.length ? await redis.mget(...docKeys) : [];
   const writes = planBatch(

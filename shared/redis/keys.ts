@@ -39,6 +39,11 @@ export function createKeys(prefix: string) {
     aggregateRequestTimes: aggregate('request-times'),
     /** One partition of the global event log that projectors consume. */
     logPartition: (partition: number) => `${prefix}${partitionTag(partition)}:log`,
+    /**
+     * A partition's copy while it is rewritten (legacy events sealed, ADR 0014), in its slot: it
+     * takes the partition's place when complete.
+     */
+    logPartitionRewrite: (partition: number) => `${prefix}${partitionTag(partition)}:log:rewrite`,
     /** A projection's document for one aggregate, in the aggregate's partition. */
     projectionDocument: (projection: string, aggregateId: string) =>
       `${prefix}${partitionTag(partitionOf(aggregateId))}:projection:${projection}:${aggregateId.toLowerCase()}`,
@@ -141,6 +146,13 @@ export function createKeys(prefix: string) {
      */
     importsPendingBySubmitter: (submitterUserId: string) =>
       `${prefix}imports-pending:{${submitterUserId.toLowerCase()}}`,
+    /**
+     * Sorted set: the import job ids whose record names its submitter by e-mail (a role refusal's
+     * message), scored by when the record expires (unix ms): what erasing the submitter scrubs. One
+     * key, in its own slot, per submitter.
+     */
+    importsNamingSubmitter: (submitterUserId: string) =>
+      `${prefix}imports-naming:{${submitterUserId.toLowerCase()}}`,
     /** The HS256 secret generated once when JWT_SECRET is unset, so every replica signs alike. */
     generatedJwtSecret: () => `${prefix}auth:jwt-secret`,
     /**
@@ -150,10 +162,19 @@ export function createKeys(prefix: string) {
     commandResponse: (callerUserId: string, requestId: string) =>
       `${prefix}idempotency:command:${callerUserId.toLowerCase()}:${requestId.toLowerCase()}`,
     /**
+     * Set: the request ids of one caller's remembered command answers that name the caller by
+     * e-mail (a refusal of an account command): what erasing the caller deletes (single key).
+     */
+    commandAnswersNamingCaller: (callerUserId: string) =>
+      `${prefix}idempotency:naming:${callerUserId.toLowerCase()}`,
+    /**
      * Sorted set: the team ids one owner holds (score +inf) or has reserved for a create in flight
-     * (score: the reservation's deadline, unix ms), bounding the teams per owner (single key).
+     * (score: the reservation's deadline, unix ms), bounding the teams per owner (an Admin's are
+     * indexed, unbounded) and naming the teams an erased owner's tombstone takes over (single key).
      */
     ownerTeams: (ownerUserId: string) => `${prefix}owner-teams:${ownerUserId.toLowerCase()}`,
+    /** String: set once every team was indexed under its owner (an upgrade indexes them first). */
+    ownerTeamsIndexed: () => `${prefix}owner-teams-indexed`,
     /** Set: the ids of the enabled accounts holding Admin (the last-Admin guard; single key). */
     enabledAdmins: () => `${prefix}accounts:enabled-admins`,
     /** String: set once enabledAdmins was built from every account (an upgrade builds it first). */

@@ -177,7 +177,8 @@ describe('POST /api/import', () => {
       });
       expect(res.body.errorMessage).toContain('User already exists');
       expect(res.body.rowErrors).toEqual([
-        { index: 0, email: 'member@example.com', code: 'USER_EXISTS', message: 'User already exists' },
+        // Named by its index: a record keeps no row's e-mail (ADR 0014).
+        { index: 0, code: 'USER_EXISTS', message: 'User already exists' },
       ]);
     });
   });

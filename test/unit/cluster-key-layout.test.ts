@@ -54,6 +54,12 @@ describe('The key layout on Redis Cluster', () => {
     }
   });
 
+  it('When a log partition is rewritten (swap-log-partition-2.lua), then the partition and its copy share one slot', () => {
+    for (let partition = 0; partition < LOG_PARTITIONS; partition++) {
+      expect(slotsOf(keys.logPartition(partition), keys.logPartitionRewrite(partition)).size).toBe(1);
+    }
+  });
+
   it('When an aggregate id holds braces of its own, then its keys still hash by the partition tag', () => {
     const id = 'team-{p99}-{x}';
     expect(slotsOf(keys.aggregateStream('user', id), keys.logPartition(partitionOf(id))).size).toBe(1);

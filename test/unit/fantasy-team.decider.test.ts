@@ -1,7 +1,8 @@
-import { type DecisionContext, fold } from '../../shared/domain/decider';
+import { type DecisionContext, fold, SERVICE_ACTOR_ID } from '../../shared/domain/decider';
 import {
   type ArchiveFantasyTeam,
   type CreateFantasyTeam,
+  type EraseFantasyTeamOwner,
   type FantasyTeamCommand,
   type LinkFantasyTeam,
   type RosterSlot,
@@ -16,6 +17,7 @@ import type {
   FantasyTeamCreatedEvent,
   FantasyTeamEvent,
   FantasyTeamLinkedEvent,
+  FantasyTeamOwnerErasedEvent,
   FantasyTeamRosterSetEvent,
   FantasyTeamUnlinkedEvent,
 } from '../../shared/domain/fantasy-team/fantasy-team.events';
@@ -480,5 +482,78 @@ describe('fantasyTeamDecider: who may act', () => {
       fantasyUserId: 77,
       linkedAt: '2001-02-03T04:05:06.007Z',
     });
+  });
+});
+
+describe("fantasyTeamDecider: an erased owner's team passes to its tombstone (the service's own command)", () => {
+  const TOMBSTONE = '44444444-4444-4444-8444-444444444444';
+  const asService = (): DecisionContext =>
+    decisionContext({ now: NOW, actorUserId: SERVICE_ACTOR_ID, actorRoles: ['Admin'] });
+  const eraseOwner = (fromUserId = OWNER): EraseFantasyTeamOwner => ({
+    type: 'EraseFantasyTeamOwner',
+    data: { fromUserId, tombstoneId: TOMBSTONE },
+  });
+  const ownerErased: FantasyTeamOwnerErasedEvent = {
+    type: 'FantasyTeamOwnerErasedEvent',
+    data: { ownerUserId: TOMBSTONE, erasedAt: NOW.toISOString() },
+  };
+
+  it.each([
+    ['a live team', [created()]],
+    ['a linked team', LINKED],
+    ['an archived team', [created(), archived()]],
+  ] as [string, FantasyTeamEvent[]][])(
+    'When the service erases the owner of %s, then FantasyTeamOwnerErasedEvent names the tombstone, and folded the team belongs to it and keeps the rest',
+    (_label, history) => {
+      team.given(history).when(eraseOwner(), asService()).then([ownerErased]);
+      const before = fold(fantasyTeamDecider, history);
+      expect(fold(fantasyTeamDecider, [...history, ownerErased])).toEqual({
+        ...before,
+        ownerUserId: TOMBSTONE,
+      });
+    },
+  );
+
+  it('When the owner was passed on already (a retried erasure), then it is refused and nothing is raised twice', () => {
+    team
+      .given([created(), ownerErased])
+      .when(eraseOwner(), asService())
+      .thenRejectedWith(TEAM_MESSAGES.ownerErasureNotOwner, 'invalid');
+  });
+
+  it('When the team does not exist (a reservation that never became a team), then it is refused', () => {
+    team
+      .given([])
+      .when(eraseOwner(), asService())
+      .thenRejectedWith(TEAM_MESSAGES.ownerErasureNoTeam, 'invalid');
+  });
+
+  it('When the team belongs to someone else, then it is refused', () => {
+    team
+      .given([created(STRANGER)])
+      .when(eraseOwner(OWNER), asService())
+      .thenRejectedWith(TEAM_MESSAGES.ownerErasureNotOwner, 'invalid');
+  });
+
+  it('When anyone but the service sends it (the owner, a UserManager, an Admin), then it is forbidden', () => {
+    team
+      .given([created()])
+      .when(eraseOwner(), asAdmin())
+      .thenRejectedWith(TEAM_MESSAGES.forbidden, 'forbidden');
+    team
+      .given([created()])
+      .when(eraseOwner(), asOwner())
+      .thenRejectedWith(TEAM_MESSAGES.forbidden, 'forbidden');
+    team
+      .given([created()])
+      .when(eraseOwner(), asStranger(['UserManager']))
+      .thenRejectedWith(TEAM_MESSAGES.forbidden, 'forbidden');
+  });
+
+  it('When a team passed to its tombstone gets a command from its old owner, then it is forbidden: the team is no longer theirs', () => {
+    team
+      .given([created(), ownerErased])
+      .when(link(), asOwner())
+      .thenRejectedWith(TEAM_MESSAGES.forbidden, 'forbidden');
   });
 });

@@ -1,10 +1,14 @@
 import {
+  accountMention,
   effectiveRoles,
+  ERASED_EMAIL,
   firstUngrantableRole,
   grantableRoles,
   hasAnyRole,
   lacksRolesMessage,
   mayNotGrantMessage,
+  mentionsAccount,
+  withoutAccountEmail,
 } from '../../shared/roles';
 
 /** Order-insensitive: the hierarchy is a set of roles, whatever order it is listed in. */
@@ -114,5 +118,33 @@ describe('grantableRoles (who may grant which role)', () => {
     expect(mayNotGrantMessage({ ...actor, roles: ['Member'] }, 'Member')).toBe(
       "User 'um@example.com' (a1b2) may not grant role Member. Grantable roles: [].",
     );
+  });
+});
+
+describe('Messages naming an account, and erasing its e-mail from them', () => {
+  const ID = 'd2d40107-4c8f-55d9-bea2-64223f7a6590';
+  const OTHER = '11111111-2222-5333-8444-555555555555';
+
+  it("When a message names the account (even an e-mail with an apostrophe), then its e-mail becomes [erased] and nothing else changes; another account's mention is kept", () => {
+    const text =
+      `Import failed at aggregate ${OTHER}: ` +
+      lacksRolesMessage({ email: "o'brien@example.com", userId: ID, roles: ['Member'] }, 'CreateUser', [
+        'Admin',
+      ]) +
+      ` Also ${accountMention({ email: 'kept@example.com', userId: OTHER })}.`;
+    expect(mentionsAccount(text, ID)).toBe(true);
+    expect(mentionsAccount(text, ID.toUpperCase())).toBe(true);
+    const scrubbed = withoutAccountEmail(text, ID);
+    expect(scrubbed).toBe(
+      `Import failed at aggregate ${OTHER}: User '${ERASED_EMAIL}' (${ID}) lacks required roles to execute CreateUserCommand. ` +
+        `Required roles: [Admin]. User roles: [Member]. Also User 'kept@example.com' (${OTHER}).`,
+    );
+    expect(mentionsAccount(withoutAccountEmail('no mention here', ID), ID)).toBe(false);
+  });
+
+  it('When every refusal naming an actor is built, then it uses the one form accountMention gives', () => {
+    const actor = { email: 'um@example.com', userId: ID, roles: ['UserManager'] };
+    expect(mayNotGrantMessage(actor, 'Admin')).toContain(accountMention(actor));
+    expect(lacksRolesMessage(actor, 'X', ['Admin'])).toContain(accountMention(actor));
   });
 });

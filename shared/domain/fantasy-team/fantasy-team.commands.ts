@@ -38,3 +38,16 @@ export interface ArchiveFantasyTeam {
 
 export type FantasyTeamCommand =
   CreateFantasyTeam | LinkFantasyTeam | UnlinkFantasyTeam | SetFantasyTeamRoster | ArchiveFantasyTeam;
+
+/**
+ * The service's own command, never a client's (no definition of POST /api/command names it): when an
+ * account is erased, each team it owns passes to its tombstone id, an id that names no account, so
+ * the team stays and no longer points at the person (ADR 0014). Archived teams pass too.
+ */
+export interface EraseFantasyTeamOwner {
+  readonly type: 'EraseFantasyTeamOwner';
+  readonly data: { readonly fromUserId: string; readonly tombstoneId: string };
+}
+
+/** Every command the team decider takes: the clients' and the service's own. */
+export type AnyFantasyTeamCommand = FantasyTeamCommand | EraseFantasyTeamOwner;

@@ -1,6 +1,16 @@
 import { isOwnerOrAdmin } from '../../roles';
-import { accept, type Decider, type Decision, type DecisionContext, forbid, reject } from '../decider';
 import {
+  accept,
+  type Decider,
+  type Decision,
+  type DecisionContext,
+  forbid,
+  reject,
+  SERVICE_ACTOR_ID,
+} from '../decider';
+import {
+  type AnyFantasyTeamCommand,
+  type EraseFantasyTeamOwner,
   type FantasyTeamCommand,
   MAX_ROSTER_SIZE,
   type RosterSlot,
@@ -69,12 +79,33 @@ function rosterProblem(command: SetFantasyTeamRoster): string | undefined {
   return undefined;
 }
 
-export const fantasyTeamDecider: Decider<FantasyTeamState, FantasyTeamCommand, FantasyTeamEvent> = {
+/**
+ * The service's erasure of an owner: only as the service itself (no client command reaches it, and
+ * an Admin sending it some other way would still be refused: it would hand teams to any id), only
+ * from the erased owner, whether the team is archived or not. A team passed already is refused, so a
+ * retried erasure writes nothing twice.
+ */
+function decideOwnerErasure(
+  command: EraseFantasyTeamOwner,
+  state: FantasyTeamState,
+  context: DecisionContext,
+): Decision<FantasyTeamEvent> {
+  if (context.actorUserId !== SERVICE_ACTOR_ID) return forbid(TEAM_MESSAGES.forbidden);
+  if (state === null) return reject(TEAM_MESSAGES.ownerErasureNoTeam);
+  if (state.ownerUserId !== command.data.fromUserId) return reject(TEAM_MESSAGES.ownerErasureNotOwner);
+  return accept({
+    type: 'FantasyTeamOwnerErasedEvent',
+    data: { ownerUserId: command.data.tombstoneId, erasedAt: context.now.toISOString() },
+  });
+}
+
+export const fantasyTeamDecider: Decider<FantasyTeamState, AnyFantasyTeamCommand, FantasyTeamEvent> = {
   aggregateType: 'fantasy-team',
   initialState: null,
 
   decide(command, state, context) {
     const now = context.now.toISOString();
+    if (command.type === 'EraseFantasyTeamOwner') return decideOwnerErasure(command, state, context);
     if (command.type === 'CreateFantasyTeam') {
       if (state !== null) return reject(TEAM_MESSAGES.alreadyExists);
       return accept({
@@ -154,6 +185,8 @@ export const fantasyTeamDecider: Decider<FantasyTeamState, FantasyTeamCommand, F
         return state && { ...state, roster: event.data.players };
       case 'FantasyTeamArchivedEvent':
         return state && { ...state, archived: true };
+      case 'FantasyTeamOwnerErasedEvent':
+        return state && { ...state, ownerUserId: event.data.ownerUserId };
       default: {
         const _exhaustive: never = event;
         return state;

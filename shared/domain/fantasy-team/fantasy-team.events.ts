@@ -27,8 +27,15 @@ export type FantasyTeamArchivedEvent = DomainEvent<
   { readonly reason: string | null; readonly archivedAt: string }
 >;
 
+/** The team's owner was erased: the team now belongs to the owner's tombstone id (ADR 0014). */
+export type FantasyTeamOwnerErasedEvent = DomainEvent<
+  'FantasyTeamOwnerErasedEvent',
+  { readonly ownerUserId: string; readonly erasedAt: string }
+>;
+
 export type FantasyTeamEvent =
   | FantasyTeamCreatedEvent
+  | FantasyTeamOwnerErasedEvent
   | FantasyTeamLinkedEvent
   | FantasyTeamUnlinkedEvent
   | FantasyTeamRosterSetEvent

@@ -17,6 +17,9 @@ export const TEAM_MESSAGES = {
   rosterDuplicate: (participantId: string) =>
     `Participant ${participantId} appears more than once in the roster`,
   rosterTooMany: (status: string) => `A roster has at most one ${status}`,
+  /** The service's own EraseFantasyTeamOwner, refused: nothing to pass (passed already, or no team). */
+  ownerErasureNoTeam: 'Cannot pass a non-existent team to a tombstone',
+  ownerErasureNotOwner: 'The team is not owned by the erased account',
   ownerTeamLimit: (max: number) =>
     `Cannot create team: an owner may hold at most ${max} teams, archived ones included`,
 } as const;

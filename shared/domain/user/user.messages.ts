@@ -1,3 +1,5 @@
+import { accountMention } from '../../roles';
+
 /** What each account command does to an account, as its refusals say it. */
 export type UserVerb =
   'change the password of' | 'set the password of' | 'set the roles of' | 'disable' | 'enable' | 'delete';
@@ -26,6 +28,6 @@ export const USER_MESSAGES = {
     role: string,
     grantable: readonly string[],
   ) =>
-    `User '${actor.email}' (${actor.userId}) may not manage user ${targetUserId}, who holds role ${role}. ` +
+    `${accountMention(actor)} may not manage user ${targetUserId}, who holds role ${role}. ` +
     `Grantable roles: [${grantable.join(', ')}].`,
 } as const;

@@ -5,7 +5,7 @@
   Input:
     KEYS[1] aggregate stream (entry ids 0-<version>)
     KEYS[2] global log partition of the aggregate
-    KEYS[3] aggregate record (hash: version, state, attachments)
+    KEYS[3] aggregate record (hash: version, state, stateVersion, attachments)
     KEYS[4] the aggregate's lock
     KEYS[5] the request ids applied to the aggregate (hash: '<caller>:<request id>' -> 'first:last'
             version; a request id belongs to its caller)
@@ -20,7 +20,10 @@
     ARGV[8] the aggregate's id, published on ARGV[3]
     ARGV[9 .. 8+N] event envelopes as JSON, versions expected+1 .. expected+N
     ARGV[9+N] the folded state after the events, as JSON
-    ARGV[10+N ..] attachment field/value pairs written to the record (e.g. a credential)
+    ARGV[10+N] number M of attachment fields removed from the record
+    ARGV[11+N .. 10+N+M] attachment fields removed from the record, before any is written (an
+            erased account's credential and personal-data key)
+    ARGV[11+N+M ..] attachment field/value pairs written to the record (e.g. a credential)
 
   Output:
     the new version, or
@@ -59,7 +62,11 @@ end
 
 local version = expected + count
 redis.call('HSET', KEYS[3], 'version', version, 'state', ARGV[9 + count])
-for i = 10 + count, #ARGV, 2 do
+local removed = tonumber(ARGV[10 + count])
+if removed > 0 then
+  redis.call('HDEL', KEYS[3], unpack(ARGV, 11 + count, 10 + count + removed))
+end
+for i = 11 + count + removed, #ARGV, 2 do
   redis.call('HSET', KEYS[3], ARGV[i], ARGV[i + 1])
 end
 

@@ -98,7 +98,6 @@ export const userSeedingImporter: Importer<UserSeedingData> = {
       else
         duplicates.push({
           index,
-          email,
           code: 'DUPLICATE_IN_BATCH',
           message: `E-mail already used by row ${first}`,
         });
@@ -117,16 +116,15 @@ export const userSeedingImporter: Importer<UserSeedingData> = {
     // A role beyond the submitter's reach fails the whole batch before any account exists.
     const ungrantable = rows.flatMap(({ index, user, userId }) => {
       const role = firstUngrantableRole(context.actor.roles, user.roles);
-      return role === undefined ? [] : [{ index, userId, email: normalizeEmail(user.email), role }];
+      return role === undefined ? [] : [{ index, userId, role }];
     });
     const firstUngrantable = ungrantable[0];
     if (firstUngrantable) {
       return processingFailed(
         failedAtAggregate(firstUngrantable.userId, mayNotGrantMessage(context.actor, firstUngrantable.role)),
         {
-          rowErrors: ungrantable.map(({ index, email, role }) => ({
+          rowErrors: ungrantable.map(({ index, role }) => ({
             index,
-            email,
             code: ROLE_NOT_GRANTABLE,
             message: mayNotGrantMessage(context.actor, role),
           })),
@@ -147,7 +145,6 @@ export const userSeedingImporter: Importer<UserSeedingData> = {
       else
         rowErrors.push({
           index: row.index,
-          email: normalizeEmail(row.user.email),
           code: 'USER_EXISTS',
           message: USER_MESSAGES.alreadyExists,
         });
@@ -189,7 +186,6 @@ export const userSeedingImporter: Importer<UserSeedingData> = {
         } else if (result.status === 'exists' && data.skipIfUsersExist) {
           rowErrors.push({
             index: row.index,
-            email: normalizeEmail(row.user.email),
             code: 'USER_EXISTS',
             message: result.message,
           });
@@ -197,7 +193,6 @@ export const userSeedingImporter: Importer<UserSeedingData> = {
           failure ??= { userId: result.userId, reason: result.message };
           rowErrors.push({
             index: row.index,
-            email: normalizeEmail(row.user.email),
             code: 'COMMAND_FAILED',
             message: result.message,
           });

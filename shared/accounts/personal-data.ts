@@ -1,0 +1,136 @@
+import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
+
+import { userDecider } from '../domain/user/user.decider';
+import type { UserEvent } from '../domain/user/user.events';
+import type { EventEnvelope } from '../event-store/envelope';
+import type { EnvelopeCodec } from '../event-store/envelope-codec';
+
+/**
+ * The user record's attachment holding the account's personal-data key. DeleteUser drops it in the
+ * same script that appends the UserDeletedEvent, which erases every sealed field of the account's
+ * events wherever they were copied (ADR 0014).
+ */
+export const PERSONAL_DATA_KEY_FIELD = 'personalDataKey';
+
+/** The data member a sealed envelope carries its sealed fields in. */
+const SEALED_MEMBER = 'personalData';
+const KEY_VERSION = 'pdk1';
+const SEALED_VERSION = 'pd1';
+const KEY_BYTES = 32;
+const IV_BYTES = 12;
+const TAG_BYTES = 16;
+
+/**
+ * The fields of each user event that name or describe the person, sealed at rest. The creation's
+ * e-mail, user name and names; a disable's free-text reason, which an operator may write a name in.
+ */
+const PERSONAL_FIELDS: Readonly<Partial<Record<UserEvent['type'], readonly string[]>>> = {
+  UserCreatedEvent: ['email', 'userName', 'firstName', 'lastName'],
+  UserDisabledEvent: ['reason'],
+};
+
+/** A fresh AES-256 key for one account: `pdk1.<base64url of 32 random bytes>`. */
+export function newPersonalDataKey(): string {
+  return `${KEY_VERSION}.${randomBytes(KEY_BYTES).toString('base64url')}`;
+}
+
+/** The key's bytes; null for text that is not a key this module made. */
+function keyBytes(key: string): Buffer | null {
+  const [version, body = ''] = key.split('.', 2);
+  const bytes = Buffer.from(body, 'base64url');
+  return version === KEY_VERSION && bytes.length === KEY_BYTES ? bytes : null;
+}
+
+/**
+ * A short, public name of a key (its SHA-256, first 8 bytes), written with what it sealed: a key
+ * that is not the one (the account was erased and its e-mail registered again, with a new key)
+ * is told apart from sealed data that was altered.
+ */
+function keyId(bytes: Buffer): string {
+  return createHash('sha256').update(bytes).digest().subarray(0, 8).toString('base64url');
+}
+
+/** Binds a sealed value to its one event: moved into another envelope, it does not open. */
+function associatedData(envelope: EventEnvelope): Buffer {
+  return Buffer.from(`${envelope.aggregateType}:${envelope.aggregateId.toLowerCase()}:${envelope.eventId}`);
+}
+
+type Data = Readonly<Record<string, unknown>>;
+
+function personalFieldsOf(envelope: EventEnvelope): readonly string[] {
+  return PERSONAL_FIELDS[envelope.eventType as UserEvent['type']] ?? [];
+}
+
+/** The fields of `data` that hold something to seal (a null reason holds nothing). */
+function presentFields(envelope: EventEnvelope): string[] {
+  const data = envelope.data as Data;
+  return personalFieldsOf(envelope).filter((field) => data[field] !== undefined && data[field] !== null);
+}
+
+function seal(envelope: EventEnvelope, key: string): EventEnvelope {
+  const bytes = keyBytes(key);
+  if (!bytes) throw new Error('the personal-data key is not one this service made');
+  const fields = presentFields(envelope);
+  if (fields.length === 0) return envelope;
+  const data = { ...(envelope.data as Data) };
+  const personal: Record<string, unknown> = {};
+  for (const field of fields) {
+    personal[field] = data[field];
+    delete data[field];
+  }
+  const iv = randomBytes(IV_BYTES);
+  const cipher = createCipheriv('aes-256-gcm', bytes, iv);
+  cipher.setAAD(associatedData(envelope));
+  const ciphertext = Buffer.concat([cipher.update(JSON.stringify(personal), 'utf8'), cipher.final()]);
+  const body = Buffer.concat([iv, cipher.getAuthTag(), ciphertext]).toString('base64url');
+  data[SEALED_MEMBER] = `${SEALED_VERSION}.${keyId(bytes)}.${body}`;
+  return { ...envelope, data };
+}
+
+/** The sealed fields, or null when `key` is not the key they were sealed under. */
+function unseal(envelope: EventEnvelope, sealed: string, key: string | null): Data | null {
+  const [version, sealedKeyId, body = ''] = sealed.split('.', 3);
+  const bytes = key === null ? null : keyBytes(key);
+  if (version !== SEALED_VERSION) throw new Error(`event ${envelope.eventId}: unknown sealed format`);
+  if (!bytes || keyId(bytes) !== sealedKeyId) return null;
+  const raw = Buffer.from(body, 'base64url');
+  try {
+    const decipher = createDecipheriv('aes-256-gcm', bytes, raw.subarray(0, IV_BYTES));
+    decipher.setAAD(associatedData(envelope));
+    decipher.setAuthTag(raw.subarray(IV_BYTES, IV_BYTES + TAG_BYTES));
+    const text = Buffer.concat([decipher.update(raw.subarray(IV_BYTES + TAG_BYTES)), decipher.final()]);
+    return JSON.parse(text.toString('utf8')) as Data;
+  } catch {
+    // The right key, and still it does not open: the stored event was altered. Never read as erased.
+    throw new Error(`event ${envelope.eventId}: its sealed personal data does not open under its own key`);
+  }
+}
+
+function isSealed(envelope: EventEnvelope): boolean {
+  return typeof (envelope.data as Data | null)?.[SEALED_MEMBER] === 'string';
+}
+
+function open(envelope: EventEnvelope, key: string | null): EventEnvelope {
+  if (!isSealed(envelope)) return envelope;
+  const { [SEALED_MEMBER]: sealed, ...data } = envelope.data as Data;
+  const opened = unseal(envelope, sealed as string, key);
+  const fields = opened ?? Object.fromEntries(personalFieldsOf(envelope).map((field) => [field, null]));
+  return { ...envelope, data: { ...data, ...fields } };
+}
+
+/**
+ * The user aggregate's codec (registered with the event store and the projector through
+ * shared/envelope-codecs.ts): the personal fields of its events are sealed with AES-256-GCM under the
+ * account's own key, with a fresh IV per event and the event's id as associated data. An erased
+ * account's fields read as null. An event written before sealing (plain personal fields) reads as it
+ * is, and erasing its account does not erase it (ADR 0014, "Legacy events").
+ */
+export const personalDataCodec: EnvelopeCodec = {
+  aggregateType: userDecider.aggregateType,
+  keyField: PERSONAL_DATA_KEY_FIELD,
+  newKey: newPersonalDataKey,
+  seals: (envelope) => presentFields(envelope).length > 0,
+  seal,
+  isSealed,
+  open,
+};

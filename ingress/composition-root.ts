@@ -5,7 +5,6 @@ import { OwnerTeamLimit } from '../shared/commands/owner-team-limit';
 import type { Config } from '../shared/config';
 import { type CoreServices, createCoreServices } from '../shared/core-services';
 import type { CommandHandlerHooks } from '../shared/event-store/handle-command';
-import { OPEN_AS_STORED } from '../shared/event-stream/log-reader';
 import type { EventStreamMetrics } from '../shared/event-stream/stream-metrics';
 import { ImportQueue } from '../shared/importers/import-queue';
 import { ImportResults } from '../shared/importers/import-results';
@@ -89,8 +88,8 @@ export async function createIngressServices(
   const eventStreams = new EventStreams({
     redis,
     keys: core.keys,
-    // TODO(erasure): the event store's opening of sealed user envelopes once 'erasure' is merged.
-    open: OPEN_AS_STORED,
+    // The store's own opening: a user event goes out with its personal fields, or null once erased.
+    open: (envelopes) => core.store.opened(envelopes),
     // Opened when the first stream starts: an ingress nobody streams from holds no extra connection.
     newSubscriber: () => duplicateConnection(redis, logger, 'event-stream-changes'),
     logger,

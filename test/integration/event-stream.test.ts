@@ -317,6 +317,45 @@ describe('The event stream (GET /api/events)', () => {
     }
   });
 
+  it('When an account is erased, then its events go out without personal data, live and on a replay from the beginning', async () => {
+    const email = `erased-${randomUUID()}@example.com`;
+    const userId = await subject.createUser({
+      email,
+      firstName: 'Ada',
+      lastName: 'Lovelace',
+      roles: ['Member'],
+    });
+    const live = await connected('?from=beginning&types=UserCreatedEvent,UserDeletedEvent');
+    await live.until(
+      (c) => c.payloads<Payload>().some((payload) => payload.data.aggregateId === userId),
+      10_000,
+      'the creation',
+    );
+    // Before erasure the creation is sent opened: the integration sees who was created.
+    expect(userEventsOf(live, [userId])[0]?.data).toMatchObject({ email, firstName: 'Ada' });
+
+    const deleted = await request(subject.app)
+      .post('/api/command')
+      .set('Authorization', `Bearer ${await passwordGrantToken(subject.app, ADMIN, PASSWORD)}`)
+      .send({ commandType: 'DeleteUser', command: { aggregateRootId: userId }, requestId: randomUUID() });
+    expect(deleted.status).toBe(200);
+    await live.until((c) => userEventsOf(c, [userId]).length >= 2, 10_000, 'the deletion');
+    const deletion = live.events.find((message) => message.data?.includes('UserDeletedEvent'))?.data ?? '';
+    expect(deletion).not.toMatch(/erased-|Ada|Lovelace/);
+
+    const replay = await connected('?from=beginning&types=UserCreatedEvent,UserDeletedEvent');
+    await replay.until((c) => userEventsOf(c, [userId]).length >= 2, 10_000, 'the replay');
+    const replayed = replay.events
+      .filter((message) => message.data?.includes(userId))
+      .map((m) => m.data ?? '');
+    expect(replayed.join('\n')).not.toMatch(/erased-|Ada|Lovelace|personalData/);
+    expect(userEventsOf(replay, [userId])[0]?.data).toMatchObject({
+      email: null,
+      userName: null,
+      firstName: null,
+    });
+  });
+
   describe('refusals', () => {
     it.each([
       ['no credentials', undefined],

@@ -87,6 +87,7 @@ export async function createIngressServices(
   const usersReader = new UsersReader(redis, core.keys);
   const eventStreams = new EventStreams({
     redis,
+    accounts: accountCache,
     keys: core.keys,
     // The store's own opening: a user event goes out with its personal fields, or null once erased.
     open: (envelopes) => core.store.opened(envelopes),

@@ -1,6 +1,7 @@
 import type { Response } from 'express';
 
-import { serviceUnavailable } from '../../shared/errors';
+import type { Account } from '../../shared/accounts/account';
+import { AppError, serviceUnavailable } from '../../shared/errors';
 import { beginningPosition, type EntryId } from '../../shared/event-stream/log-position';
 import { type EnvelopeOpener, logEnds, readLogAfter } from '../../shared/event-stream/log-reader';
 import { LogTail, type LogTailOptions } from '../../shared/event-stream/log-tail';
@@ -10,6 +11,7 @@ import type { RedisClient } from '../../shared/redis/connections';
 import type { Keys } from '../../shared/redis/keys';
 import { LOG_PARTITIONS } from '../../shared/redis/partitions';
 import type { EventStreamRequest } from './event-stream-request';
+import { streamStillAllowed } from './event-stream-access';
 import { EventStreamSession } from './event-stream-session';
 
 export interface EventStreamSettings {
@@ -28,6 +30,8 @@ const CATCH_UP_ENTRIES = 512;
 
 export interface EventStreamsDeps {
   readonly redis: RedisClient;
+  /** Where a stream's account is read again at each heartbeat (the account cache). */
+  readonly accounts: { findById(userId: string): Promise<Account | null> };
   readonly keys: Keys;
   readonly open: EnvelopeOpener;
   readonly newSubscriber: () => RedisClient;
@@ -43,6 +47,8 @@ export interface EventStreamsDeps {
  */
 export class EventStreams {
   private readonly sessions = new Set<EventStreamSession>();
+  /** Each stream's account and the security stamp it was admitted under. */
+  private readonly owners = new Map<EventStreamSession, { userId: string; stamp: string }>();
   /** Admitted streams, counted from the admission on (before any await), so a burst cannot overshoot. */
   private admitted = 0;
   private heartbeat: NodeJS.Timeout | undefined;
@@ -66,7 +72,7 @@ export class EventStreams {
    * Opens a stream for an authorised caller: 503 past the limit or while shutting down; otherwise
    * resolves the start (reads Redis for `now`), sends the headers, and leaves the stream running.
    */
-  async serve(res: Response, request: EventStreamRequest): Promise<void> {
+  async serve(res: Response, request: EventStreamRequest, userId: string): Promise<void> {
     if (this.closing || this.admitted >= this.deps.settings.maxConnections) {
       throw serviceUnavailable(
         'This instance has as many event streams open as SSE_MAX_CONNECTIONS allows; retry later.',
@@ -75,7 +81,13 @@ export class EventStreams {
     }
     this.admitted++;
     let session: EventStreamSession | undefined;
+    let stamp: string;
     try {
+      // The stamp the stream lives under: when it changes, the stream ends (heartbeat()).
+      const account = await this.deps.accounts.findById(userId);
+      if (!account)
+        throw new AppError('FORBIDDEN', 'The account is no longer allowed to read the event stream.', 403);
+      stamp = account.securityStamp;
       await this.tail.acquire();
       try {
         const start = await this.startOf(request);
@@ -101,6 +113,7 @@ export class EventStreams {
       throw error;
     }
     this.sessions.add(session);
+    this.owners.set(session, { userId, stamp });
     this.deps.metrics?.eventStreamOpened();
     this.startHeartbeat();
     res.status(200);
@@ -139,6 +152,7 @@ export class EventStreams {
 
   private ended(session: EventStreamSession, reason: StreamEnd): void {
     if (!this.sessions.delete(session)) return;
+    this.owners.delete(session);
     this.admitted--;
     this.tail.release();
     this.deps.metrics?.eventStreamClosed(reason);
@@ -148,10 +162,34 @@ export class EventStreams {
     }
   }
 
+  /**
+   * Ends the stream when its account may no longer read it (disabled, deleted, lost its role, or
+   * its credentials were revoked: the stamp changed). A read of the account cache, which every
+   * change to the account evicts; a failed read leaves the stream alone until the next beat.
+   */
+  private async checkOwner(session: EventStreamSession): Promise<void> {
+    const owner = this.owners.get(session);
+    if (!owner) return;
+    try {
+      const account = await this.deps.accounts.findById(owner.userId);
+      if (!streamStillAllowed(account, owner.stamp)) {
+        this.deps.logger.info('event stream ended: its account may no longer read it', {
+          userId: owner.userId,
+        });
+        session.end('revoked');
+      }
+    } catch {
+      // Redis away: the next heartbeat checks again.
+    }
+  }
+
   private startHeartbeat(): void {
     if (this.heartbeat) return;
     this.heartbeat = setInterval(() => {
-      for (const session of this.sessions) session.heartbeat();
+      for (const session of this.sessions) {
+        session.heartbeat();
+        void this.checkOwner(session);
+      }
     }, this.deps.settings.heartbeatMs);
     this.heartbeat.unref();
   }

@@ -4,7 +4,8 @@ import { BASIC_OR_BEARER, unauthorizedAnswer } from '../auth/authentication.cont
 import type { OperationContract } from '../openapi/contract-kit';
 import { LAST_EVENT_ID_HEADER } from './event-stream-request';
 import { STREAMS_FULL_RETRY_AFTER_SECONDS } from './event-streams';
-import { EVENT_STREAM_ROLES, EVENTS_PATH } from './events.routes';
+import { EVENT_STREAM_ROLES } from './event-stream-access';
+import { EVENTS_PATH } from './events.routes';
 
 const STREAM_DESCRIPTION = [
   "A `text/event-stream` (Server-Sent Events) of the service's events, from the global log: a catch-up",

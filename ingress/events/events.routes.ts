@@ -2,17 +2,16 @@ import type { RequestHandler } from 'express';
 
 import { AppError } from '../../shared/errors';
 import type { RouteTable } from '../../shared/http/route-table';
-import { hasAnyRole, type Role } from '../../shared/roles';
+import { hasAnyRole } from '../../shared/roles';
 import { authenticate } from '../auth/authenticate';
 import type { Authentication } from '../auth/passport';
 import { authenticatedPrincipal } from '../auth/principal';
+import { EVENT_STREAM_ROLES } from './event-stream-access';
 import { parseEventStreamRequest } from './event-stream-request';
 import type { EventStreams } from './event-streams';
 
 /** Where the event stream is served. */
 export const EVENTS_PATH = '/api/events';
-/** Who may read every event of the service. */
-export const EVENT_STREAM_ROLES: readonly Role[] = ['Admin', 'ServiceAccount'];
 
 export interface EventRouteDeps {
   readonly authentication: Authentication;
@@ -45,7 +44,7 @@ export function registerEventRoutes(routes: RouteTable, deps: EventRouteDeps): v
       res.end();
       return;
     }
-    await deps.eventStreams.serve(res, request);
+    await deps.eventStreams.serve(res, request, principal.userId);
   };
 
   routes.add('get', EVENTS_PATH, authenticate(deps.authentication, 'problem'), handle);

@@ -18,7 +18,8 @@ const CATALOGUE: Readonly<Record<ServiceEventType, string>> = {
   FantasyTeamUnlinkedEvent: 'A fantasy team was unlinked from its external team.',
   FantasyTeamRosterSetEvent: "A fantasy team's roster was set.",
   FantasyTeamArchivedEvent: 'A fantasy team was archived.',
-  FantasyTeamOwnerErasedEvent: "A fantasy team's owner was erased: the team now belongs to the owner's tombstone id.",
+  FantasyTeamOwnerErasedEvent:
+    "A fantasy team's owner was erased: the team now belongs to the owner's tombstone id.",
   UserCreatedEvent:
     'An account was created (no password, hash or security stamp; personal fields null once erased).',
   UserPasswordChangedEvent: "An account's password changed (the password itself never leaves the service).",

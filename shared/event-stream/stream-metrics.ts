@@ -1,5 +1,5 @@
 /** Why an event stream ended, as the metrics count it. */
-export type StreamEnd = 'client' | 'slow' | 'shutdown' | 'error';
+export type StreamEnd = 'client' | 'slow' | 'shutdown' | 'error' | 'revoked';
 
 /** What the event streams report; shared/metrics implements it. */
 export interface EventStreamMetrics {

@@ -138,7 +138,7 @@ export class Metrics implements SignInMetrics, EventStreamMetrics {
 
   private readonly eventStreamsClosed = new Counter({
     name: `${METRIC_PREFIX}event_streams_closed_total`,
-    help: 'Event streams ended, by reason: client (it disconnected), slow (it read nothing for SSE_SLOW_CLIENT_TIMEOUT_MS), shutdown, error (Redis failed mid-stream).',
+    help: 'Event streams ended, by reason: client (it disconnected), slow (it read nothing for SSE_SLOW_CLIENT_TIMEOUT_MS), shutdown, error (Redis failed mid-stream), revoked (the account was disabled or deleted, lost its role, or its credentials were revoked).',
     labelNames: ['reason'] as const,
     registers: [this.registry],
   });

@@ -356,6 +356,40 @@ describe('The event stream (GET /api/events)', () => {
     });
   });
 
+  it.each([
+    ['disabled', (userId: string) => disable(userId)],
+    [
+      'left with the role Member only',
+      (userId: string) =>
+        runUserCommand(userId, {
+          type: 'SetUserRoles',
+          data: { securityStamp: randomUUID(), roles: ['Member'] },
+        }),
+    ],
+  ])(
+    'When the account of an open stream is %s, then its stream ends at the next heartbeat',
+    async (_name, change) => {
+      const email = `events-revoked-${randomUUID()}@example.com`;
+      const userId = await subject.createUser({
+        email,
+        password: PASSWORD,
+        roles: ['ServiceAccount'],
+        userType: 'ServiceAccount',
+      });
+      const token = await passwordGrantToken(subject.app, email, PASSWORD);
+      const client = await connected('?from=now', { authorization: `Bearer ${token}` });
+      await client.until(
+        (c) => c.messages.some((m) => m.comments.includes('heartbeat')),
+        10_000,
+        'a heartbeat',
+      );
+      expect(client.ended).toBe(false);
+      await change(userId);
+      await client.until((c) => c.ended, 10_000, 'the end of the stream');
+      expect(subject.logs.text).toContain('event stream ended: its account may no longer read it');
+    },
+  );
+
   describe('refusals', () => {
     it.each([
       ['no credentials', undefined],

@@ -10,8 +10,8 @@ import type { Logger } from '../../shared/logger';
 import type { RedisClient } from '../../shared/redis/connections';
 import type { Keys } from '../../shared/redis/keys';
 import { LOG_PARTITIONS } from '../../shared/redis/partitions';
-import type { EventStreamRequest } from './event-stream-request';
 import { streamStillAllowed } from './event-stream-access';
+import type { EventStreamRequest } from './event-stream-request';
 import { EventStreamSession } from './event-stream-session';
 
 export interface EventStreamSettings {

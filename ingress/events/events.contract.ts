@@ -2,9 +2,9 @@ import { beginningPosition, encodePosition } from '../../shared/event-stream/log
 import { PUBLIC_EVENT_TYPES } from '../../shared/event-stream/public-events';
 import { BASIC_OR_BEARER, unauthorizedAnswer } from '../auth/authentication.contract';
 import type { OperationContract } from '../openapi/contract-kit';
+import { EVENT_STREAM_ROLES } from './event-stream-access';
 import { LAST_EVENT_ID_HEADER } from './event-stream-request';
 import { STREAMS_FULL_RETRY_AFTER_SECONDS } from './event-streams';
-import { EVENT_STREAM_ROLES } from './event-stream-access';
 import { EVENTS_PATH } from './events.routes';
 
 const STREAM_DESCRIPTION = [

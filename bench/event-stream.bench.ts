@@ -85,7 +85,10 @@ export async function run(): Promise<BenchReport> {
   ensureBuilt();
   const machine = machineInfo();
   try {
-    const service = await startService(NAME, { workers: 0, ingressEnv: { SSE_MAX_CONNECTIONS: '1000' } });
+    const service = await startService(NAME, {
+      workers: 0,
+      ingressEnv: { SSE_MAX_CONNECTIONS: '1000', SSE_MAX_CONNECTIONS_PER_ACCOUNT: '1000' },
+    });
     const config = loadConfig({ ...service.env, NODE_ENV: 'test', LOG_LEVEL: 'warn' });
     const logger = createLogger({ level: 'warn', processRole: 'bench' });
     const redis = createRedisConnection(config.redis, 'request', logger);

@@ -17,6 +17,8 @@ import { EventStreamSession } from './event-stream-session';
 export interface EventStreamSettings {
   /** SSE_MAX_CONNECTIONS: streams open at once in this process. */
   readonly maxConnections: number;
+  /** SSE_MAX_CONNECTIONS_PER_ACCOUNT: streams one account holds open at once in this process. */
+  readonly maxConnectionsPerAccount: number;
   /** SSE_HEARTBEAT_MS: the interval of the heartbeat comment. */
   readonly heartbeatMs: number;
   /** SSE_SLOW_CLIENT_TIMEOUT_MS: how long a client may leave its buffer full. */
@@ -51,6 +53,8 @@ export class EventStreams {
   private readonly owners = new Map<EventStreamSession, { userId: string; stamp: string }>();
   /** Admitted streams, counted from the admission on (before any await), so a burst cannot overshoot. */
   private admitted = 0;
+  /** Admitted streams per account, counted like `admitted`. */
+  private readonly admittedByAccount = new Map<string, number>();
   private heartbeat: NodeJS.Timeout | undefined;
   private closing = false;
   readonly tail: LogTail;
@@ -79,7 +83,13 @@ export class EventStreams {
         STREAMS_FULL_RETRY_AFTER_SECONDS,
       );
     }
-    this.admitted++;
+    if ((this.admittedByAccount.get(userId) ?? 0) >= this.deps.settings.maxConnectionsPerAccount) {
+      throw serviceUnavailable(
+        'This account has as many event streams open on this instance as SSE_MAX_CONNECTIONS_PER_ACCOUNT allows; close one, or retry later.',
+        STREAMS_FULL_RETRY_AFTER_SECONDS,
+      );
+    }
+    this.admit(userId, +1);
     let session: EventStreamSession | undefined;
     let stamp: string;
     try {
@@ -108,7 +118,7 @@ export class EventStreams {
         throw error;
       }
     } catch (error) {
-      this.admitted--;
+      this.admit(userId, -1);
       if (gone(res) || this.closing) return;
       throw error;
     }
@@ -152,8 +162,9 @@ export class EventStreams {
 
   private ended(session: EventStreamSession, reason: StreamEnd): void {
     if (!this.sessions.delete(session)) return;
+    const owner = this.owners.get(session);
     this.owners.delete(session);
-    this.admitted--;
+    if (owner) this.admit(owner.userId, -1);
     this.tail.release();
     this.deps.metrics?.eventStreamClosed(reason);
     if (this.sessions.size === 0) {
@@ -181,6 +192,14 @@ export class EventStreams {
     } catch {
       // Redis away: the next heartbeat checks again.
     }
+  }
+
+  /** Counts a stream in (+1) or out (-1), in all and for its account. */
+  private admit(userId: string, delta: 1 | -1): void {
+    this.admitted += delta;
+    const count = (this.admittedByAccount.get(userId) ?? 0) + delta;
+    if (count > 0) this.admittedByAccount.set(userId, count);
+    else this.admittedByAccount.delete(userId);
   }
 
   private startHeartbeat(): void {

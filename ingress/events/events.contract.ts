@@ -92,7 +92,7 @@ export const EVENTS_CONTRACT: OperationContract = {
       '503': {
         ...answers.problem(
           503,
-          `This instance has SSE_MAX_CONNECTIONS streams open (Retry-After: ${STREAMS_FULL_RETRY_AFTER_SECONDS}), or Redis is not reachable (Retry-After: 1).`,
+          `This instance has SSE_MAX_CONNECTIONS streams open, or this account SSE_MAX_CONNECTIONS_PER_ACCOUNT (Retry-After: ${STREAMS_FULL_RETRY_AFTER_SECONDS}), or Redis is not reachable (Retry-After: 1).`,
         ),
         headers: { 'Retry-After': { schema: { type: 'integer' }, description: 'Seconds to wait.' } },
       },

@@ -460,6 +460,17 @@ export const SETTINGS = [
     },
   }),
   setting({
+    env: 'SSE_MAX_CONNECTIONS_PER_ACCOUNT',
+    joi: Joi.number().integer().min(1).max(100_000),
+    default: 10,
+    path: 'events.maxConnectionsPerAccount',
+    doc: {
+      expects: 'an integer 1-100000: event streams one account holds open at once on one ingress',
+      usedBy:
+        'ingress: one more is answered `503` with `Retry-After: 5`, so one client (or one leaked credential) cannot take every stream of SSE_MAX_CONNECTIONS',
+    },
+  }),
+  setting({
     env: 'SSE_HEARTBEAT_MS',
     joi: Joi.number().integer().min(10).max(300_000),
     default: 15_000,

@@ -505,6 +505,29 @@ describe('The event stream: admission', () => {
     }
   });
 
+  it('When an account holds SSE_MAX_CONNECTIONS_PER_ACCOUNT streams, then its next one is a 503, and another account still gets one', async () => {
+    const subject = await createTestApp({ SSE_MAX_CONNECTIONS: '10', SSE_MAX_CONNECTIONS_PER_ACCOUNT: '1' });
+    const running = await listen(subject.app, 0, '127.0.0.1');
+    const first = 'events-per-account-1@example.com';
+    const second = 'events-per-account-2@example.com';
+    await subject.createUser({ email: first, password: PASSWORD, roles: ['Admin'] });
+    await subject.createUser({ email: second, password: PASSWORD, roles: ['Admin'] });
+    const url = `http://127.0.0.1:${running.port}/api/events`;
+    const open = [await SseClient.connect(url, { authorization: basic(first) })];
+    try {
+      const refused = await request(subject.app).get('/api/events').set('Authorization', basic(first));
+      expect([refused.status, refused.headers['retry-after']]).toEqual([503, '5']);
+      expect((refused.body as { detail: string }).detail).toContain('SSE_MAX_CONNECTIONS_PER_ACCOUNT');
+      open.push(await SseClient.connect(url, { authorization: basic(second) }));
+      expect(open.map((client) => client.status)).toEqual([200, 200]);
+    } finally {
+      for (const client of open) client.close();
+      await subject.services.eventStreams.close();
+      await running.close(5_000);
+      await subject.close();
+    }
+  });
+
   it('When anonymous callers, Members and malformed queries are refused, then nothing is read for them: no stream, no subscriber connection', async () => {
     const subject = await createTestApp({ SSE_MAX_CONNECTIONS: '1' });
     const member = 'events-idle-member@example.com';

@@ -12,6 +12,11 @@ export interface Principal {
   readonly userType: Account['userType'];
   readonly roles: readonly string[];
   readonly authenticationType: AuthenticationScheme;
+  /**
+   * When this account was created. An e-mail registered again after erasure gets the same user id
+   * (ADR 0014): what the erased account left under that id (its import records) predates this.
+   */
+  readonly accountCreatedAt: string;
 }
 
 declare global {
@@ -31,6 +36,7 @@ export function principalOf(account: Account, authenticationType: Authentication
     userType: account.userType,
     roles: account.roles,
     authenticationType,
+    accountCreatedAt: account.createdAt,
   };
 }
 

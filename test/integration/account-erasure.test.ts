@@ -257,6 +257,14 @@ describe('DeleteUser: erasure of an account', () => {
       expect((await getTeam(adminToken, id)).body.results[0]).toMatchObject({ ownerUserId: tombstoneId });
     }
     expect(await subject.redis.zcard(keys().ownerTeams(userId))).toBe(0);
+    // The first life's import record is under the same submitter id, but not the new account's.
+    const readImport = (authorization: string) =>
+      request(subject.app)
+        .post('/api/readmodel')
+        .set('Authorization', authorization)
+        .send({ query: { queryType: 'GetImportJobResult', importJobId: ownImport.importJobId } });
+    expect((await readImport(`Bearer ${newToken}`)).body).toEqual({ results: [], totalCount: 0 });
+    expect((await readImport(`Bearer ${adminToken}`)).body).toMatchObject({ totalCount: 1 });
     // Nothing of the first life came back with the second: its names are still nowhere.
     expect(await keysHolding([who.firstName, who.lastName])).toEqual({});
   });

@@ -1,49 +1,21 @@
 import { randomUUID } from 'node:crypto';
 
-import { loadConfig } from '../../shared/config';
-import { createCoreServices } from '../../shared/core-services';
 import type { DecisionContext } from '../../shared/domain/decider';
 import type { CreateUser } from '../../shared/domain/user/user.commands';
 import { userDecider } from '../../shared/domain/user/user.decider';
 import { userIdForEmail } from '../../shared/domain/user/user-id';
 import { type EventEnvelope, type EventMetadata, parseEnvelope } from '../../shared/event-store/envelope';
 import { AggregateBusyError, ConcurrencyConflictError } from '../../shared/event-store/errors';
-import type { CommandHandlerHooks, CommandInput } from '../../shared/event-store/handle-command';
-import { createLogger } from '../../shared/logger';
-import {
-  closeConnections,
-  createRedisConnection,
-  type RedisClient,
-  waitForRedis,
-} from '../../shared/redis/connections';
+import type { CommandInput } from '../../shared/event-store/handle-command';
 import { partitionOf } from '../../shared/redis/partitions';
-import { testRedisEnv, uniquePrefix } from '../helpers/app-fixture';
+import { testRedisEnv } from '../helpers/app-fixture';
+import { type Core, coreFixture } from '../helpers/core-fixture';
 import { eventually, type ServiceProcess, startServiceProcess } from '../helpers/processes';
 import { counterDecider, INCREMENT, type Increment, type Incremented } from '../helpers/race-counter.decider';
 
-const logger = createLogger({ level: 'error', processRole: 'test', silent: true });
-const connections: RedisClient[] = [];
+const { buildCore } = coreFixture();
 
 /** The core services on their own connection and, unless one is given, their own key prefix. */
-async function buildCore(env: Record<string, string> = {}, hooks: CommandHandlerHooks = {}) {
-  const config = loadConfig({
-    NODE_ENV: 'test',
-    ...testRedisEnv(),
-    REDIS_KEY_PREFIX: uniquePrefix(),
-    ...env,
-  });
-  const redis = createRedisConnection(config.redis, 'request', logger);
-  connections.push(redis);
-  await waitForRedis(redis, logger);
-  return { config, redis, ...createCoreServices(config, redis, hooks) };
-}
-
-type Core = Awaited<ReturnType<typeof buildCore>>;
-
-afterAll(async () => {
-  await closeConnections(...connections);
-  logger.close();
-});
 
 const context = (): DecisionContext => ({ now: new Date(), actorUserId: 'tester', actorRoles: ['Admin'] });
 const metadata: EventMetadata = { actorUserId: 'tester', requestId: null, correlationId: 'event-store-test' };

@@ -10,8 +10,6 @@ import { SYSTEM_ACTOR } from '../../shared/accounts/account';
 import { ERASED_ATTACHMENTS } from '../../shared/accounts/account-erasure';
 import { sealLegacyUserEvents } from '../../shared/accounts/legacy-sealing';
 import { PERSONAL_DATA_KEY_FIELD } from '../../shared/accounts/personal-data';
-import { loadConfig } from '../../shared/config';
-import { createCoreServices } from '../../shared/core-services';
 import { ALL_DECIDERS } from '../../shared/domain/all-deciders';
 import { fantasyTeamDecider } from '../../shared/domain/fantasy-team/fantasy-team.decider';
 import type { UserCommand } from '../../shared/domain/user/user.commands';
@@ -20,26 +18,14 @@ import { userIdForEmail } from '../../shared/domain/user/user-id';
 import { EventStore } from '../../shared/event-store/event-store';
 import { CommandHandler } from '../../shared/event-store/handle-command';
 import { rewriteLogPartition } from '../../shared/event-store/rewrite-log';
-import { createLogger } from '../../shared/logger';
 import { applyNextBatch } from '../../shared/projections/apply-batch';
 import { NO_CHECKPOINT } from '../../shared/projections/batch-plan';
 import type { Projection } from '../../shared/projections/projection';
-import {
-  closeConnections,
-  createRedisConnection,
-  type RedisClient,
-  waitForRedis,
-} from '../../shared/redis/connections';
 import { LOG_PARTITIONS, partitionOf } from '../../shared/redis/partitions';
-import { testRedisEnv, uniquePrefix } from '../helpers/app-fixture';
+import { coreFixture } from '../helpers/core-fixture';
 import { redisContents } from '../helpers/redis-state';
 
-const logger = createLogger({ level: 'error', processRole: 'test', silent: true });
-const connections: RedisClient[] = [];
-afterAll(async () => {
-  await closeConnections(...connections);
-  logger.close();
-});
+const { buildCore } = coreFixture();
 
 const USER = userDecider.aggregateType;
 const context = () => ({ now: new Date(), actorUserId: SYSTEM_ACTOR.userId, actorRoles: ['Admin'] });
@@ -67,11 +53,7 @@ const countUsers: Projection<{ readonly events: number }> = {
 
 describe('Sealing the user events written before sealing', () => {
   it('When legacy accounts (live, erased, erased and registered again) are sealed, then no stream or log entry holds their fields in the clear, the live ones read as before, the erased ones as null, and entry ids stay', async () => {
-    const config = loadConfig({ NODE_ENV: 'test', ...testRedisEnv(), REDIS_KEY_PREFIX: uniquePrefix() });
-    const redis = createRedisConnection(config.redis, 'request', logger);
-    connections.push(redis);
-    await waitForRedis(redis, logger);
-    const core = createCoreServices(config, redis);
+    const { config, redis, ...core } = await buildCore();
     // The service as it was before sealing: no codec.
     const legacy = new CommandHandler(new EventStore(redis, core.keys, ALL_DECIDERS), config.lock);
     const run = (
@@ -210,11 +192,7 @@ describe('Rewriting a log partition beside live appends', () => {
   ])(
     'When %s are appended while the partition is copied, then they are kept, in order, after the rewritten entries, with every id unchanged',
     async (_label, appendedDuring) => {
-      const config = loadConfig({ NODE_ENV: 'test', ...testRedisEnv(), REDIS_KEY_PREFIX: uniquePrefix() });
-      const redis = createRedisConnection(config.redis, 'request', logger);
-      connections.push(redis);
-      await waitForRedis(redis, logger);
-      const core = createCoreServices(config, redis);
+      const { redis, ...core } = await buildCore();
       const teamId = randomUUID();
       const partition = partitionOf(teamId);
       const teamCommand = (name: string) =>
@@ -255,11 +233,7 @@ describe('Rewriting a log partition beside live appends', () => {
   );
 
   it('When a stream changed after it was read, then its rewrite is refused and writes nothing', async () => {
-    const config = loadConfig({ NODE_ENV: 'test', ...testRedisEnv(), REDIS_KEY_PREFIX: uniquePrefix() });
-    const redis = createRedisConnection(config.redis, 'request', logger);
-    connections.push(redis);
-    await waitForRedis(redis, logger);
-    const core = createCoreServices(config, redis);
+    const { redis, ...core } = await buildCore();
     const who = person('fenced');
     await core.accounts.createUser(
       SYSTEM_ACTOR,

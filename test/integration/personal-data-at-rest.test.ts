@@ -9,8 +9,6 @@ import { randomUUID } from 'node:crypto';
 import { SYSTEM_ACTOR } from '../../shared/accounts/account';
 import { ERASED_ATTACHMENTS } from '../../shared/accounts/account-erasure';
 import { PERSONAL_DATA_KEY_FIELD } from '../../shared/accounts/personal-data';
-import { loadConfig } from '../../shared/config';
-import { createCoreServices } from '../../shared/core-services';
 import { ALL_DECIDERS } from '../../shared/domain/all-deciders';
 import { fantasyTeamDecider } from '../../shared/domain/fantasy-team/fantasy-team.decider';
 import type { UserCommand } from '../../shared/domain/user/user.commands';
@@ -21,38 +19,17 @@ import { StaleAppendError } from '../../shared/event-store/errors';
 import { EventStore, STATE_VERSION_FIELD } from '../../shared/event-store/event-store';
 import { CommandHandler } from '../../shared/event-store/handle-command';
 import { rebuildSnapshots } from '../../shared/event-store/rebuild-snapshots';
-import { createLogger } from '../../shared/logger';
 import { applyNextBatch } from '../../shared/projections/apply-batch';
 import { NO_CHECKPOINT } from '../../shared/projections/batch-plan';
 import { fantasyTeamProjection } from '../../shared/projections/fantasy-team/fantasy-team.projection';
 import type { Projection } from '../../shared/projections/projection';
-import {
-  closeConnections,
-  createRedisConnection,
-  type RedisClient,
-  waitForRedis,
-} from '../../shared/redis/connections';
 import { partitionOf } from '../../shared/redis/partitions';
-import { testRedisEnv, uniquePrefix } from '../helpers/app-fixture';
+import { type Core, coreFixture } from '../helpers/core-fixture';
 
-const logger = createLogger({ level: 'error', processRole: 'test', silent: true });
-const connections: RedisClient[] = [];
-afterAll(async () => {
-  await closeConnections(...connections);
-  logger.close();
-});
+const { buildCore } = coreFixture();
 
 const USER = userDecider.aggregateType;
 const ADMIN_ID = '0a0a0a0a-0000-4000-8000-000000000001';
-
-async function buildCore() {
-  const config = loadConfig({ NODE_ENV: 'test', ...testRedisEnv(), REDIS_KEY_PREFIX: uniquePrefix() });
-  const redis = createRedisConnection(config.redis, 'request', logger);
-  connections.push(redis);
-  await waitForRedis(redis, logger);
-  return { config, redis, ...createCoreServices(config, redis) };
-}
-type Core = Awaited<ReturnType<typeof buildCore>>;
 
 /** A person no other test uses: each of these strings found in Redis can only be theirs. */
 function person() {

@@ -1,7 +1,8 @@
 import { type ImportResults, toJobResultItem } from '../../../shared/importers/import-results';
 import { IMPORT_ERROR_CODES, IMPORT_PRIORITIES, IMPORT_STATUSES } from '../../../shared/importers/importer';
-import { isOwnerOrAdmin } from '../../../shared/roles';
+import { hasAnyRole, isOwnerOrAdmin } from '../../../shared/roles';
 import { guid } from '../../../shared/validation';
+import type { Principal } from '../../auth/principal';
 import { closedObject, GUID_SCHEMA, type JsonSchema, TIMESTAMP_SCHEMA } from '../../http/json-schema';
 import { ROW_ERROR_SCHEMA } from '../../import/import-response';
 import { listingSchema, notFoundListing } from '../listing';
@@ -39,6 +40,16 @@ interface Body {
   readonly query: { readonly importJobId: string };
 }
 
+/**
+ * Whether the principal may read an import record: an Admin any; anyone else its own, submitted by
+ * this account. An e-mail registered again after erasure has the same user id as the erased account
+ * (ADR 0014), so a record submitted before this account was created is the erased account's.
+ */
+function mayRead(principal: Principal, record: { submitterUserId: string; createdAt: string }): boolean {
+  if (hasAnyRole(principal.roles, ['Admin'])) return true;
+  return isOwnerOrAdmin(principal, record.submitterUserId) && record.createdAt >= principal.accountCreatedAt;
+}
+
 /** `GetImportJobResult`: an import's status, progress and result, to its submitter or an Admin. */
 export function getImportJobResultQuery(results: ImportResults): RegisteredQuery {
   return defineQuery<Body>({
@@ -51,7 +62,7 @@ export function getImportJobResultQuery(results: ImportResults): RegisteredQuery
     answersNotFoundListing: true,
     async handle({ principal, body }) {
       const record = await results.get(body.query.importJobId);
-      if (!record || !isOwnerOrAdmin(principal, record.submitterUserId)) {
+      if (!record || !mayRead(principal, record)) {
         return notFoundListing();
       }
       return { body: { results: [toJobResultItem(record)], totalCount: 1 } };

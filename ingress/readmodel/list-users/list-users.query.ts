@@ -40,7 +40,7 @@ export function listUsersQuery(reader: UsersReader): RegisteredQuery {
         role: text().valid(...ASSIGNABLE_ROLES),
         userType: text().valid(...USER_TYPES),
         disabled: Joi.boolean().strict(),
-        emailPrefix: text({ min: 1, max: 254 }).trim(),
+        emailPrefix: text({ min: 1, max: 254, notBlank: true }).trim(),
       },
       {
         skip: Joi.number().strict().integer().min(0).max(Number.MAX_SAFE_INTEGER).default(0),

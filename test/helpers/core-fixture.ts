@@ -1,0 +1,43 @@
+import { loadConfig } from '../../shared/config';
+import { createCoreServices } from '../../shared/core-services';
+import type { CommandHandlerHooks } from '../../shared/event-store/handle-command';
+import { createLogger } from '../../shared/logger';
+import {
+  closeConnections,
+  createRedisConnection,
+  type RedisClient,
+  waitForRedis,
+} from '../../shared/redis/connections';
+import { testRedisEnv, uniquePrefix } from './app-fixture';
+
+/**
+ * The core services (shared/core-services.ts) without HTTP, each build on a key prefix of its own
+ * over the test run's Redis: for tests of the event store, accounts and projections. Call it at a
+ * test file's top level; what it opens is closed after the file's tests.
+ */
+export function coreFixture() {
+  const logger = createLogger({ level: 'error', processRole: 'test', silent: true });
+  const connections: RedisClient[] = [];
+  afterAll(async () => {
+    await closeConnections(...connections);
+    logger.close();
+  });
+
+  /** A config with a fresh key prefix (and `env`), a ready request connection, the core services. */
+  async function buildCore(env: Record<string, string> = {}, hooks: CommandHandlerHooks = {}) {
+    const config = loadConfig({
+      NODE_ENV: 'test',
+      ...testRedisEnv(),
+      REDIS_KEY_PREFIX: uniquePrefix(),
+      ...env,
+    });
+    const redis = createRedisConnection(config.redis, 'request', logger);
+    connections.push(redis);
+    await waitForRedis(redis, logger);
+    return { config, redis, ...createCoreServices(config, redis, hooks) };
+  }
+
+  return { logger, buildCore, connections };
+}
+
+export type Core = Awaited<ReturnType<ReturnType<typeof coreFixture>['buildCore']>>;

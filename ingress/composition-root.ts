@@ -5,6 +5,7 @@ import { OwnerTeamLimit } from '../shared/commands/owner-team-limit';
 import type { Config } from '../shared/config';
 import { type CoreServices, createCoreServices } from '../shared/core-services';
 import type { CommandHandlerHooks } from '../shared/event-store/handle-command';
+import type { EventStreamMetrics } from '../shared/event-stream/stream-metrics';
 import { ImportQueue } from '../shared/importers/import-queue';
 import { ImportResults } from '../shared/importers/import-results';
 import { JobDataCipher } from '../shared/importers/job-data-cipher';
@@ -16,6 +17,7 @@ import { CredentialVerifier } from './auth/credential-verifier';
 import { type Authentication, createAuthentication } from './auth/passport';
 import { SignInThrottle } from './auth/sign-in-throttle';
 import { TokenService } from './auth/token-service';
+import { EventStreams } from './events/event-streams';
 import { UsersReader } from './readmodel/list-users/users.reader';
 
 export interface IngressServices extends CoreServices {
@@ -35,6 +37,8 @@ export interface IngressServices extends CoreServices {
   readonly newPasswordHasher: NewPasswordHasher;
   /** ListUsers' reader of the users projection. */
   readonly usersReader: UsersReader;
+  /** GET /api/events: the open streams and the log tail they share. */
+  readonly eventStreams: EventStreams;
   /** Closes what the services opened themselves (the cache's subscriber, the queue). */
   close(): Promise<void>;
 }
@@ -49,7 +53,7 @@ export async function createIngressServices(
   redis: RedisClient,
   logger: Logger,
   hooks: CommandHandlerHooks = {},
-  signInMetrics?: SignInMetrics,
+  signInMetrics?: SignInMetrics & Partial<EventStreamMetrics>,
 ): Promise<IngressServices> {
   const core = createCoreServices(config, redis, hooks);
   const throttle = new SignInThrottle(redis, core.keys, config.auth, logger, signInMetrics);
@@ -84,6 +88,18 @@ export async function createIngressServices(
   const importQueue = new ImportQueue(redis, redis, core.keys, config, logger, jobCipher);
   const importResults = new ImportResults(redis, core.keys, config.imports.resultTtlSeconds);
   const usersReader = new UsersReader(redis, core.keys);
+  const eventStreams = new EventStreams({
+    redis,
+    accounts: accountCache,
+    keys: core.keys,
+    // The store's own opening: a user event goes out with its personal fields, or null once erased.
+    open: (envelopes) => core.store.opened(envelopes),
+    // Opened when the first stream starts: an ingress nobody streams from holds no extra connection.
+    newSubscriber: () => duplicateConnection(redis, logger, 'event-stream-changes'),
+    logger,
+    settings: config.events,
+    ...(isEventStreamMetrics(signInMetrics) ? { metrics: signInMetrics } : {}),
+  });
   return {
     ...core,
     verifier,
@@ -100,8 +116,15 @@ export async function createIngressServices(
     newPasswordHasher: verifier,
     // The erasure (removedAttachments, afterDelete) is the core services' (AccountErasureService).
     usersReader,
+    eventStreams,
     async close() {
-      await Promise.all([accountCache.close(), importQueue.close()]);
+      await Promise.all([eventStreams.close(), accountCache.close(), importQueue.close()]);
     },
   };
+}
+
+function isEventStreamMetrics(
+  metrics: Partial<EventStreamMetrics> | undefined,
+): metrics is EventStreamMetrics {
+  return typeof metrics?.eventStreamOpened === 'function';
 }

@@ -361,8 +361,11 @@ export class EventStore {
     return event ?? null;
   }
 
-  /** Stored envelopes as they were written: sealed fields opened (envelope-codec.ts). */
-  private opened(envelopes: readonly EventEnvelope[]): Promise<EventEnvelope[]> {
+  /**
+   * Stored envelopes as they were written: sealed fields opened (envelope-codec.ts), an erased
+   * account's as null. Also for readers of the global log that hand events out (the event stream).
+   */
+  opened(envelopes: readonly EventEnvelope[]): Promise<EventEnvelope[]> {
     return this.codecs.open(this.redis, this.keys, envelopes);
   }
 

@@ -14,6 +14,7 @@ import { registerTokenRoutes } from './auth/token.routes';
 import { registerCommandRoutes } from './command/command.routes';
 import type { IngressServices } from './composition-root';
 import { serviceDocument } from './contract';
+import { registerEventRoutes } from './events/events.routes';
 import { registerHealthRoutes } from './health/health.routes';
 import { accessLog } from './http/access-log';
 import { securityHeaders } from './http/security-headers';
@@ -99,6 +100,7 @@ export function buildApp(deps: AppDependencies, options: BuildAppOptions = {}): 
     metrics: deps.metrics,
     logger: deps.logger,
   });
+  registerEventRoutes(routes, deps.services);
   registerOpenApiRoutes(routes, serviceDocument(queries, deps.config.imports.maxRows));
   registerBullBoard(app, { ...deps.services, bodyLimitBytes: deps.config.bodyLimitBytes });
   options.extraRoutes?.(routes);

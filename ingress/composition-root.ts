@@ -1,10 +1,11 @@
-import { AccountCache } from '../shared/accounts/account-cache';
-import type { CurrentPasswordCheck } from '../shared/accounts/account-commands';
+import { AccountCache, DEFAULT_HEARTBEAT } from '../shared/accounts/account-cache';
+import type { CurrentPasswordCheck, NewPasswordHasher } from '../shared/accounts/account-commands';
 import { CommandIdempotency } from '../shared/commands/command-idempotency';
 import { OwnerTeamLimit } from '../shared/commands/owner-team-limit';
 import type { Config } from '../shared/config';
 import { type CoreServices, createCoreServices } from '../shared/core-services';
 import type { CommandHandlerHooks } from '../shared/event-store/handle-command';
+import type { EventStreamMetrics } from '../shared/event-stream/stream-metrics';
 import { ImportQueue } from '../shared/importers/import-queue';
 import { ImportResults } from '../shared/importers/import-results';
 import { JobDataCipher } from '../shared/importers/job-data-cipher';
@@ -18,6 +19,7 @@ import { CredentialVerifier } from './auth/credential-verifier';
 import { type Authentication, createAuthentication } from './auth/passport';
 import { SignInThrottle } from './auth/sign-in-throttle';
 import { TokenService } from './auth/token-service';
+import { EventStreams } from './events/event-streams';
 import { UsersReader } from './readmodel/list-users/users.reader';
 
 export interface IngressServices extends CoreServices {
@@ -33,6 +35,8 @@ export interface IngressServices extends CoreServices {
   readonly accountCache: AccountCache;
   /** A ChangePassword's current-password check: a sign-in, throttled and counted as one. */
   readonly currentPassword: CurrentPasswordCheck;
+  /** A password being set, hashed within the verifications' bound. */
+  readonly newPasswordHasher: NewPasswordHasher;
   /** ListUsers' reader of the users projection. */
   readonly usersReader: UsersReader;
   /** The request connection: webhook commands register subscriptions, webhook queries read logs. */
@@ -42,6 +46,8 @@ export interface IngressServices extends CoreServices {
   readonly webhookSettings: { readonly allowPrivateTargets: boolean };
   /** The webhook delivery log (GetWebhookDeliveries reads it). */
   readonly deliveryLog: DeliveryLog;
+  /** GET /api/events: the open streams and the log tail they share. */
+  readonly eventStreams: EventStreams;
   /** Closes what the services opened themselves (the cache's subscriber, the queue). */
   close(): Promise<void>;
 }
@@ -56,7 +62,7 @@ export async function createIngressServices(
   redis: RedisClient,
   logger: Logger,
   hooks: CommandHandlerHooks = {},
-  signInMetrics?: SignInMetrics,
+  signInMetrics?: SignInMetrics & Partial<EventStreamMetrics>,
 ): Promise<IngressServices> {
   const core = createCoreServices(config, redis, hooks);
   const throttle = new SignInThrottle(redis, core.keys, config.auth, logger, signInMetrics);
@@ -67,6 +73,7 @@ export async function createIngressServices(
     core.keys,
     config.auth.cacheTtlSeconds,
     logger,
+    { publisher: redis, ...DEFAULT_HEARTBEAT },
   );
   const verifier = await CredentialVerifier.create(
     core.accounts,
@@ -93,6 +100,18 @@ export async function createIngressServices(
   const webhookSecrets = new WebhookSecrets(
     await JobDataCipher.create(config, redis, core.keys, 'webhookSecrets'),
   );
+  const eventStreams = new EventStreams({
+    redis,
+    accounts: accountCache,
+    keys: core.keys,
+    // The store's own opening: a user event goes out with its personal fields, or null once erased.
+    open: (envelopes) => core.store.opened(envelopes),
+    // Opened when the first stream starts: an ingress nobody streams from holds no extra connection.
+    newSubscriber: () => duplicateConnection(redis, logger, 'event-stream-changes'),
+    logger,
+    settings: config.events,
+    ...(isEventStreamMetrics(signInMetrics) ? { metrics: signInMetrics } : {}),
+  });
   return {
     ...core,
     verifier,
@@ -106,14 +125,22 @@ export async function createIngressServices(
     accountCache,
     // CredentialVerifier.matches is a sign-in: a wrong password counts, and a throttled pair gets its 429.
     currentPassword: verifier,
+    newPasswordHasher: verifier,
     // The erasure (removedAttachments, afterDelete) is the core services' (AccountErasureService).
     usersReader,
     redis,
     webhookSecrets,
     webhookSettings: config.webhooks,
     deliveryLog: new DeliveryLog(redis, core.keys, config.webhooks.deliveryLogMs),
+    eventStreams,
     async close() {
-      await Promise.all([accountCache.close(), importQueue.close()]);
+      await Promise.all([eventStreams.close(), accountCache.close(), importQueue.close()]);
     },
   };
+}
+
+function isEventStreamMetrics(
+  metrics: Partial<EventStreamMetrics> | undefined,
+): metrics is EventStreamMetrics {
+  return typeof metrics?.eventStreamOpened === 'function';
 }

@@ -11,6 +11,7 @@ import { BULL_BOARD_CONTRACT } from './admin/bull-board.contract';
 import { TOKEN_CONTRACT } from './auth/token.contract';
 import { commandContract } from './command/command.contract';
 import { COMMAND_DEFINITIONS, type RoutedDefinition } from './command/command-request';
+import { EVENTS_CONTRACT } from './events/events.contract';
 import { LIVENESS_CONTRACT, READINESS_CONTRACT } from './health/health.contract';
 import { importContract } from './import/import.contract';
 import { METRICS_CONTRACT } from './metrics/metrics.contract';
@@ -41,6 +42,7 @@ export function serviceContracts(sources: ContractSources): OperationContract[] 
     readModelContract(sources.queries),
     commandContract(sources.commands),
     importContract(sources.importers, sources.maxImportRows),
+    EVENTS_CONTRACT,
     TOKEN_CONTRACT,
     LIVENESS_CONTRACT,
     READINESS_CONTRACT,

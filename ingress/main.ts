@@ -23,6 +23,8 @@ async function main(): Promise<void> {
   // Hooks first: a process still waiting for Redis must stop cleanly on SIGTERM too.
   installShutdownHooks(logger, config.shutdownTimeoutMs, async () => {
     await Promise.all([
+      // Open event streams end first, or the server's close would wait them out to the timeout.
+      services?.eventStreams.close(),
       running?.close(config.shutdownTimeoutMs),
       metricsServer?.close(config.shutdownTimeoutMs),
     ]);

@@ -109,6 +109,25 @@ export class CredentialVerifier {
   }
 
   /**
+   * Hashes a password being set (ChangePassword, SetUserPassword): `NewPasswordHasher` of the
+   * account commands. It takes a place among the pending verifications, since it takes a hashing
+   * thread as a verification does: past AUTH_MAX_PENDING_VERIFICATIONS it throws the same 503
+   * problem, so password changes cannot queue sign-ins behind them.
+   */
+  async hash(password: string): Promise<string> {
+    if (this.pendingVerifications >= this.maxPendingVerifications) {
+      this.metrics?.recordSignIn('busy');
+      throw serviceUnavailable(VERIFICATIONS_BUSY_MESSAGE, VERIFICATIONS_BUSY_RETRY_AFTER_SECONDS);
+    }
+    this.pendingVerifications += 1;
+    try {
+      return await this.hasher.hash(password);
+    } finally {
+      this.pendingVerifications -= 1;
+    }
+  }
+
+  /**
    * The account when the credentials are right and the account is enabled, else null; throws the
    * 429 problem while throttled and the 503 problem while too many verifications are under way.
    */

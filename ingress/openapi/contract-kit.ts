@@ -11,6 +11,8 @@ export interface Operation {
   readonly description?: string;
   readonly tags: readonly string[];
   readonly security: readonly Readonly<Record<string, readonly string[]>>[];
+  /** Query and header parameters (OpenAPI parameter objects). */
+  readonly parameters?: readonly Readonly<Record<string, unknown>>[];
   readonly requestBody?: Readonly<Record<string, unknown>>;
   readonly responses: Readonly<Record<string, ResponseObject>>;
   readonly 'x-roles'?: readonly string[];

@@ -109,6 +109,7 @@ export function assembleOpenApiDocument(
       },
       { name: 'Imports', description: 'POST /api/import: bulk imports, queued or inline.' },
       { name: 'Authentication', description: 'Bearer tokens.' },
+      { name: 'Events', description: 'GET /api/events: the event log as Server-Sent Events, resumable.' },
       { name: 'Operations', description: 'Probes and the queue dashboard.' },
       { name: 'Documentation', description: 'This document and its browser.' },
       {

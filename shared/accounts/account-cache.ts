@@ -1,3 +1,5 @@
+import { randomUUID } from 'node:crypto';
+
 import { LRUCache } from 'lru-cache';
 
 import { userDecider } from '../domain/user/user.decider';
@@ -9,6 +11,23 @@ import type { AccountService } from './account.service';
 
 const MAX_CACHED_ACCOUNTS = 50_000;
 
+/** What a heartbeat on the changes channel starts with: never a user id (those are GUIDs). */
+const HEARTBEAT_PREFIX = 'heartbeat:';
+
+/**
+ * How the cache proves its subscription still hears: a heartbeat published on the changes channel
+ * through another connection every `everyMs`, which must come back within `deadlineMs`.
+ */
+export interface SubscriptionHeartbeat {
+  /** Publishes (the request connection); the subscriber cannot publish. */
+  readonly publisher: RedisClient;
+  readonly everyMs: number;
+  readonly deadlineMs: number;
+}
+
+/** Every 5 s, heard within 2 s: a subscription gone silent stops the caching within 7 s. */
+export const DEFAULT_HEARTBEAT = { everyMs: 5_000, deadlineMs: 2_000 } as const;
+
 /** Where accounts are read from on a miss: the AccountService. */
 export type AccountSource = Pick<AccountService, 'findById'>;
 
@@ -17,6 +36,11 @@ export type AccountSource = Pick<AccountService, 'findById'>;
  * a user's stream publishes its id (append-events-6.lua), and every replica drops that account at
  * once. While the subscription is down nothing is cached, and when it comes back the cache starts
  * empty, so a change can never be missed; the TTL is a last bound on staleness.
+ *
+ * A connection can also go silent without closing (a NAT or proxy dropping an idle flow, or a
+ * cluster client moving its subscriber to another node): the cache publishes a heartbeat on the
+ * same channel every few seconds and stops caching, and forgets everything, when one is not heard in
+ * time; caching starts again with the next heartbeat heard (ADR 0005).
  *
  * A read that was under way when a change was announced is answered but not kept: it may have read
  * the account before the change, and keeping it would undo the eviction until the TTL (a revoked
@@ -33,6 +57,11 @@ export class AccountCache {
    */
   private generation = 0;
   private closed = false;
+  private heartbeatTimer: NodeJS.Timeout | undefined;
+  /** The heartbeat awaited, and when it is overdue. */
+  private awaited: { readonly token: string; readonly dueAt: number } | undefined;
+  /** Whether the last heartbeat came back in time (caching needs it, besides the subscription). */
+  private hearing = true;
 
   private constructor(
     private readonly source: AccountSource,
@@ -43,19 +72,27 @@ export class AccountCache {
       ttlSeconds > 0 ? new LRUCache({ max: MAX_CACHED_ACCOUNTS, ttl: ttlSeconds * 1000 }) : undefined;
   }
 
-  /** `subscriber` becomes a dedicated subscriber connection; close it with close(). */
+  /**
+   * `subscriber` becomes a dedicated subscriber connection; close it with close(). Without a
+   * heartbeat (tests of other things), a silent subscription is not detected.
+   */
   static async start(
     source: AccountSource,
     subscriber: RedisClient,
     keys: Keys,
     ttlSeconds: number,
     logger: Logger,
+    heartbeat?: SubscriptionHeartbeat,
   ) {
     const cache = new AccountCache(source, subscriber, ttlSeconds);
     const channel = keys.aggregateChanges(userDecider.aggregateType);
-    subscriber.on('message', (_channel: string, userId: string) => {
+    subscriber.on('message', (_channel: string, message: string) => {
+      if (message.startsWith(HEARTBEAT_PREFIX)) {
+        if (message === cache.awaited?.token) cache.heard();
+        return;
+      }
       cache.generation += 1;
-      cache.accounts?.delete(userId);
+      cache.accounts?.delete(message);
     });
     /** The SUBSCRIBE of the current connection: one per connection, however many 'ready's it sees. */
     let listening: Promise<void> | undefined;
@@ -96,7 +133,43 @@ export class AccountCache {
     } catch (error) {
       logger.warn('account cache not subscribed; reading accounts from Redis', { error: String(error) });
     }
+    if (heartbeat) cache.beat(heartbeat, channel, logger);
     return cache;
+  }
+
+  /** Publishes a heartbeat every `everyMs`, and stops caching when the last one is overdue. */
+  private beat({ publisher, everyMs, deadlineMs }: SubscriptionHeartbeat, channel: string, logger: Logger) {
+    const check = () => {
+      if (this.awaited && Date.now() >= this.awaited.dueAt && this.hearing) {
+        this.hearing = false;
+        this.generation += 1;
+        this.accounts?.clear();
+        logger.warn('account cache subscription silent; reading accounts from Redis until it is heard');
+      }
+    };
+    const send = () => {
+      check();
+      // One heartbeat in flight while hearing: a new one must not push the last one's deadline back.
+      if (this.awaited && this.hearing) return;
+      const token = `${HEARTBEAT_PREFIX}${randomUUID()}`;
+      this.awaited = { token, dueAt: Date.now() + deadlineMs };
+      publisher.publish(channel, token).catch(() => undefined);
+      const deadline = setTimeout(check, deadlineMs + 1);
+      deadline.unref();
+    };
+    this.heartbeatTimer = setInterval(send, everyMs);
+    this.heartbeatTimer.unref();
+    send();
+  }
+
+  /** The awaited heartbeat came back: the subscription hears, and caching may start again. */
+  private heard() {
+    this.awaited = undefined;
+    if (!this.hearing) {
+      this.hearing = true;
+      this.generation += 1;
+      this.accounts?.clear();
+    }
   }
 
   async findById(userId: string): Promise<Account | null> {
@@ -104,7 +177,9 @@ export class AccountCache {
     if (cached) return cached;
     const generation = this.generation;
     const account = await this.source.findById(userId);
-    if (account && this.subscribed && generation === this.generation) this.accounts?.set(userId, account);
+    if (account && this.subscribed && this.hearing && generation === this.generation) {
+      this.accounts?.set(userId, account);
+    }
     return account;
   }
 
@@ -115,6 +190,7 @@ export class AccountCache {
 
   async close(): Promise<void> {
     this.closed = true;
+    clearInterval(this.heartbeatTimer);
     this.subscribed = false;
     await this.subscriber.quit().catch(() => this.subscriber.disconnect());
   }

@@ -4,19 +4,22 @@ import type { CommandOutcome } from '../commands/command-answer';
 import { refused } from '../commands/command-answer';
 import type { CommandIdempotency, CommandRequestKey } from '../commands/command-idempotency';
 import { answerOnce, outcomeUnknownMessage, refusalOfStoreError } from '../commands/command-steps';
+import type { DecisionContext } from '../domain/decider';
 import type { PasswordHasher } from '../domain/user/password-hasher';
 import { type AccountCommandType, USER_COMMAND_ROLES, type UserCommand } from '../domain/user/user.commands';
-import { activeUser, userDecider, type UserState } from '../domain/user/user.decider';
+import { isDeletedUser, userDecider, type UserState } from '../domain/user/user.decider';
 import { USER_MESSAGES } from '../domain/user/user.messages';
 import { serviceUnavailable } from '../errors';
 import type { EventMetadata } from '../event-store/envelope';
 import { AppendOutcomeUnknownError } from '../event-store/errors';
+import type { EventStore } from '../event-store/event-store';
+import { requestRecordField } from '../event-store/event-store';
 import type { CommandHandler, CommandInput } from '../event-store/handle-command';
 import { type AssignableRole, hasAnyRole, lacksRolesMessage } from '../roles';
 import { CREDENTIAL_FIELD } from './account';
 import type { AccountService } from './account.service';
 import type { AccountCommandDefinition } from './account-command-definitions';
-import { type EnabledAdmins, isEnabledAdmin } from './enabled-admins';
+import { type EnabledAdmins, enabledAdminSteps } from './enabled-admins';
 
 /** Who sends an account command: the authenticated account, and where from (for the throttle). */
 export interface AccountCaller {
@@ -48,6 +51,12 @@ export interface CurrentPasswordCheck {
   matches(email: string, password: string, clientAddress: string): Promise<boolean>;
 }
 
+/**
+ * Hashes a password being set, within the bound the sign-in verifications share (a hash takes a
+ * hashing thread either way), throwing its 503 problem past it.
+ */
+export type NewPasswordHasher = Pick<PasswordHasher, 'hash'>;
+
 /** What erasing an account takes beyond its UserDeletedEvent (ADR 0014). */
 export interface AccountErasure {
   /** Record fields dropped with the event, atomically: the credential and the personal-data key. */
@@ -61,8 +70,10 @@ export interface AccountErasure {
 
 export interface AccountCommandServices {
   readonly commands: CommandHandler;
+  /** For the checks made before a password is checked or hashed (refusedBeforeWork). */
+  readonly store: EventStore;
   readonly idempotency: CommandIdempotency;
-  readonly hasher: PasswordHasher;
+  readonly newPasswordHasher: NewPasswordHasher;
   readonly accounts: AccountService;
   readonly admins: EnabledAdmins;
   readonly currentPassword: CurrentPasswordCheck;
@@ -128,7 +139,7 @@ async function prepare(
 ): Promise<Prepared | CommandOutcome> {
   const securityStamp = randomUUID();
   const credential = async () => ({
-    [CREDENTIAL_FIELD]: await services.hasher.hash(String(fields.newPassword)),
+    [CREDENTIAL_FIELD]: await services.newPasswordHasher.hash(String(fields.newPassword)),
   });
   switch (definition.commandType) {
     case 'ChangePassword': {
@@ -174,97 +185,137 @@ async function prepare(
   }
 }
 
+/**
+ * Step 3, before any password is checked or hashed: the command decided on the account as read now
+ * (the decider is pure: the locked run decides the same unless the account changes meanwhile, and
+ * it stays the authority), the caller's expectedVersion, and whether this requestId was applied
+ * already. A command refused here costs no hash, so a caller cannot make the service hash for
+ * commands that change nothing; a retry of an applied ChangePassword is answered as applied, not
+ * checked against a current password that it changed itself. Undefined: go on.
+ */
+async function refusedBeforeWork(
+  services: AccountCommandServices,
+  caller: AccountCaller,
+  request: AccountCommandRequest,
+  aggregateId: string,
+): Promise<CommandOutcome | 'applied' | undefined> {
+  const { commandType } = request.definition;
+  if (!['ChangePassword', 'SetUserPassword'].includes(commandType)) return undefined;
+  const requestField = request.requestId ? requestRecordField(caller.userId, request.requestId) : null;
+  const [applied, record] = await Promise.all([
+    requestField ? services.store.hasApplied(userDecider.aggregateType, aggregateId, requestField) : false,
+    services.store.loadRecord(userDecider.aggregateType, aggregateId, userDecider.initialState),
+  ]);
+  if (applied) return 'applied';
+  if (request.expectedVersion && request.expectedVersion !== record.version) {
+    const message = `Expected version ${request.expectedVersion}, but the user is at version ${record.version}`;
+    return refused('CONCURRENCY_CONFLICT', message);
+  }
+  // The stamp is a placeholder: the decision depends on the account and the actor, not on it.
+  const command = { type: commandType, data: { securityStamp: '' } } as Exclude<
+    UserCommand,
+    { type: 'CreateUser' }
+  >;
+  const decision = userDecider.decide(command, record.state, contextOf(caller));
+  if (decision.accepted) return undefined;
+  return refused(
+    decision.kind === 'forbidden' ? 'COMMAND_FORBIDDEN' : 'COMMAND_VALIDATION_ERROR',
+    decision.message,
+  );
+}
+
+/**
+ * A retry of a request the account recorded already: handle() answers it with the events it wrote
+ * (no new decision, no password needed), so it runs with a command that needs no secret.
+ */
+async function runApplied(
+  services: AccountCommandServices,
+  caller: AccountCaller,
+  request: AccountCommandRequest,
+  aggregateId: string,
+): Promise<CommandOutcome> {
+  const command = { type: request.definition.commandType, data: { securityStamp: randomUUID() } } as Exclude<
+    UserCommand,
+    { type: 'CreateUser' }
+  >;
+  return handleOnAccount(services, request, {
+    aggregateId,
+    command,
+    context: contextOf(caller),
+    metadata: metadataOf(caller, request),
+    ...(request.requestId ? { requestId: request.requestId } : {}),
+  });
+}
+
 async function runOnAccount(
   services: AccountCommandServices,
   caller: AccountCaller,
   request: AccountCommandRequest,
   aggregateId: string,
 ): Promise<CommandOutcome> {
+  const early = await refusedBeforeWork(services, caller, request, aggregateId);
+  if (early === 'applied') return runApplied(services, caller, request, aggregateId);
+  if (early) return early;
   const prepared = await prepare(services, caller, request);
   if ('kind' in prepared) return prepared;
   const { commandType } = request.definition;
-  const input: CommandInput<UserCommand> = {
+  return handleOnAccount(services, request, {
     aggregateId,
     command: prepared.command,
     expectedVersion: request.expectedVersion,
-    context: {
-      now: new Date(),
-      actorUserId: caller.userId,
-      actorRoles: caller.roles,
-      actorEmail: caller.email,
-    },
-    // The correlation id is the service's own, never the client's: X-Request-Id is only a trace.
-    metadata: {
-      actorUserId: caller.userId,
-      requestId: request.requestId,
-      correlationId: randomUUID(),
-      traceId: request.traceId,
-    },
+    context: contextOf(caller),
+    metadata: metadataOf(caller, request),
     ...(request.requestId ? { requestId: request.requestId } : {}),
     ...(prepared.attachments ? { attachments: prepared.attachments } : {}),
     ...(prepared.removeAttachments ? { removeAttachments: prepared.removeAttachments } : {}),
-  };
-
-  // 4. Keep one enabled Admin: an Admin this command would end leaves the set first, atomically and
-  //    only if another stays; it goes back if the command writes nothing.
-  const leaving = await endsEnabledAdmin(services, input);
-  if (leaving && !(await services.admins.release(aggregateId))) {
-    return refused(
-      'COMMAND_VALIDATION_ERROR',
+    // 4. Keep one enabled Admin: decided on the account as locked (ADR 0014).
+    underLock: enabledAdminSteps(
+      services.admins,
+      aggregateId,
       LAST_ADMIN_MESSAGES[commandType] ?? USER_MESSAGES.lastAdminRoles,
-    );
-  }
+    ),
+  });
+}
 
-  // 5. Run it on the account.
+function contextOf(caller: AccountCaller): DecisionContext {
+  return { now: new Date(), actorUserId: caller.userId, actorRoles: caller.roles, actorEmail: caller.email };
+}
+
+/** The correlation id is the service's own, never the client's: X-Request-Id is only a trace. */
+function metadataOf(caller: AccountCaller, request: AccountCommandRequest): EventMetadata {
+  return {
+    actorUserId: caller.userId,
+    requestId: request.requestId,
+    correlationId: randomUUID(),
+    traceId: request.traceId,
+  };
+}
+
+/** Step 5: the command on the account, its outcome as the endpoint's, and an erasure finished. */
+async function handleOnAccount(
+  services: AccountCommandServices,
+  request: AccountCommandRequest,
+  input: CommandInput<UserCommand, UserState>,
+): Promise<CommandOutcome> {
   let handled;
   try {
     handled = await services.commands.handle(userDecider, input);
   } catch (error) {
     if (error instanceof AppendOutcomeUnknownError) {
-      // Left out of the set: if it was written, it is right; if not, the guard only refuses more.
       throw serviceUnavailable(outcomeUnknownMessage(request.requestId, 'user'));
     }
-    if (leaving) await services.admins.add(aggregateId);
     const refusal = refusalOfStoreError(error, 'user');
     if (!refusal) throw error;
     return refusal;
   }
   if (!handled.accepted) {
-    if (leaving) await services.admins.add(aggregateId);
-    return refused(
-      handled.kind === 'forbidden' ? 'COMMAND_FORBIDDEN' : 'COMMAND_VALIDATION_ERROR',
-      handled.message,
-    );
+    const code = handled.kind === 'forbidden' ? 'COMMAND_FORBIDDEN' : 'COMMAND_VALIDATION_ERROR';
+    return refused(code, handled.message);
   }
-
-  // 6. What follows the written events: an account that is now an enabled Admin joins the set; an
-  //    erased one's teams pass to its tombstone (again on a replay: that step is idempotent).
+  // 6. An erased account's teams pass to its tombstone (again on a replay: that step is idempotent).
   const after = handled.state;
-  if (isEnabledAdmin(activeUser(after))) await services.admins.add(aggregateId);
-  if (after !== null && 'deleted' in after) {
-    await services.erasure.afterDelete(aggregateId, after.tombstoneId, input.metadata);
+  if (isDeletedUser(after)) {
+    await services.erasure.afterDelete(input.aggregateId, after.tombstoneId, input.metadata);
   }
   return { kind: 'succeeded', eventCount: handled.events.length };
-}
-
-/**
- * Whether the command, if the decider accepts it, turns an enabled Admin into something else. Decided
- * on the account as read now (the decider is pure, so this is the same decision the command will
- * get unless the account changes meanwhile); a command the decider refuses needs no guard, and is
- * refused by the real run with its own message (the grant rule before the last-Admin rule).
- */
-async function endsEnabledAdmin(
-  services: AccountCommandServices,
-  input: CommandInput<UserCommand>,
-): Promise<boolean> {
-  if (!['SetUserRoles', 'DisableUser', 'DeleteUser'].includes(input.command.type)) return false;
-  const before = await services.accounts.findById(input.aggregateId);
-  if (!isEnabledAdmin(before)) return false;
-  const decision = userDecider.decide(input.command, before, input.context);
-  if (!decision.accepted) return false;
-  const after = decision.events.reduce(
-    (state: UserState, event) => userDecider.evolve(state, event),
-    before as UserState,
-  );
-  return !isEnabledAdmin(activeUser(after));
 }

@@ -17,7 +17,7 @@ import {
   mayNotGrantMessage,
 } from '../roles';
 import { type Account, type Actor, CREDENTIAL_FIELD } from './account';
-import { type EnabledAdmins, isEnabledAdmin } from './enabled-admins';
+import { type EnabledAdmins, enabledAdminSteps } from './enabled-admins';
 import { newPersonalDataKey, PERSONAL_DATA_KEY_FIELD } from './personal-data';
 
 /** What createUser needs of the erasure (account-erasure.ts): finishing one a crash cut short. */
@@ -116,6 +116,8 @@ export class AccountService {
         [PERSONAL_DATA_KEY_FIELD]: newPersonalDataKey(),
         ...(credential ? { [CREDENTIAL_FIELD]: credential } : {}),
       },
+      // An account created with Admin joins the enabled Admins under its lock (nothing leaves).
+      underLock: enabledAdminSteps(this.admins, userId, USER_MESSAGES.lastAdminRoles),
     });
     if (!outcome.accepted)
       return (
@@ -125,7 +127,6 @@ export class AccountService {
           message: outcome.message,
         }
       );
-    if (isEnabledAdmin(activeUser(outcome.state))) await this.admins.add(userId);
     return { status: 'created', userId, eventCount: outcome.events.length };
   }
 

@@ -1,4 +1,5 @@
 import { activeUser, type UserState } from '../domain/user/user.decider';
+import type { StepsUnderLock } from '../event-store/handle-command';
 import type { RedisClient } from '../redis/connections';
 import { scanKeys } from '../redis/connections';
 import type { Keys } from '../redis/keys';
@@ -14,12 +15,45 @@ export function isEnabledAdmin(
 }
 
 /**
+ * The enabled-Admin set's steps around one account's append, run under the account's lock
+ * (CommandHandler, StepsUnderLock): an account the decision takes out of the enabled Admins leaves
+ * the set first, atomically and only if another member stays (else the command is refused with
+ * `lastAdminMessage`); an account the decision makes one joins after the append, before the lock
+ * goes. Decided on the account as locked, so no other command on it can come in between. A step
+ * that fails is left undone: the set may then lack an enabled Admin (the guard refuses more than it
+ * must), never hold another account.
+ */
+export function enabledAdminSteps(
+  admins: EnabledAdmins,
+  userId: string,
+  lastAdminMessage: string,
+): StepsUnderLock<UserState> {
+  const leaves = (state: UserState, next: UserState) =>
+    isEnabledAdmin(activeUser(state)) && !isEnabledAdmin(activeUser(next));
+  const joins = (state: UserState, next: UserState) =>
+    !isEnabledAdmin(activeUser(state)) && isEnabledAdmin(activeUser(next));
+  return {
+    async beforeAppend(state, next) {
+      if (!leaves(state, next)) return undefined;
+      return (await admins.release(userId)) ? undefined : lastAdminMessage;
+    },
+    async afterAppend(state, next) {
+      if (joins(state, next)) await admins.add(userId).catch(() => undefined);
+    },
+    async notWritten(state, next) {
+      if (leaves(state, next)) await admins.add(userId).catch(() => undefined);
+    },
+  };
+}
+
+/**
  * The enabled Admins, kept beside the accounts so that "the last enabled Admin cannot lose Admin,
  * be disabled or be deleted" holds across aggregates and replicas. An account leaves the set
- * atomically, and only if another stays (release-admin-1.lua), BEFORE the command that demotes,
- * disables or deletes it runs; it is put back if that command wrote nothing. An account joins after
- * a command made it an enabled Admin. A step lost to a crash leaves an Admin out of the set, never
- * a non-Admin in it: the guard may then refuse more than it must, never less (ADR 0014).
+ * atomically, and only if another stays (release-admin-1.lua), before the append that demotes,
+ * disables or deletes it; it is put back if that append wrote nothing. An account joins after the
+ * append that made it an enabled Admin. Both happen under the account's lock (enabledAdminSteps).
+ * A step lost to a crash leaves an Admin out of the set, never a non-Admin in it: the guard may then
+ * refuse more than it must, never less (ADR 0014).
  */
 export class EnabledAdmins {
   constructor(
@@ -52,16 +86,21 @@ export class EnabledAdmins {
    */
   async ensureBuilt(): Promise<void> {
     if ((await this.redis.exists(this.keys.enabledAdminsBuilt())) === 1) return;
+    const admins: string[] = [];
     for await (const recordKeys of scanKeys(this.redis, this.keys.aggregateRecordPattern('user'))) {
       const states = await Promise.all(recordKeys.map((key) => this.redis.hget(key, 'state')));
-      const admins = recordKeys
-        .filter((_, index) => {
-          const state = states[index];
-          return typeof state === 'string' && isEnabledAdmin(activeUser(JSON.parse(state) as UserState));
-        })
-        .map((key) => this.keys.aggregateIdOfRecord(key));
-      if (admins.length > 0) await this.redis.sadd(this.keys.enabledAdmins(), ...admins);
+      recordKeys.forEach((key, index) => {
+        const state = states[index];
+        if (typeof state === 'string' && isEnabledAdmin(activeUser(JSON.parse(state) as UserState))) {
+          admins.push(this.keys.aggregateIdOfRecord(key));
+        }
+      });
     }
+    // Built anew, never merged: a member a lost step left behind does not survive a rebuild.
+    const set = this.keys.enabledAdmins();
+    const rebuild = this.redis.multi().del(set);
+    if (admins.length > 0) rebuild.sadd(set, ...admins);
+    await rebuild.exec();
     await this.redis.set(this.keys.enabledAdminsBuilt(), new Date().toISOString());
   }
 }

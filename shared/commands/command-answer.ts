@@ -7,16 +7,17 @@ export const COMMAND_ERRORS = {
   COMMAND_VALIDATION_ERROR: {
     status: 400,
     meaning:
-      "A rule of the spec's tables 3.2 and 7 (the decider's message), a field error naming the field, a requestId that is not a GUID, or a CreateFantasyTeam beyond the owner's MAX_TEAMS_PER_OWNER teams.",
+      "A rule of the spec's tables 3.2 and 7 (the decider's message), a field error naming the field, a requestId that is not a GUID, or a CreateFantasyTeam beyond the owner's MAX_TEAMS_PER_OWNER teams. For account commands: a rule of the account (a non-existent user, a wrong current password, the last enabled Admin, an account disabling or deleting itself).",
   },
   UNKNOWN_COMMAND_TYPE: { status: 400, meaning: 'commandType names no command.' },
   COMMAND_FORBIDDEN: {
     status: 403,
-    meaning: "The caller lacks the role Member, or is neither the team's owner nor an Admin.",
+    meaning:
+      "The caller lacks the command's roles (Member for team commands; each account command's are in x-command-types), is neither the team's owner nor an Admin, or the grant rule forbids the account command (a UserManager acts only on Member and ServiceAccount accounts and grants only those roles).",
   },
   CONCURRENCY_CONFLICT: {
     status: 409,
-    meaning: "expectedVersion is above 0 and is not the team's version.",
+    meaning: "expectedVersion is above 0 and is not the aggregate's version (the team's, or the account's).",
   },
   DUPLICATE_REQUEST_ID: {
     status: 409,
@@ -25,7 +26,8 @@ export const COMMAND_ERRORS = {
   },
   AGGREGATE_BUSY: {
     status: 503,
-    meaning: "The team's lock was not obtained within LOCK_WAIT_MS; retry after Retry-After seconds.",
+    meaning:
+      "The aggregate's (team's or account's) lock was not obtained within LOCK_WAIT_MS; retry after Retry-After seconds.",
   },
 } as const;
 

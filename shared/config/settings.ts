@@ -452,6 +452,48 @@ export const SETTINGS = [
     },
   }),
   setting({
+    env: 'SSE_MAX_CONNECTIONS',
+    joi: Joi.number().integer().min(1).max(100_000),
+    default: 1_000,
+    path: 'events.maxConnections',
+    doc: {
+      expects: 'an integer 1-100000: event streams (GET /api/events) one ingress holds open at once',
+      usedBy: 'ingress: one more is answered `503` with `Retry-After: 5`',
+    },
+  }),
+  setting({
+    env: 'SSE_MAX_CONNECTIONS_PER_ACCOUNT',
+    joi: Joi.number().integer().min(1).max(100_000),
+    default: 10,
+    path: 'events.maxConnectionsPerAccount',
+    doc: {
+      expects: 'an integer 1-100000: event streams one account holds open at once on one ingress',
+      usedBy:
+        'ingress: one more is answered `503` with `Retry-After: 5`, so one client (or one leaked credential) cannot take every stream of SSE_MAX_CONNECTIONS',
+    },
+  }),
+  setting({
+    env: 'SSE_HEARTBEAT_MS',
+    joi: Joi.number().integer().min(10).max(300_000),
+    default: 15_000,
+    path: 'events.heartbeatMs',
+    doc: {
+      expects: "the interval of the event stream's heartbeat comment, in ms",
+      usedBy: 'ingress: keeps proxies and clients from closing an idle stream (below their read timeouts)',
+    },
+  }),
+  setting({
+    env: 'SSE_SLOW_CLIENT_TIMEOUT_MS',
+    joi: Joi.number().integer().min(100).max(600_000),
+    default: 30_000,
+    path: 'events.slowClientTimeoutMs',
+    doc: {
+      expects: 'how long an event stream whose client reads nothing may stay paused, in ms',
+      usedBy:
+        'ingress: past it the stream is closed (the client resumes from its Last-Event-ID); until then it holds one batch and its socket buffer',
+    },
+  }),
+  setting({
     env: 'IMPORT_MAX_ROWS',
     joi: Joi.number().integer().min(1).max(1_000_000),
     default: 10_000,

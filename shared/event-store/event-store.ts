@@ -203,6 +203,17 @@ export class EventStore {
     };
   }
 
+  /**
+   * Whether the aggregate recorded `requestId` (a requestRecordField) with an append, read without its
+   * lock: for a caller that must not redo work before a retry of an applied request (a password
+   * check). handle() is still the authority, under the lock.
+   */
+  async hasApplied(aggregateType: string, aggregateId: string, requestId: string): Promise<boolean> {
+    return (
+      (await this.redis.hexists(this.keys.aggregateRequests(aggregateType, aggregateId), requestId)) === 1
+    );
+  }
+
   /** Releases the aggregate's lock if `token` still holds it. */
   async unlock(aggregateType: string, aggregateId: string, token: string): Promise<void> {
     await this.redis.releaseLock(this.keys.aggregateLock(aggregateType, aggregateId), token);
@@ -350,8 +361,11 @@ export class EventStore {
     return event ?? null;
   }
 
-  /** Stored envelopes as they were written: sealed fields opened (envelope-codec.ts). */
-  private opened(envelopes: readonly EventEnvelope[]): Promise<EventEnvelope[]> {
+  /**
+   * Stored envelopes as they were written: sealed fields opened (envelope-codec.ts), an erased
+   * account's as null. Also for readers of the global log that hand events out (the event stream).
+   */
+  opened(envelopes: readonly EventEnvelope[]): Promise<EventEnvelope[]> {
     return this.codecs.open(this.redis, this.keys, envelopes);
   }
 

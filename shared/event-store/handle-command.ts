@@ -7,7 +7,22 @@ import { AppendOutcomeUnknownError, ExpectedVersionMismatchError, StaleAppendErr
 import { type EventStore, requestRecordField } from './event-store';
 import { type LockOptions, lockToken, waitForLock } from './lock';
 
-export interface CommandInput<Command> {
+/**
+ * Steps of a rule kept beside the aggregate (in keys of its own) that must change with it, so they
+ * run while its lock is held: after the decision and before the append, and after the append before
+ * the lock goes (the enabled Admins, ADR 0014). `state` is the aggregate as locked, `next` as the
+ * decision leaves it.
+ */
+export interface StepsUnderLock<State> {
+  /** Before the append: a message refuses the command (answered as the decider's rules are). */
+  beforeAppend(state: State, next: State): Promise<string | undefined>;
+  /** After the append was written, before the lock is released. */
+  afterAppend(state: State, next: State): Promise<void>;
+  /** The append did not write (refused, or failed before it ran): undo what beforeAppend did. */
+  notWritten(state: State, next: State): Promise<void>;
+}
+
+export interface CommandInput<Command, State = unknown> {
   readonly aggregateId: string;
   readonly command: Command;
   /** The caller's optimistic-concurrency check: 0 or absent means none. */
@@ -34,6 +49,8 @@ export interface CommandInput<Command> {
    * caller's events, and never makes the id count as used for the first caller.
    */
   readonly requestId?: string;
+  /** A rule kept beside the aggregate, changed under its lock (see StepsUnderLock). */
+  readonly underLock?: StepsUnderLock<State>;
 }
 
 export type CommandOutcome<State, Event extends DomainEvent> =
@@ -77,7 +94,7 @@ export class CommandHandler {
 
   async handle<State, Command, Event extends DomainEvent>(
     decider: Decider<State, Command, Event>,
-    input: CommandInput<Command>,
+    input: CommandInput<Command, State>,
   ): Promise<CommandOutcome<State, Event>> {
     const { aggregateType } = decider;
     // Ids are GUIDs compared case-insensitively: keys and envelopes both carry the lower-case form.
@@ -143,6 +160,9 @@ export class CommandHandler {
         metadata: input.metadata,
       }));
       const nextState = decision.events.reduce((folded, event) => decider.evolve(folded, event), state);
+      const { underLock } = input;
+      const refusal = await underLock?.beforeAppend(state, nextState);
+      if (refusal !== undefined) return { accepted: false, kind: 'invalid', message: refusal, version };
       await this.hooks.beforeAppend?.(aggregateId);
       const newVersion = await this.store
         .append({
@@ -151,13 +171,15 @@ export class CommandHandler {
           expectedVersion: version,
           events: envelopes,
           state: nextState,
-          lockToken: token,
+          // With steps to run after the append, the lock stays until they ran (released below).
+          lockToken: underLock ? '' : token,
           ...(input.attachments ? { attachments: input.attachments } : {}),
           ...(input.removeAttachments ? { removeAttachments: input.removeAttachments } : {}),
           ...(requestField ? { requestId: requestField } : {}),
         })
-        .catch((error: unknown) => {
+        .catch(async (error: unknown) => {
           if (appendMayHaveRun(error)) throw new AppendOutcomeUnknownError(aggregateId, error);
+          await underLock?.notWritten(state, nextState);
           // A caller that named a version learns the aggregate left it, whether the check above or
           // the fence found that out; one that named none may retry on the aggregate as it is then.
           if (error instanceof StaleAppendError && input.expectedVersion) {
@@ -165,7 +187,8 @@ export class CommandHandler {
           }
           throw error;
         });
-      released = true;
+      if (underLock) await underLock.afterAppend(state, nextState);
+      else released = true;
       this.hooks.eventsAppended?.(aggregateType, envelopes);
       await this.hooks.afterAppend?.(aggregateId);
       return { accepted: true, events: envelopes, version: newVersion, state: nextState };

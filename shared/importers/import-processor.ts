@@ -49,8 +49,14 @@ export async function processImport(
   let outcome: ImportOutcome;
   if (!importer) {
     outcome = failedBeforeRunning(`Unknown importer type: ${job.importerType}`);
-  } else if (!submitter) {
+  } else if (!submitter || (existing && submitter.createdAt > existing.createdAt)) {
+    // An e-mail registered again after erasure has the erased account's id (ADR 0014): an import
+    // submitted before this account was created is the erased account's, which no longer exists.
     outcome = failedBeforeRunning('The account that submitted this import no longer exists');
+  } else if (submitter.disabled) {
+    // Checked when it runs, as the roles are (spec 5 rule 4): a queued import of an account
+    // disabled meanwhile (a compromised one, say) creates nothing.
+    outcome = failedBeforeRunning('The account that submitted this import is disabled');
   } else {
     const actor: Actor = { userId: submitter.userId, email: submitter.email, roles: submitter.roles };
     let progressWrittenAt = 0;

@@ -1,6 +1,7 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 
 import type { CommandHandlerHooks } from '../event-store/handle-command';
+import type { EventStreamMetrics, StreamEnd } from '../event-stream/stream-metrics';
 import type { FinishedImport } from '../importers/import-processor';
 import type { QueueDepthSample } from '../importers/import-queue';
 import type { Logger } from '../logger';
@@ -59,7 +60,7 @@ const ROWS_PER_SECOND_BUCKETS = [1, 5, 10, 25, 50, 100, 250, 500, 1000, 2500, 50
  * labels, buckets), recorded through methods named for what happened. Values read from Redis
  * (projector lag, queue depth) and connection states are collected when scraped, never polled.
  */
-export class Metrics implements SignInMetrics {
+export class Metrics implements SignInMetrics, EventStreamMetrics {
   readonly registry = new Registry();
 
   private readonly httpRequestDuration = new Histogram({
@@ -126,6 +127,25 @@ export class Metrics implements SignInMetrics {
   private readonly accountsUnderAttack = new Counter({
     name: `${METRIC_PREFIX}auth_accounts_under_attack_total`,
     help: "Times one account's failed sign-ins from all addresses reached AUTH_ACCOUNT_WARNING_FAILURES within the window (each logged with the user id).",
+    registers: [this.registry],
+  });
+
+  private readonly eventStreamsOpen = new Gauge({
+    name: `${METRIC_PREFIX}event_streams_open`,
+    help: 'Event streams (GET /api/events) open in this process.',
+    registers: [this.registry],
+  });
+
+  private readonly eventStreamsClosed = new Counter({
+    name: `${METRIC_PREFIX}event_streams_closed_total`,
+    help: 'Event streams ended, by reason: client (it disconnected), slow (it read nothing for SSE_SLOW_CLIENT_TIMEOUT_MS), shutdown, error (Redis failed mid-stream), revoked (the account was disabled or deleted, lost its role, or its credentials were revoked).',
+    labelNames: ['reason'] as const,
+    registers: [this.registry],
+  });
+
+  private readonly eventStreamEvents = new Counter({
+    name: `${METRIC_PREFIX}event_stream_events_sent_total`,
+    help: 'Events written to event streams (one per event per stream).',
     registers: [this.registry],
   });
 
@@ -279,6 +299,19 @@ export class Metrics implements SignInMetrics {
 
   recordAccountUnderAttack(): void {
     this.accountsUnderAttack.inc();
+  }
+
+  eventStreamOpened(): void {
+    this.eventStreamsOpen.inc();
+  }
+
+  eventStreamClosed(reason: StreamEnd): void {
+    this.eventStreamsOpen.dec();
+    this.eventStreamsClosed.inc({ reason });
+  }
+
+  eventStreamEventsSent(count: number): void {
+    this.eventStreamEvents.inc(count);
   }
 
   collectPendingVerifications(source: () => number): void {

@@ -8,14 +8,16 @@ import { CHALLENGES } from '../../ingress/auth/challenge';
 import { SECURITY_STAMP_CLAIM } from '../../ingress/auth/token-service';
 import { type Account, CREDENTIAL_FIELD, SYSTEM_ACTOR } from '../../shared/accounts/account';
 import { AccountCache } from '../../shared/accounts/account-cache';
+import { loadConfig } from '../../shared/config';
 import { LEGACY_SECURITY_STAMP, userDecider } from '../../shared/domain/user/user.decider';
 import { normalizeEmail, userIdForEmail } from '../../shared/domain/user/user-id';
 import { AppError } from '../../shared/errors';
 import { PROBLEMS } from '../../shared/http/problem';
-import { duplicateConnection } from '../../shared/redis/connections';
+import { createRedisConnection, duplicateConnection } from '../../shared/redis/connections';
 import { changeAccount } from '../helpers/account-changes';
-import { createTestApp, type TestApp } from '../helpers/app-fixture';
+import { createTestApp, type TestApp, testRedisEnv } from '../helpers/app-fixture';
 import { eventually } from '../helpers/processes';
+import { LossyProxy } from '../helpers/tcp-proxy';
 
 const JWT_SECRET = 'a-revocation-test-secret-of-at-least-32-characters';
 const CURRENT_USER = { query: { queryType: 'CurrentUser' }, skip: 0, take: 10 };
@@ -416,6 +418,55 @@ describe('Revocation: a security stamp, disabled accounts, and the current-passw
         await cache.close();
       }
     });
+
+    // Through a proxy to the one test Redis: a cluster client would find the nodes behind it.
+    const onOneRedis = process.env.REDIS_TEST_CLUSTER_NODES ? it.skip : it;
+    onOneRedis(
+      'When its subscription goes silent without closing, then it stops keeping accounts within the heartbeat deadline, so a change it did not hear is read from Redis',
+      async () => {
+        const { userId } = await newAccount('silent-subscription');
+        const proxy = await LossyProxy.start(process.env.REDIS_TEST_URL ?? '');
+        const subscriber = createRedisConnection(
+          loadConfig({ ...testRedisEnv(), REDIS_URL: proxy.url }).redis,
+          'background',
+          subject.logger,
+        );
+        const cache = await AccountCache.start(
+          subject.services.accounts,
+          subscriber,
+          subject.services.keys,
+          60,
+          subject.logger,
+          { publisher: subject.redis, everyMs: 100, deadlineMs: 100 },
+        );
+        try {
+          await eventually(
+            async () => (await cache.findById(userId)) !== null && cache.holds(userId),
+            5_000,
+            20,
+          );
+
+          // Redis keeps sending; nothing reaches the subscriber, and its connection stays open.
+          proxy.swallowReplies = true;
+          await changeAccount(subject.services, userId, { type: 'SetUserRoles', data: { roles: ['Admin'] } });
+
+          await eventually(() => !cache.holds(userId), 2_000, 10);
+          expect((await cache.findById(userId))?.roles).toEqual(['Admin']);
+          expect(cache.holds(userId)).toBe(false);
+
+          // Heard again: it keeps accounts again.
+          proxy.swallowReplies = false;
+          await eventually(
+            async () => (await cache.findById(userId)) !== null && cache.holds(userId),
+            5_000,
+            20,
+          );
+        } finally {
+          await cache.close();
+          await proxy.close();
+        }
+      },
+    );
 
     it('When an account changes while a read of it is under way, then what that read found is not kept: the next request sees the change', async () => {
       const { userId } = await newAccount('read-during-change');

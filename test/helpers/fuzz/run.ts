@@ -164,12 +164,17 @@ async function send(fuzzCase: FuzzCase, stack: FuzzStack): Promise<Answer> {
     redirect: 'manual',
     signal: AbortSignal.timeout(CLIENT_TIMEOUT_MS),
   });
+  const contentType = res.headers.get('content-type') ?? undefined;
+  // An event stream (GET /api/events) never ends by itself: its headers are the answer to judge,
+  // and the body is dropped, which closes the stream (and frees its SSE_MAX_CONNECTIONS slot).
+  const streamed = contentType?.toLowerCase().startsWith('text/event-stream') ?? false;
+  if (streamed) await res.body?.cancel();
   return {
     status: res.status,
-    contentType: res.headers.get('content-type') ?? undefined,
+    contentType,
     retryAfter: res.headers.get('retry-after'),
     allow: res.headers.get('allow'),
-    text: await res.text(),
+    text: streamed ? '' : await res.text(),
   };
 }
 

@@ -1,0 +1,170 @@
+import type { Response } from 'express';
+
+import {
+  compareEntryIds,
+  encodePosition,
+  type EntryId,
+  type LogPosition,
+} from '../../shared/event-stream/log-position';
+import type { LogBatch, LogEntry } from '../../shared/event-stream/log-reader';
+import type { LogTail, TailReader } from '../../shared/event-stream/log-tail';
+import { toPublicEvent } from '../../shared/event-stream/public-events';
+import type { EventStreamMetrics, StreamEnd } from '../../shared/event-stream/stream-metrics';
+import type { Logger } from '../../shared/logger';
+
+export interface SessionOptions {
+  /** How long a stream whose client reads nothing stays paused before it is closed. */
+  readonly slowClientTimeoutMs: number;
+  /** Entries one catch-up read takes, across the partitions it reads. */
+  readonly catchUpEntries: number;
+}
+
+/** `event:` and `data:` lines of an entry, built once per entry however many streams send it. */
+const frames = new WeakMap<LogEntry, string>();
+function frameOf(entry: LogEntry): string {
+  let frame = frames.get(entry);
+  if (frame === undefined) {
+    frame = `event: ${entry.envelope.eventType}\ndata: ${JSON.stringify(toPublicEvent(entry.envelope))}\n\n`;
+    frames.set(entry, frame);
+  }
+  return frame;
+}
+
+/**
+ * One client's stream: catches up from its position with reads of its own, then joins the tail
+ * (the process's one live reader) in the same synchronous step that finds it level with the tail's
+ * head. Each event's `id:` is the position just after it, so Last-Event-ID resumes exactly.
+ *
+ * Backpressure: when the socket's buffer is full (write answers false) the stream leaves the tail
+ * and reads nothing more until the client drains it; then it catches up from its position. What
+ * one slow stream holds is the socket's buffer and one batch. A client that drains nothing for
+ * slowClientTimeoutMs is disconnected; it resumes from its Last-Event-ID without loss.
+ */
+export class EventStreamSession implements TailReader {
+  private readonly position: EntryId[];
+  private closed = false;
+  private lastSentId: string;
+  private stallTimer: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly res: Response,
+    private readonly tail: LogTail,
+    private readonly read: (from: ReadonlyMap<number, EntryId>, count: number) => Promise<LogBatch>,
+    start: LogPosition,
+    private readonly types: ReadonlySet<string> | undefined,
+    private readonly options: SessionOptions,
+    private readonly logger: Logger,
+    private readonly metrics: EventStreamMetrics | undefined,
+    private readonly onEnd: (session: EventStreamSession, reason: StreamEnd) => void,
+  ) {
+    this.position = [...start];
+    this.lastSentId = encodePosition(this.position);
+  }
+
+  /** Sends the headers and the starting position, then catches up. */
+  start(): void {
+    this.res.on('close', () => this.finish('client'));
+    // The starting position as an id-only message: an EventSource remembers it, so a client that
+    // asked for `from=now` and saw nothing yet still resumes from there, not from a later "now".
+    this.res.write(`retry: 1000\nid: ${this.lastSentId}\n\n`);
+    void this.catchUp();
+  }
+
+  /** A comment (and the position, if it moved past events the filter left out). */
+  heartbeat(): void {
+    if (this.closed || this.res.writableNeedDrain) return;
+    const id = encodePosition(this.position);
+    const idLine = id === this.lastSentId ? '' : `id: ${id}\n`;
+    this.lastSentId = id;
+    this.res.write(`${idLine}: heartbeat\n\n`);
+  }
+
+  /** Ends the response (shutdown): the client reconnects, elsewhere or later, from its last id. */
+  end(reason: StreamEnd): void {
+    if (this.closed) return;
+    this.finish(reason);
+    this.res.end();
+  }
+
+  deliver(entries: readonly LogEntry[]): void {
+    if (this.closed) return;
+    if (this.write(entries)) return;
+    this.tail.leave(this);
+    void this.afterDrain().then(() => this.catchUp());
+  }
+
+  private async catchUp(): Promise<void> {
+    try {
+      while (!this.closed) {
+        const due = new Map<number, EntryId>();
+        this.position.forEach((id, partition) => {
+          if (compareEntryIds(id, this.tail.headOf(partition)) < 0) due.set(partition, id);
+        });
+        if (due.size === 0) {
+          // Level with the tail's head in this very step: it hands over everything after it.
+          this.tail.join(this);
+          return;
+        }
+        const batch = await this.read(due, Math.max(1, Math.ceil(this.options.catchUpEntries / due.size)));
+        if (this.closed) return;
+        if (!this.write(batch.entries)) await this.afterDrain();
+      }
+    } catch (error) {
+      this.logger.warn('event stream catch-up failed; closing it', {
+        error: error instanceof Error ? error.message : String(error),
+      });
+      this.end('error');
+    }
+  }
+
+  /** Writes the entries past the position that the filter lets through; false: the buffer is full. */
+  private write(entries: readonly LogEntry[]): boolean {
+    let chunk = '';
+    let sent = 0;
+    for (const entry of entries) {
+      if (compareEntryIds(entry.id, this.position[entry.partition] as EntryId) <= 0) continue;
+      this.position[entry.partition] = entry.id;
+      if (this.types && !this.types.has(entry.envelope.eventType)) continue;
+      this.lastSentId = encodePosition(this.position);
+      chunk += `id: ${this.lastSentId}\n${frameOf(entry)}`;
+      sent++;
+    }
+    if (sent === 0) return !this.res.writableNeedDrain;
+    this.metrics?.eventStreamEventsSent(sent);
+    return this.res.write(chunk);
+  }
+
+  /** Resolves when the client has read the buffer, or when the stream was closed for not doing so. */
+  private afterDrain(): Promise<void> {
+    return new Promise((resolve) => {
+      if (this.closed) {
+        resolve();
+        return;
+      }
+      const done = () => {
+        clearTimeout(this.stallTimer);
+        this.res.off('drain', done);
+        this.res.off('close', done);
+        resolve();
+      };
+      this.res.once('drain', done);
+      this.res.once('close', done);
+      this.stallTimer = setTimeout(() => {
+        this.logger.info('event stream client reads too slowly; closed', {
+          slowClientTimeoutMs: this.options.slowClientTimeoutMs,
+        });
+        this.finish('slow');
+        this.res.destroy();
+        done();
+      }, this.options.slowClientTimeoutMs);
+    });
+  }
+
+  private finish(reason: StreamEnd): void {
+    if (this.closed) return;
+    this.closed = true;
+    clearTimeout(this.stallTimer);
+    this.tail.leave(this);
+    this.onEnd(this, reason);
+  }
+}

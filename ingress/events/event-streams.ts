@@ -1,0 +1,220 @@
+import type { Response } from 'express';
+
+import type { Account } from '../../shared/accounts/account';
+import { AppError, serviceUnavailable } from '../../shared/errors';
+import { beginningPosition, type EntryId } from '../../shared/event-stream/log-position';
+import { type EnvelopeOpener, logEnds, readLogAfter } from '../../shared/event-stream/log-reader';
+import { LogTail, type LogTailOptions } from '../../shared/event-stream/log-tail';
+import type { EventStreamMetrics, StreamEnd } from '../../shared/event-stream/stream-metrics';
+import type { Logger } from '../../shared/logger';
+import type { RedisClient } from '../../shared/redis/connections';
+import type { Keys } from '../../shared/redis/keys';
+import { LOG_PARTITIONS } from '../../shared/redis/partitions';
+import { streamStillAllowed } from './event-stream-access';
+import type { EventStreamRequest } from './event-stream-request';
+import { EventStreamSession } from './event-stream-session';
+
+export interface EventStreamSettings {
+  /** SSE_MAX_CONNECTIONS: streams open at once in this process. */
+  readonly maxConnections: number;
+  /** SSE_MAX_CONNECTIONS_PER_ACCOUNT: streams one account holds open at once in this process. */
+  readonly maxConnectionsPerAccount: number;
+  /** SSE_HEARTBEAT_MS: the interval of the heartbeat comment. */
+  readonly heartbeatMs: number;
+  /** SSE_SLOW_CLIENT_TIMEOUT_MS: how long a client may leave its buffer full. */
+  readonly slowClientTimeoutMs: number;
+}
+
+/** Retry-After of the 503 past SSE_MAX_CONNECTIONS. */
+export const STREAMS_FULL_RETRY_AFTER_SECONDS = 5;
+/** Entries one catch-up read takes across partitions: with the socket's buffer, a stream's memory bound. */
+const CATCH_UP_ENTRIES = 512;
+
+export interface EventStreamsDeps {
+  readonly redis: RedisClient;
+  /** Where a stream's account is read again at each heartbeat (the account cache). */
+  readonly accounts: { findById(userId: string): Promise<Account | null> };
+  readonly keys: Keys;
+  readonly open: EnvelopeOpener;
+  readonly newSubscriber: () => RedisClient;
+  readonly logger: Logger;
+  readonly settings: EventStreamSettings;
+  readonly metrics?: EventStreamMetrics;
+  readonly tail?: Partial<LogTailOptions>;
+}
+
+/**
+ * The process's event streams: admits at most SSE_MAX_CONNECTIONS, beats the heart of every open
+ * one, and ends them all at shutdown so the server's graceful close never waits on a stream.
+ */
+export class EventStreams {
+  private readonly sessions = new Set<EventStreamSession>();
+  /** Each stream's account and the security stamp it was admitted under. */
+  private readonly owners = new Map<EventStreamSession, { userId: string; stamp: string }>();
+  /** Admitted streams, counted from the admission on (before any await), so a burst cannot overshoot. */
+  private admitted = 0;
+  /** Admitted streams per account, counted like `admitted`. */
+  private readonly admittedByAccount = new Map<string, number>();
+  private heartbeat: NodeJS.Timeout | undefined;
+  private closing = false;
+  readonly tail: LogTail;
+
+  constructor(private readonly deps: EventStreamsDeps) {
+    // Events are sent in writes of ~1,000 at most (the tail's batch x partitions, or a catch-up read).
+    this.tail = new LogTail(deps.redis, deps.keys, deps.open, deps.newSubscriber, deps.logger, {
+      batchSize: 64,
+      ...deps.tail,
+    });
+  }
+
+  /** How many streams are open now. */
+  get open(): number {
+    return this.sessions.size;
+  }
+
+  /**
+   * Opens a stream for an authorised caller: 503 past the limit or while shutting down; otherwise
+   * resolves the start (reads Redis for `now`), sends the headers, and leaves the stream running.
+   */
+  async serve(res: Response, request: EventStreamRequest, userId: string): Promise<void> {
+    if (this.closing || this.admitted >= this.deps.settings.maxConnections) {
+      throw serviceUnavailable(
+        'This instance has as many event streams open as SSE_MAX_CONNECTIONS allows; retry later.',
+        STREAMS_FULL_RETRY_AFTER_SECONDS,
+      );
+    }
+    if ((this.admittedByAccount.get(userId) ?? 0) >= this.deps.settings.maxConnectionsPerAccount) {
+      throw serviceUnavailable(
+        'This account has as many event streams open on this instance as SSE_MAX_CONNECTIONS_PER_ACCOUNT allows; close one, or retry later.',
+        STREAMS_FULL_RETRY_AFTER_SECONDS,
+      );
+    }
+    this.admit(userId, +1);
+    let session: EventStreamSession | undefined;
+    let stamp: string;
+    try {
+      // The stamp the stream lives under: when it changes, the stream ends (heartbeat()).
+      const account = await this.deps.accounts.findById(userId);
+      if (!account)
+        throw new AppError('FORBIDDEN', 'The account is no longer allowed to read the event stream.', 403);
+      stamp = account.securityStamp;
+      await this.tail.acquire();
+      try {
+        const start = await this.startOf(request);
+        if (this.closing || gone(res)) throw new Error('closed before the stream started');
+        session = new EventStreamSession(
+          res,
+          this.tail,
+          (from, count) => readLogAfter(this.deps.redis, this.deps.keys, this.deps.open, from, count),
+          start,
+          request.types,
+          { slowClientTimeoutMs: this.deps.settings.slowClientTimeoutMs, catchUpEntries: CATCH_UP_ENTRIES },
+          this.deps.logger,
+          this.deps.metrics,
+          (ended, reason) => this.ended(ended, reason),
+        );
+      } catch (error) {
+        this.tail.release();
+        throw error;
+      }
+    } catch (error) {
+      this.admit(userId, -1);
+      if (gone(res) || this.closing) return;
+      throw error;
+    }
+    this.sessions.add(session);
+    this.owners.set(session, { userId, stamp });
+    this.deps.metrics?.eventStreamOpened();
+    this.startHeartbeat();
+    res.status(200);
+    res.setHeader('Content-Type', 'text/event-stream; charset=utf-8');
+    // no-transform: a proxy must not compress (and so buffer) it; X-Accel-Buffering: nginx must not buffer it.
+    res.setHeader('Cache-Control', 'no-cache, no-store, no-transform');
+    res.setHeader('X-Accel-Buffering', 'no');
+    res.flushHeaders();
+    res.socket?.setNoDelay(true);
+    session.start();
+  }
+
+  /** Ends every stream (each client reconnects from its last id) and stops reading the log. */
+  async close(): Promise<void> {
+    this.closing = true;
+    for (const session of [...this.sessions]) session.end('shutdown');
+    clearInterval(this.heartbeat);
+    this.heartbeat = undefined;
+    await this.tail.close();
+  }
+
+  private async startOf(request: EventStreamRequest): Promise<EntryId[]> {
+    switch (request.start.kind) {
+      case 'beginning':
+        return beginningPosition();
+      case 'now':
+        return logEnds(this.deps.redis, this.deps.keys, LOG_PARTITIONS);
+      case 'position':
+        return [...request.start.position];
+      default: {
+        const _exhaustive: never = request.start;
+        return _exhaustive;
+      }
+    }
+  }
+
+  private ended(session: EventStreamSession, reason: StreamEnd): void {
+    if (!this.sessions.delete(session)) return;
+    const owner = this.owners.get(session);
+    this.owners.delete(session);
+    if (owner) this.admit(owner.userId, -1);
+    this.tail.release();
+    this.deps.metrics?.eventStreamClosed(reason);
+    if (this.sessions.size === 0) {
+      clearInterval(this.heartbeat);
+      this.heartbeat = undefined;
+    }
+  }
+
+  /**
+   * Ends the stream when its account may no longer read it (disabled, deleted, lost its role, or
+   * its credentials were revoked: the stamp changed). A read of the account cache, which every
+   * change to the account evicts; a failed read leaves the stream alone until the next beat.
+   */
+  private async checkOwner(session: EventStreamSession): Promise<void> {
+    const owner = this.owners.get(session);
+    if (!owner) return;
+    try {
+      const account = await this.deps.accounts.findById(owner.userId);
+      if (!streamStillAllowed(account, owner.stamp)) {
+        this.deps.logger.info('event stream ended: its account may no longer read it', {
+          userId: owner.userId,
+        });
+        session.end('revoked');
+      }
+    } catch {
+      // Redis away: the next heartbeat checks again.
+    }
+  }
+
+  /** Counts a stream in (+1) or out (-1), in all and for its account. */
+  private admit(userId: string, delta: 1 | -1): void {
+    this.admitted += delta;
+    const count = (this.admittedByAccount.get(userId) ?? 0) + delta;
+    if (count > 0) this.admittedByAccount.set(userId, count);
+    else this.admittedByAccount.delete(userId);
+  }
+
+  private startHeartbeat(): void {
+    if (this.heartbeat) return;
+    this.heartbeat = setInterval(() => {
+      for (const session of this.sessions) {
+        session.heartbeat();
+        void this.checkOwner(session);
+      }
+    }, this.deps.settings.heartbeatMs);
+    this.heartbeat.unref();
+  }
+}
+
+/** The client went away (or the socket was cut) while the stream was being opened. */
+function gone(res: Response): boolean {
+  return res.destroyed || !res.socket || res.socket.destroyed;
+}

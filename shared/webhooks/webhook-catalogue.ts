@@ -33,6 +33,13 @@ const teamEvents: readonly CatalogueEntry[] = [
     fields: { ownerUserId: guid, name: string, season: string, createdAt: timestamp },
   },
   {
+    eventType: 'FantasyTeamOwnerErasedEvent',
+    aggregateType: 'fantasy-team',
+    description:
+      "The team's owner was erased: ownerUserId is now the owner's tombstone id, which names no account.",
+    fields: { ownerUserId: guid, erasedAt: timestamp },
+  },
+  {
     eventType: 'FantasyTeamLinkedEvent',
     aggregateType: 'fantasy-team',
     description: 'The team was linked to a fantasy identity (spec section 6).',

@@ -3,6 +3,7 @@ import addFormats from 'ajv-formats';
 
 import { repositoryDocument } from '../../ingress/contract';
 import type { EventEnvelope } from '../../shared/event-store/envelope';
+import { isPublicEventType, toPublicEvent } from '../../shared/event-stream/public-events';
 import { payloadOf, payloadSchema, WEBHOOK_CATALOGUE } from '../../shared/webhooks/webhook-catalogue';
 import { WEBHOOK_COMMAND_DEFINITIONS } from '../../shared/webhooks/webhook-command-definitions';
 
@@ -53,6 +54,24 @@ describe('The webhook event catalogue', () => {
     expect(
       payloadOf(envelope('WebhookSubscriptionCreatedEvent', 'webhook-subscription', {})),
     ).toBeUndefined();
+  });
+
+  it('When the event stream and webhooks both send an event, then webhooks send no type and no field the stream withholds', () => {
+    for (const entry of WEBHOOK_CATALOGUE) expect(isPublicEventType(entry.eventType)).toBe(true);
+    const event = envelope('UserCreatedEvent', 'user', {
+      userId: '0b5c8f5e-1f4e-4a4e-9b0e-2f6d7c8b9a01',
+      email: null,
+      userName: null,
+      userType: 'Human',
+      roles: ['Member'],
+      firstName: null,
+      lastName: null,
+      emailVerified: false,
+      createdAt: '2026-11-24T08:00:00.000Z',
+      securityStamp: 'withheld',
+      personalData: 'sealed',
+    });
+    expect(payloadOf(event)).toEqual(toPublicEvent(event));
   });
 
   it('When a team event is shaped, then data holds its fields in camelCase plus aggregateId and version', () => {

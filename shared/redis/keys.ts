@@ -125,7 +125,7 @@ export function createKeys(prefix: string) {
         `${prefix}${USERS_TAG}:users:by-email:${role}:${userType}:${state}`,
     }),
     /**
-     * Set: the ids of every webhook subscription ever created (deleted ones leave it). The delivery
+     * Set: the ids of every webhook subscription ever created (deleted ones stay, skipped). The delivery
      * engine reads each one's record; a single key, in its own slot.
      */
     webhookSubscriptions: () => `${prefix}webhooks:subscriptions`,

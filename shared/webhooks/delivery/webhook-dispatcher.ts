@@ -324,6 +324,14 @@ export class WebhookDispatcher {
       'COUNT',
       this.options.batchSize,
     );
+    if (entries.length === 0) return;
+    // Read after the entries: an event appended after a disable (or delete) answered is never sent,
+    // even before this replica's copy of the subscriptions has caught up.
+    if (!(await this.stillEnabled(subscription.id))) {
+      this.refreshDue = true;
+      this.wakeUp?.();
+      return;
+    }
     let checkpoint = cursor.checkpoint;
     // Opened at every read, so an event held back by retries goes out as it reads after an erasure.
     const events = await SEALED_ENVELOPES.open(
@@ -405,6 +413,15 @@ export class WebhookDispatcher {
       if (moved === 1) this.undelivered.delete(lane);
     }
     if (entries.length === this.options.batchSize) this.more.add(lane);
+  }
+
+  /** Whether the subscription's record says it is enabled now. */
+  private async stillEnabled(subscriptionId: string): Promise<boolean> {
+    const state = await this.redis.hget(
+      this.keys.aggregateRecord(webhookSubscriptionDecider.aggregateType, subscriptionId),
+      'state',
+    );
+    return state !== null && (JSON.parse(state) as { status?: string } | null)?.status === 'enabled';
   }
 
   /** One signed POST: a fresh webhook-timestamp, one v1 signature per secret that signs now. */

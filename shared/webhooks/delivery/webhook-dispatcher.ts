@@ -17,7 +17,7 @@ import { registerScripts } from '../../redis/scripts';
 import { type DeliveryLog, type DeliveryStatus } from '../delivery-log';
 import { CATALOGUE_AGGREGATE_TYPES, payloadOf } from '../webhook-catalogue';
 import type { WebhookSecrets } from '../webhook-secrets';
-import { type ActiveSubscription, loadSubscriptions } from './subscription-directory';
+import { type ActiveSubscription, loadSubscription, loadSubscriptions } from './subscription-directory';
 import { WEBHOOK_DELIVERY_SCRIPTS } from './webhook-delivery.scripts';
 import type { AttemptResult, WebhookSender } from './webhook-sender';
 
@@ -327,11 +327,14 @@ export class WebhookDispatcher {
     if (entries.length === 0) return;
     // Read after the entries: an event appended after a disable (or delete) answered is never sent,
     // even before this replica's copy of the subscriptions has caught up.
-    if (!(await this.stillEnabled(subscription.id))) {
+    // Likewise a rotation or an update: the record's version says whether this copy is current.
+    const current = await this.current(subscription);
+    if (!current?.enabled) {
       this.refreshDue = true;
       this.wakeUp?.();
       return;
     }
+    subscription = current;
     let checkpoint = cursor.checkpoint;
     // Opened at every read, so an event held back by retries goes out as it reads after an erasure.
     const events = await SEALED_ENVELOPES.open(
@@ -415,13 +418,15 @@ export class WebhookDispatcher {
     if (entries.length === this.options.batchSize) this.more.add(lane);
   }
 
-  /** Whether the subscription's record says it is enabled now. */
-  private async stillEnabled(subscriptionId: string): Promise<boolean> {
-    const state = await this.redis.hget(
-      this.keys.aggregateRecord(webhookSubscriptionDecider.aggregateType, subscriptionId),
-      'state',
+  /** The subscription as its record is now: the copy given when its version is current. */
+  private async current(subscription: ActiveSubscription): Promise<ActiveSubscription | null> {
+    const version = await this.redis.hget(
+      this.keys.aggregateRecord(webhookSubscriptionDecider.aggregateType, subscription.id),
+      'version',
     );
-    return state !== null && (JSON.parse(state) as { status?: string } | null)?.status === 'enabled';
+    if (Number(version) === subscription.version) return subscription;
+    this.refreshDue = true;
+    return loadSubscription(this.redis, this.keys, this.secrets, this.logger, subscription.id, Date.now());
   }
 
   /** One signed POST: a fresh webhook-timestamp, one v1 signature per secret that signs now. */

@@ -8,7 +8,7 @@ import {
 } from '../../shared/event-stream/log-position';
 import type { LogBatch, LogEntry } from '../../shared/event-stream/log-reader';
 import type { LogTail, TailReader } from '../../shared/event-stream/log-tail';
-import { toPublicEvent } from '../../shared/event-stream/public-events';
+import { isPublicEventType, toPublicEvent } from '../../shared/event-stream/public-events';
 import type { EventStreamMetrics, StreamEnd } from '../../shared/event-stream/stream-metrics';
 import type { Logger } from '../../shared/logger';
 
@@ -124,6 +124,9 @@ export class EventStreamSession implements TailReader {
     for (const entry of entries) {
       if (compareEntryIds(entry.id, this.position[entry.partition] as EntryId) <= 0) continue;
       this.position[entry.partition] = entry.id;
+      // Only the catalogue's types leave: the log also holds the service's own aggregates (a webhook
+      // subscription's URL may carry the receiver's token) that no integration is to read.
+      if (!isPublicEventType(entry.envelope.eventType)) continue;
       if (this.types && !this.types.has(entry.envelope.eventType)) continue;
       this.lastSentId = encodePosition(this.position);
       chunk += `id: ${this.lastSentId}\n${frameOf(entry)}`;

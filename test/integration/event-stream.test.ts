@@ -295,6 +295,29 @@ describe('The event stream (GET /api/events)', () => {
     expect(client.events).toEqual([]);
   });
 
+  it("When a webhook subscription is created, then the stream sends none of its events: its URL may carry the receiver's token", async () => {
+    const token = await passwordGrantToken(subject.app, ADMIN, PASSWORD);
+    const url = `https://hooks.example.com/in/${randomUUID()}?token=receiver-secret`;
+    const created = await request(subject.app)
+      .post('/api/command')
+      .set('Authorization', `Bearer ${token}`)
+      .send({
+        commandType: 'CreateWebhookSubscription',
+        command: { aggregateRootId: randomUUID(), url, eventTypes: ['*'] },
+      });
+    expect(created.status).toBe(200);
+    const [after] = await createAccounts(1);
+
+    const client = await connected('?from=beginning');
+    await client.until(
+      (c) => c.payloads<Payload>().some((payload) => payload.data.aggregateId === after),
+      10_000,
+      'the account created after the subscription',
+    );
+    expect(client.events.map((message) => message.data).join('\n')).not.toContain('receiver-secret');
+    expect(client.events.some((message) => /WebhookSubscription/.test(message.data ?? ''))).toBe(false);
+  });
+
   it('When a user event is sent, then it carries no security stamp, password or hash, though the stored event has a stamp', async () => {
     const client = await connected(
       '?from=now&types=UserCreatedEvent,UserDisabledEvent,UserPasswordChangedEvent',

@@ -11,7 +11,7 @@ import { isDeletedUser, userDecider, type UserState } from '../domain/user/user.
 import { USER_MESSAGES } from '../domain/user/user.messages';
 import { serviceUnavailable } from '../errors';
 import type { EventMetadata } from '../event-store/envelope';
-import { AppendOutcomeUnknownError } from '../event-store/errors';
+import { AppendOutcomeUnknownError, ExpectedVersionMismatchError } from '../event-store/errors';
 import type { EventStore } from '../event-store/event-store';
 import { requestRecordField } from '../event-store/event-store';
 import type { CommandHandler, CommandInput } from '../event-store/handle-command';
@@ -88,11 +88,13 @@ const LAST_ADMIN_MESSAGES: Partial<Record<AccountCommandType, string>> = {
 };
 
 /**
- * Runs one account command for its caller: checks the role, answers a repeated requestId with its
- * first outcome (the same caller's only), checks a ChangePassword's current password, hashes a new
- * password, keeps at least one enabled Admin, runs the command on the account (the decider holds
- * the grant rule and the self rules), and finishes an erasure. Every refusal is an outcome; the one
- * error thrown on purpose is the 503 problem of an append whose outcome is unknown.
+ * Runs one account command for its caller: (1) checks the role, (2) answers a repeated requestId
+ * with its first outcome (the same caller's only), (3) refuses before any password work what the
+ * account, the grant rule or expectedVersion refuses, (4) checks a ChangePassword's current password
+ * and hashes a new password, (5) runs the command on the account (the decider holds the grant rule
+ * and the self rules) keeping one enabled Admin under its lock, and (6) finishes an erasure. Every
+ * refusal is an outcome; the errors thrown on purpose are problems: the 503 of an append whose
+ * outcome is unknown, and the sign-in throttle's 429 and the verifications' 503 around passwords.
  */
 export function runAccountCommand(
   services: AccountCommandServices,
@@ -128,7 +130,7 @@ interface Prepared {
 }
 
 /**
- * Step 3: the domain command from the validated fields. A ChangePassword's current password is
+ * Step 4: the domain command from the validated fields. A ChangePassword's current password is
  * checked first (a wrong one is a failed sign-in); a new password is hashed before the lock is
  * taken, so the aggregate is never held for a hash.
  */
@@ -208,8 +210,8 @@ async function refusedBeforeWork(
   ]);
   if (applied) return 'applied';
   if (request.expectedVersion && request.expectedVersion !== record.version) {
-    const message = `Expected version ${request.expectedVersion}, but the user is at version ${record.version}`;
-    return refused('CONCURRENCY_CONFLICT', message);
+    const mismatch = new ExpectedVersionMismatchError(aggregateId, request.expectedVersion, record.version);
+    return refusalOfStoreError(mismatch, 'user');
   }
   // The stamp is a placeholder: the decision depends on the account and the actor, not on it.
   const command = { type: commandType, data: { securityStamp: '' } } as Exclude<
@@ -268,7 +270,7 @@ async function runOnAccount(
     ...(request.requestId ? { requestId: request.requestId } : {}),
     ...(prepared.attachments ? { attachments: prepared.attachments } : {}),
     ...(prepared.removeAttachments ? { removeAttachments: prepared.removeAttachments } : {}),
-    // 4. Keep one enabled Admin: decided on the account as locked (ADR 0014).
+    // 5. Keep one enabled Admin: decided on the account as locked (ADR 0014).
     underLock: enabledAdminSteps(
       services.admins,
       aggregateId,
@@ -291,7 +293,7 @@ function metadataOf(caller: AccountCaller, request: AccountCommandRequest): Even
   };
 }
 
-/** Step 5: the command on the account, its outcome as the endpoint's, and an erasure finished. */
+/** Step 5: the command on the account, its outcome as the endpoint's; 6: an erasure finished. */
 async function handleOnAccount(
   services: AccountCommandServices,
   request: AccountCommandRequest,

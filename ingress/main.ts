@@ -43,7 +43,7 @@ async function main(): Promise<void> {
   services = await createIngressServices(config, redis, logger, metrics.commandHandlerHooks(), metrics);
   await bootstrapAdmin(config, services.accounts, logger);
   // A deployment upgraded from before the last-Admin guard builds its set once, from every account.
-  await services.admins.ensureBuilt();
+  await services.admins.ensureBuilt(services.store);
   // And indexes every team under its owner once: an Admin's were not before erasure (ADR 0014).
   await services.teamLimit.ensureIndexed();
 

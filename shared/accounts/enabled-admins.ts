@@ -1,7 +1,7 @@
-import { activeUser, type UserState } from '../domain/user/user.decider';
+import { activeUser, userDecider, type UserState } from '../domain/user/user.decider';
+import type { EventStore } from '../event-store/event-store';
 import type { StepsUnderLock } from '../event-store/handle-command';
 import type { RedisClient } from '../redis/connections';
-import { scanKeys } from '../redis/connections';
 import type { Keys } from '../redis/keys';
 import { registerScripts } from '../redis/scripts';
 import { hasAnyRole } from '../roles';
@@ -84,17 +84,13 @@ export class EnabledAdmins {
    * Builds the set from every account once (a deployment upgraded from before the guard has none):
    * a scan of the user records, run at most once however many replicas start together.
    */
-  async ensureBuilt(): Promise<void> {
+  async ensureBuilt(records: Pick<EventStore, 'recordStates'>): Promise<void> {
     if ((await this.redis.exists(this.keys.enabledAdminsBuilt())) === 1) return;
     const admins: string[] = [];
-    for await (const recordKeys of scanKeys(this.redis, this.keys.aggregateRecordPattern('user'))) {
-      const states = await Promise.all(recordKeys.map((key) => this.redis.hget(key, 'state')));
-      recordKeys.forEach((key, index) => {
-        const state = states[index];
-        if (typeof state === 'string' && isEnabledAdmin(activeUser(JSON.parse(state) as UserState))) {
-          admins.push(this.keys.aggregateIdOfRecord(key));
-        }
-      });
+    for await (const batch of records.recordStates<UserState>(userDecider.aggregateType)) {
+      for (const { aggregateId, state } of batch) {
+        if (isEnabledAdmin(activeUser(state))) admins.push(aggregateId);
+      }
     }
     // Built anew, never merged: a member a lost step left behind does not survive a rebuild.
     const set = this.keys.enabledAdmins();

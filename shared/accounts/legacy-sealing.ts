@@ -3,7 +3,6 @@ import { type EventEnvelope, parseEnvelope } from '../event-store/envelope';
 import type { EventStore } from '../event-store/event-store';
 import { EVENT_STORE_SCRIPTS } from '../event-store/event-store.scripts';
 import { type RawLogEntry, rewriteLogPartition } from '../event-store/rewrite-log';
-import { scanKeys } from '../redis/connections';
 import { LOG_PARTITIONS } from '../redis/partitions';
 import { registerScripts } from '../redis/scripts';
 import { personalDataCodec as codec } from './personal-data';
@@ -50,10 +49,10 @@ export async function sealLegacyUserEvents(store: EventStore): Promise<LegacySea
   let accounts = 0;
   let sealed = 0;
   let shredded = 0;
-  for await (const recordKeys of scanKeys(redis, keys.aggregateRecordPattern(userDecider.aggregateType))) {
-    for (const recordKey of recordKeys) {
+  for await (const ids of store.aggregateIds(userDecider.aggregateType)) {
+    for (const aggregateId of ids) {
       accounts += 1;
-      const outcome = await sealAccount(store, keys.aggregateIdOfRecord(recordKey));
+      const outcome = await sealAccount(store, aggregateId);
       if (outcome === 'sealed') sealed += 1;
       if (outcome === 'shredded') shredded += 1;
     }

@@ -1,6 +1,6 @@
 import { fantasyTeamDecider, type FantasyTeamState } from '../domain/fantasy-team/fantasy-team.decider';
 import type { EventStore } from '../event-store/event-store';
-import { type RedisClient, scanKeys } from '../redis/connections';
+import type { RedisClient } from '../redis/connections';
 import type { Keys } from '../redis/keys';
 import { registerScripts } from '../redis/scripts';
 import { OWNER_TEAM_SCRIPTS } from './owner-team.scripts';
@@ -76,16 +76,11 @@ export class OwnerTeamLimit {
    */
   async ensureIndexed(): Promise<void> {
     if ((await this.redis.exists(this.keys.ownerTeamsIndexed())) === 1) return;
-    for await (const recordKeys of scanKeys(
-      this.redis,
-      this.keys.aggregateRecordPattern(fantasyTeamDecider.aggregateType),
-    )) {
-      const states = await Promise.all(recordKeys.map((key) => this.redis.hget(key, 'state')));
+    for await (const batch of this.store.recordStates<FantasyTeamState>(fantasyTeamDecider.aggregateType)) {
       await Promise.all(
-        recordKeys.flatMap((recordKey, i) => {
-          const team = JSON.parse(states[i] ?? 'null') as FantasyTeamState;
-          return team ? [this.confirm(team.ownerUserId, this.keys.aggregateIdOfRecord(recordKey))] : [];
-        }),
+        batch.flatMap(({ aggregateId, state }) =>
+          state ? [this.confirm(state.ownerUserId, aggregateId)] : [],
+        ),
       );
     }
     await this.redis.set(this.keys.ownerTeamsIndexed(), new Date().toISOString());

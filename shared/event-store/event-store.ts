@@ -1,5 +1,5 @@
 import { type DomainEvent, fold } from '../domain/decider';
-import type { RedisClient } from '../redis/connections';
+import { type RedisClient, scanKeys } from '../redis/connections';
 import type { Keys } from '../redis/keys';
 import { partitionOf } from '../redis/partitions';
 import { ScriptFencedError, scriptReply } from '../redis/script-codes';
@@ -212,6 +212,31 @@ export class EventStore {
     return (
       (await this.redis.hexists(this.keys.aggregateRequests(aggregateType, aggregateId), requestId)) === 1
     );
+  }
+
+  /** The ids of every aggregate of a type that has a record, in batches (SCAN on each node). */
+  async *aggregateIds(aggregateType: string): AsyncGenerator<string[]> {
+    for await (const recordKeys of scanKeys(this.redis, this.keys.aggregateRecordPattern(aggregateType))) {
+      yield recordKeys.map((key) => this.keys.aggregateIdOfRecord(key));
+    }
+  }
+
+  /**
+   * Every record's state of a type as stored (not re-folded: an older shape stays as it is), in
+   * batches: for indexes kept beside the aggregates and built once from all of them.
+   */
+  async *recordStates<State>(
+    aggregateType: string,
+  ): AsyncGenerator<{ readonly aggregateId: string; readonly state: State }[]> {
+    for await (const ids of this.aggregateIds(aggregateType)) {
+      const states = await Promise.all(
+        ids.map((id) => this.redis.hget(this.keys.aggregateRecord(aggregateType, id), 'state')),
+      );
+      yield ids.flatMap((aggregateId, index) => {
+        const state = states[index];
+        return typeof state === 'string' ? [{ aggregateId, state: JSON.parse(state) as State }] : [];
+      });
+    }
   }
 
   /** Releases the aggregate's lock if `token` still holds it. */

@@ -1,4 +1,3 @@
-import { scanKeys } from '../redis/connections';
 import { ScriptFencedError, scriptReply } from '../redis/script-codes';
 import { currentStateVersion, type EventStore, type SnapshotShape, STATE_VERSION_FIELD } from './event-store';
 
@@ -24,10 +23,10 @@ export async function rebuildSnapshots(store: EventStore): Promise<SnapshotRebui
   for (const shape of store.snapshotShapes) {
     let scanned = 0;
     let rewritten = 0;
-    for await (const found of scanKeys(store.redis, store.keys.aggregateRecordPattern(shape.aggregateType))) {
-      for (const recordKey of found) {
+    for await (const ids of store.aggregateIds(shape.aggregateType)) {
+      for (const aggregateId of ids) {
         scanned += 1;
-        if (await rebuildSnapshot(store, shape, recordKey)) rewritten += 1;
+        if (await rebuildSnapshot(store, shape, aggregateId)) rewritten += 1;
       }
     }
     rebuilt.push({ aggregateType: shape.aggregateType, scanned, rewritten });
@@ -36,9 +35,13 @@ export async function rebuildSnapshots(store: EventStore): Promise<SnapshotRebui
 }
 
 /** Rewrites one record's state in the current shape, unless it has it; true when rewritten. */
-async function rebuildSnapshot(store: EventStore, shape: SnapshotShape, recordKey: string): Promise<boolean> {
+async function rebuildSnapshot(
+  store: EventStore,
+  shape: SnapshotShape,
+  aggregateId: string,
+): Promise<boolean> {
   const current = currentStateVersion(shape);
-  const aggregateId = store.keys.aggregateIdOfRecord(recordKey);
+  const recordKey = store.keys.aggregateRecord(shape.aggregateType, aggregateId);
   for (;;) {
     const stored = await store.redis.hget(recordKey, STATE_VERSION_FIELD);
     if (Number(stored ?? 1) === current) return false;

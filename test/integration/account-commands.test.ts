@@ -506,7 +506,7 @@ describe('Account commands on POST /api/command', () => {
       await solo.redis.del(solo.services.keys.enabledAdmins());
       await solo.redis.del(solo.services.keys.enabledAdminsBuilt());
 
-      await solo.services.admins.ensureBuilt();
+      await solo.services.admins.ensureBuilt(solo.services.store);
 
       expect(await solo.redis.smembers(solo.services.keys.enabledAdmins())).toEqual([admin.userId]);
       const res = await soloSend(admin.email, 'SetUserRoles', {

@@ -18,8 +18,8 @@ export interface ReceivedWebhook {
 }
 
 /**
- * A real HTTP receiver on loopback: records every request and answers `status()` (200 unless a
- * test changes it). `stop()`/`start()` take it down and bring it back on the same port.
+ * A real HTTP receiver on loopback: records every request and answers it with `status` as it was
+ * when the request arrived (200 unless a test changes it). `stop()`/`start()` take it down and bring it back on the same port.
  */
 export interface WebhookReceiver {
   readonly url: string;
@@ -46,8 +46,11 @@ export async function startReceiver(path = '/hook'): Promise<WebhookReceiver> {
         req.on('data', (chunk: Buffer) => (body += chunk.toString()));
         req.on('end', () => {
           received.push({ headers: req.headers, body, receivedAt: Date.now() });
+          // Decided as the request arrives: a test that saw it received and then changes `status`
+          // changes the answers to later requests only.
+          const status = receiver.status;
           setTimeout(() => {
-            res.statusCode = receiver.status;
+            res.statusCode = status;
             res.end();
           }, receiver.delayMs);
         });

@@ -3,7 +3,12 @@ import { randomUUID } from 'node:crypto';
 import type { CommandOutcome } from '../commands/command-answer';
 import { refused } from '../commands/command-answer';
 import type { CommandIdempotency, CommandRequestKey } from '../commands/command-idempotency';
-import { answerOnce, outcomeUnknownMessage, refusalOfStoreError } from '../commands/command-steps';
+import {
+  answerOnce,
+  type CommandRequest,
+  outcomeUnknownMessage,
+  refusalOfStoreError,
+} from '../commands/command-steps';
 import type { DecisionContext } from '../domain/decider';
 import type { PasswordHasher } from '../domain/user/password-hasher';
 import { type AccountCommandType, USER_COMMAND_ROLES, type UserCommand } from '../domain/user/user.commands';
@@ -31,17 +36,8 @@ export interface AccountCaller {
 }
 
 /** One validated account command, as POST /api/command received it. */
-export interface AccountCommandRequest {
-  readonly definition: AccountCommandDefinition;
-  /** The `command` object, validated by the definition's schema. */
-  readonly fields: Readonly<Record<string, unknown>>;
-  /** Optimistic concurrency: above 0, the command runs only at the account's version. */
-  readonly expectedVersion: number;
-  /** Lower case; null when the caller sent none. */
-  readonly requestId: string | null;
-  /** The HTTP request's X-Request-Id: a trace only. */
-  readonly traceId: string;
-}
+/** One validated account command, as POST /api/command received it. */
+export type AccountCommandRequest = CommandRequest<AccountCommandDefinition>;
 
 /**
  * Checks an account's current password as a sign-in would, counting a wrong one as a failed sign-in

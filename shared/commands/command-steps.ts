@@ -4,6 +4,21 @@ import { type CommandOutcome, refused } from './command-answer';
 import type { CommandIdempotency, CommandRequestKey } from './command-idempotency';
 
 /**
+ * One validated command of POST /api/command, whatever its family: its definition (the schema it
+ * was validated by), its `command` object, the caller's optimistic-concurrency version (above 0,
+ * the command runs only at the aggregate's version), its requestId (lower case; null when none was
+ * sent, then nothing is remembered) and the HTTP request's X-Request-Id (a trace only, never the
+ * correlation id).
+ */
+export interface CommandRequest<Definition> {
+  readonly definition: Definition;
+  readonly fields: Readonly<Record<string, unknown>>;
+  readonly expectedVersion: number;
+  readonly requestId: string | null;
+  readonly traceId: string;
+}
+
+/**
  * Answers a command once per caller's requestId: a repeat gets the first outcome (the same
  * caller's only: a request id belongs to its caller, so another account's use of it is a request of
  * its own), a requestId used for another command is refused, and a new one runs `run` and keeps its

@@ -8,7 +8,7 @@ import type { CommandHandler } from '../event-store/handle-command';
 import { hasAnyRole, type Role } from '../roles';
 import { type CommandOutcome, refused } from './command-answer';
 import type { CommandIdempotency, CommandRequestKey } from './command-idempotency';
-import { answerOnce, outcomeUnknownMessage, refusalOfStoreError } from './command-steps';
+import { answerOnce, type CommandRequest, outcomeUnknownMessage, refusalOfStoreError } from './command-steps';
 import type { FantasyTeamCommandDefinition } from './fantasy-team-command-definitions';
 import type { OwnerTeamLimit } from './owner-team-limit';
 
@@ -22,17 +22,8 @@ export interface CommandCaller {
 }
 
 /** One validated fantasy-team command, as POST /api/command received it. */
-export interface TeamCommandRequest {
-  readonly definition: FantasyTeamCommandDefinition;
-  /** The `command` object, validated by the definition's schema. */
-  readonly fields: Readonly<Record<string, unknown>>;
-  /** Optimistic concurrency: above 0, the command runs only at the team's version. */
-  readonly expectedVersion: number;
-  /** Lower case; null when the caller sent none (then nothing is remembered). */
-  readonly requestId: string | null;
-  /** The HTTP request's X-Request-Id: a trace only, never the correlation id. */
-  readonly traceId: string;
-}
+/** One validated fantasy-team command, as POST /api/command received it. */
+export type TeamCommandRequest = CommandRequest<FantasyTeamCommandDefinition>;
 
 export interface TeamCommandServices {
   readonly commands: CommandHandler;

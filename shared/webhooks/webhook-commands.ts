@@ -2,7 +2,12 @@ import { randomUUID } from 'node:crypto';
 
 import { type CommandOutcome, refused, SECRET_NOT_REPEATED } from '../commands/command-answer';
 import type { CommandIdempotency, CommandRequestKey } from '../commands/command-idempotency';
-import { answerOnce, outcomeUnknownMessage, refusalOfStoreError } from '../commands/command-steps';
+import {
+  answerOnce,
+  type CommandRequest,
+  outcomeUnknownMessage,
+  refusalOfStoreError,
+} from '../commands/command-steps';
 import type { WebhookSubscriptionCommand } from '../domain/webhook-subscription/webhook-subscription.commands';
 import { webhookSubscriptionDecider } from '../domain/webhook-subscription/webhook-subscription.decider';
 import { serviceUnavailable } from '../errors';
@@ -29,13 +34,7 @@ export interface WebhookCommandCaller {
 }
 
 /** One validated webhook command, as POST /api/command received it. */
-export interface WebhookCommandRequest {
-  readonly definition: WebhookCommandDefinition;
-  readonly fields: Readonly<Record<string, unknown>>;
-  readonly expectedVersion: number;
-  readonly requestId: string | null;
-  readonly traceId: string;
-}
+export type WebhookCommandRequest = CommandRequest<WebhookCommandDefinition>;
 
 export interface WebhookCommandServices {
   readonly commands: CommandHandler;

@@ -36,7 +36,6 @@ export interface AccountCaller {
 }
 
 /** One validated account command, as POST /api/command received it. */
-/** One validated account command, as POST /api/command received it. */
 export type AccountCommandRequest = CommandRequest<AccountCommandDefinition>;
 
 /**

@@ -22,7 +22,6 @@ export interface CommandCaller {
 }
 
 /** One validated fantasy-team command, as POST /api/command received it. */
-/** One validated fantasy-team command, as POST /api/command received it. */
 export type TeamCommandRequest = CommandRequest<FantasyTeamCommandDefinition>;
 
 export interface TeamCommandServices {

@@ -36,7 +36,7 @@ export class SwaggerUi {
   /** Forgets every scheme's credentials ("Logout" in each form of the dialog). */
   async logout(): Promise<void> {
     await this.page.locator('.scheme-container button.authorize').click();
-    const logouts = this.page.locator('.modal-ux button.logout');
+    const logouts = this.page.locator('.modal-ux button', { hasText: 'Logout' });
     while ((await logouts.count()) > 0) await logouts.first().click();
     await this.page.locator('.modal-ux button.close-modal').click();
     await this.page.locator('.modal-ux').waitFor({ state: 'detached' });
@@ -51,6 +51,7 @@ export class SwaggerUi {
     operationId: string,
     example: string,
     edit?: (body: string) => string,
+    options: { readonly keep?: boolean } = {},
   ): Promise<{ status: number; body: string }> {
     const block = this.page.locator(`#operations-${tag.replace(/ /g, '_')}-${operationId}`);
     if (!(await block.locator('.opblock-body').isVisible()))
@@ -71,8 +72,15 @@ export class SwaggerUi {
         .locator('.response-col_description pre.microlight, .response-col_description pre')
         .first()
         .textContent()) ?? '';
-    // The next execute of this block must not read this answer.
-    await block.locator('button.btn-clear').click();
+    // The next execute of this block must not read this answer (unless it stays for a picture).
+    if (!options.keep) await block.locator('button.btn-clear').click();
     return { status, body };
+  }
+
+  /** Scrolls the operation's request and its answer (kept by `execute`) into the viewport. */
+  async showAnswer(tag: string, operationId: string): Promise<void> {
+    const block = this.page.locator(`#operations-${tag.replace(/ /g, '_')}-${operationId}`);
+    await block.locator('.body-param').first().scrollIntoViewIfNeeded();
+    await block.locator('.live-responses-table').first().scrollIntoViewIfNeeded();
   }
 }

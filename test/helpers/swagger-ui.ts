@@ -1,5 +1,12 @@
 import type { Locator, Page } from 'playwright-core';
 
+/** The little of a DOM element `pictureOfAnswer` touches (this project's TypeScript has no DOM types). */
+interface Hideable {
+  readonly style: { display: string };
+  readonly tagName: string;
+  readonly previousElementSibling: Hideable | null;
+}
+
 /**
  * Drives Swagger UI (/api/docs) as a person does: Authorize with a scheme, then "Try it out" on an
  * operation with one of its named request examples, "Execute", and read the answer it shows.
@@ -77,10 +84,43 @@ export class SwaggerUi {
     return { status, body };
   }
 
-  /** Scrolls the operation's request and its answer (kept by `execute`) into the viewport. */
-  async showAnswer(tag: string, operationId: string): Promise<void> {
+  /**
+   * A picture of the operation's request example and the answer `execute` kept, from the request
+   * body down to the answer's body, without the curl and the request URL Swagger UI shows between
+   * them (the curl spells out the credentials).
+   */
+  async pictureOfAnswer(tag: string, operationId: string, file: string): Promise<void> {
     const block = this.page.locator(`#operations-${tag.replace(/ /g, '_')}-${operationId}`);
-    await block.locator('.body-param').first().scrollIntoViewIfNeeded();
-    await block.locator('.live-responses-table').first().scrollIntoViewIfNeeded();
+    for (const selector of ['.curl-command', '.request-url']) {
+      // Hidden with its label, not removed (Swagger UI's React owns the node); element.style is
+      // CSSOM, which the CSP allows.
+      await block
+        .locator(selector)
+        .first()
+        .evaluate((element: Hideable) => {
+          element.style.display = 'none';
+          const label = element.previousElementSibling;
+          if (label?.tagName === 'H4') label.style.display = 'none';
+        });
+    }
+    const top = await block.locator('.opblock-section-request-body').first().boundingBox();
+    const bottom = await block
+      .locator('.live-responses-table .response-col_description pre')
+      .first()
+      .boundingBox();
+    const frame = await block.boundingBox();
+    if (!top || !bottom || !frame) throw new Error('Swagger UI shows no answer to picture');
+    // Boxes are in the viewport's coordinates; a full-page clip is in the page's.
+    const scrolled = Number(await this.page.evaluate('window.scrollY'));
+    await this.page.screenshot({
+      path: file,
+      fullPage: true,
+      clip: {
+        x: frame.x,
+        y: top.y + scrolled,
+        width: frame.width,
+        height: bottom.y + bottom.height - top.y + 8,
+      },
+    });
   }
 }

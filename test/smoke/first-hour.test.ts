@@ -296,8 +296,7 @@ describe('the first hour, as the console tells it', () => {
     const screenshot = process.env.SANDBOX_SCREENSHOT;
     if (screenshot) {
       mkdirSync(path.dirname(path.resolve(screenshot)), { recursive: true });
-      await ui.showAnswer('Read model', 'readModel');
-      await page.screenshot({ path: path.resolve(screenshot) });
+      await ui.pictureOfAnswer('Read model', 'readModel', path.resolve(screenshot));
     }
   }, 120_000);
 });

@@ -10,12 +10,12 @@ import { EnvelopeCodecs } from '../../event-store/envelope-codec';
 import type { CommandHandler } from '../../event-store/handle-command';
 import type { Logger } from '../../logger';
 import { PartitionLeases } from '../../projections/partition-leases';
+import { PUBLIC_AGGREGATE_TYPES, toPublicEvent } from '../../public-events/event-catalogue';
 import type { RedisClient } from '../../redis/connections';
 import type { Keys } from '../../redis/keys';
 import { partitionOf } from '../../redis/partitions';
 import { registerScripts } from '../../redis/scripts';
 import { type DeliveryLog, type DeliveryStatus } from '../delivery-log';
-import { CATALOGUE_AGGREGATE_TYPES, payloadOf } from '../webhook-catalogue';
 import type { WebhookSecrets } from '../webhook-secrets';
 import { type ActiveSubscription, loadSubscription, loadSubscriptions } from './subscription-directory';
 import { WEBHOOK_DELIVERY_SCRIPTS } from './webhook-delivery.scripts';
@@ -156,7 +156,7 @@ export class WebhookDispatcher {
         else this.announced.add(partitionOf(aggregateId));
         this.wakeUp?.();
       });
-      const channels = [...CATALOGUE_AGGREGATE_TYPES, webhookSubscriptionDecider.aggregateType].map((type) =>
+      const channels = [...PUBLIC_AGGREGATE_TYPES, webhookSubscriptionDecider.aggregateType].map((type) =>
         this.keys.aggregateChanges(type),
       );
       this.subscriber.subscribe(...channels).catch((error: unknown) => {
@@ -346,7 +346,7 @@ export class WebhookDispatcher {
       if (!this.running || !this.leases.owned.has(`${CONSUMER.name}:${partition}`)) break;
       const event = events[index];
       if (!event) continue;
-      const payload = payloadOf(event);
+      const payload = toPublicEvent(event);
       if (!payload || (subscription.eventTypes !== null && !subscription.eventTypes.has(event.eventType))) {
         continue; // Not for this subscription: passed over (the checkpoint moves with the next write).
       }

@@ -502,7 +502,7 @@ export const SETTINGS = [
       expects:
         'how long a read-model query with `minVersion` waits for the projection to reach that version, in ms',
       usedBy:
-        'ingress: then `503` problem with `code` `PROJECTION_BEHIND` and `Retry-After`; see [Read your own writes](#read-your-own-writes)',
+        'ingress: then `503` problem with `code` `PROJECTION_BEHIND` and `Retry-After`; see [Read your own writes](#read-your-own-writes-for-integrators)',
     },
   }),
   setting({

@@ -11,6 +11,7 @@ import { LOG_PARTITIONS } from '../../shared/redis/partitions';
 import { createTestApp, type TestApp } from '../helpers/app-fixture';
 import { basicAuth } from '../helpers/http-client';
 import { eventually } from '../helpers/processes';
+import { playerPlatformId, seedPlayer } from '../helpers/seed-players';
 import { passwordGrantToken } from '../helpers/tokens';
 import { adminCommander } from '../helpers/webhooks';
 
@@ -197,6 +198,35 @@ describe('Read your own writes: command answers carry the version, minVersion re
 
     const rotated = await admin.send('RotateWebhookSecret', { aggregateRootId });
     expect(rotated.body).toMatchObject({ success: true, version: 2 });
+  });
+
+  it('When a player is imported, then GetMappedPlayers by its platformId with minVersion finds it at once', async () => {
+    const admin = await adminCommander(subject.app, (user) => subject.createUser(user));
+    const email = `ryw-machine-${randomUUID().slice(0, 8)}@example.com`;
+    await subject.createUser({
+      email,
+      password: PASSWORD,
+      roles: ['ServiceAccount'],
+      userType: 'ServiceAccount',
+    });
+    const n = 500;
+    const imported = await request(subject.app)
+      .post('/api/import')
+      .set('Authorization', `Bearer ${admin.token}`)
+      .send({
+        requestId: randomUUID(),
+        importerType: 'PlayerSeeding',
+        priority: 'High',
+        importData: { season: '2026', players: [seedPlayer(n)] },
+      });
+    expect(imported.status).toBe(200);
+
+    const read = await request(subject.app)
+      .post('/api/readmodel')
+      .set('Authorization', basicAuth(email, PASSWORD))
+      .send({ query: { queryType: 'GetMappedPlayers', platformId: playerPlatformId(n), minVersion: 1 } });
+    expect(read.status).toBe(200);
+    expect(read.body).toMatchObject({ results: [{ platformId: playerPlatformId(n) }], totalCount: 1 });
   });
 
   it('When a command is refused, then its answer carries no version (nothing was written)', async () => {

@@ -129,6 +129,6 @@ export class ReadYourWritesProbe {
       body: JSON.stringify(body),
       signal: AbortSignal.timeout(GIVE_UP_MS),
     });
-    return { status: response.status, body: (await response.json()) };
+    return { status: response.status, body: await response.json() };
   }
 }

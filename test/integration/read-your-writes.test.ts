@@ -3,8 +3,10 @@ import { randomUUID } from 'node:crypto';
 import request from 'supertest';
 
 import { READ_WAIT_MESSAGES } from '../../ingress/readmodel/read-your-writes';
+import type { EventEnvelope } from '../../shared/event-store/envelope';
 import { PROBLEMS } from '../../shared/http/problem';
 import { ALL_PROJECTIONS } from '../../shared/projections/all-projections';
+import { fantasyTeamProjection } from '../../shared/projections/fantasy-team/fantasy-team.projection';
 import { Projector } from '../../shared/projections/projector';
 import { duplicateConnection } from '../../shared/redis/connections';
 import { LOG_PARTITIONS } from '../../shared/redis/partitions';
@@ -301,21 +303,11 @@ describe('Read your own writes: a projection that does not catch up', () => {
 
   it("When a stranger reads another's team with minVersion, then it answers as for a missing team: nobody learns the team exists", async () => {
     const team = await createTeam(owner);
-    // Written straight to the read model, as the projector would (none runs here).
-    const document = subject.services.keys.projectionDocument('fantasy-team', team.id);
+    // Written straight to the read model by the projection's own evolve (no projector runs here).
+    const [created] = await subject.services.store.readStream('fantasy-team', team.id);
     await subject.redis.set(
-      document,
-      JSON.stringify({
-        id: team.id,
-        name: 'Readers',
-        season: '2026',
-        ownerUserId: owner.userId,
-        fantasyTeamExternalId: 0,
-        fantasyUserId: 0,
-        archived: false,
-        roster: [],
-        version: 1,
-      }),
+      fantasyTeamProjection.documentKey(subject.services.keys, team.id),
+      JSON.stringify(fantasyTeamProjection.evolve(null, created as EventEnvelope)),
     );
     const visible = await owner.query({ queryType: 'GetFantasyTeam', id: team.id, minVersion: 1 });
     expect(visible.status).toBe(200);

@@ -43,9 +43,10 @@ async function main(): Promise<void> {
   await waitForRedis(redis, logger);
   services = await createIngressServices(config, redis, logger, metrics.commandHandlerHooks(), metrics);
   await bootstrapAdmin(config, services.accounts, logger);
-  const sandbox = await bootstrapSandboxAdmin(config, services.accounts, logger);
-  // A deployment upgraded from before the last-Admin guard builds its set once, from every account.
+  // A deployment upgraded from before the last-Admin guard builds its set once, from every account
+  // (before the sandbox, which asks it whether the service has an administrator).
   await services.admins.ensureBuilt(services.store);
+  const sandbox = await bootstrapSandboxAdmin(config, services.accounts, services.admins, logger);
   // And indexes every team under its owner once: an Admin's were not before erasure (ADR 0014).
   await services.teamLimit.ensureIndexed();
 

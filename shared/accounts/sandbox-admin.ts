@@ -1,9 +1,11 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 
 import type { Config } from '../config';
+import { userIdForEmail } from '../domain/user/user-id';
 import type { Logger } from '../logger';
 import { SYSTEM_ACTOR } from './account';
 import type { AccountService } from './account.service';
+import type { EnabledAdmins } from './enabled-admins';
 
 /**
  * The sandbox: a development service started with no ADMIN_EMAIL gets a local administrator on its
@@ -16,7 +18,8 @@ const SANDBOX_PASSWORD_BYTES = 18;
 
 export type SandboxOutcome =
   | { readonly status: 'created'; readonly email: string; readonly password: string }
-  | { readonly status: 'exists'; readonly email: string };
+  | { readonly status: 'exists'; readonly email: string }
+  | { readonly status: 'not-needed' };
 
 /** Whether this start makes (or reports) the sandbox administrator: development, no ADMIN_EMAIL. */
 export function sandboxApplies(config: Pick<Config, 'nodeEnv' | 'adminEmail'>): boolean {
@@ -24,7 +27,11 @@ export function sandboxApplies(config: Pick<Config, 'nodeEnv' | 'adminEmail'>): 
 }
 
 /**
- * Creates the sandbox administrator if no start made it before. Replicas starting together each
+ * Creates the sandbox administrator on a service that has no enabled Admin at all (a fresh one),
+ * and only there: a service that has an administrator (an operator's ADMIN_EMAIL of an earlier
+ * start, or an Admin who deleted the sandbox account) never gets an Admin it did not ask for, its
+ * password printed. The set of enabled Admins must be built first (EnabledAdmins.ensureBuilt).
+ * Replicas starting together each
  * try with a password of their own; the user aggregate's version fence lets exactly one create it,
  * and only that one answers `created` with the password it stored (as a hash). Each attempt has a
  * correlation id of its own, or a later start would read the first one's creation as its own replay.
@@ -33,9 +40,14 @@ export function sandboxApplies(config: Pick<Config, 'nodeEnv' | 'adminEmail'>): 
 export async function bootstrapSandboxAdmin(
   config: Pick<Config, 'nodeEnv' | 'adminEmail'>,
   accounts: AccountService,
+  admins: Pick<EnabledAdmins, 'count' | 'has'>,
   logger: Logger,
 ): Promise<SandboxOutcome | undefined> {
   if (!sandboxApplies(config)) return undefined;
+  if ((await admins.count()) > 0) {
+    const sandboxIsAdmin = await admins.has(userIdForEmail(SANDBOX_ADMIN_EMAIL));
+    return sandboxIsAdmin ? { status: 'exists', email: SANDBOX_ADMIN_EMAIL } : { status: 'not-needed' };
+  }
   const password = randomBytes(SANDBOX_PASSWORD_BYTES).toString('base64url');
   const result = await accounts.createUser(
     SYSTEM_ACTOR,
@@ -49,6 +61,10 @@ export async function bootstrapSandboxAdmin(
   return { status: 'exists', email: SANDBOX_ADMIN_EMAIL };
 }
 
+/** What a start says when the service has an administrator of its own. */
+export const SANDBOX_NOT_NEEDED_LINE =
+  '[sandbox] this service already has an administrator: no sandbox account was made';
+
 /** The first line of the banner, which a test (and a reader) looks for. */
 export const SANDBOX_BANNER_TITLE = 'SANDBOX: a local administrator was created for you';
 
@@ -58,6 +74,9 @@ export const SANDBOX_BANNER_TITLE = 'SANDBOX: a local administrator was created 
  */
 export function sandboxBanner(outcome: SandboxOutcome, baseUrl: string): string {
   const seed = `npm run seed:demo${baseUrl === 'http://127.0.0.1:8080' ? '' : ` -- --url ${baseUrl}`}`;
+  if (outcome.status === 'not-needed') {
+    return `${SANDBOX_NOT_NEEDED_LINE}; sign in as it (Swagger UI: ${baseUrl}/api/docs).\n`;
+  }
   if (outcome.status === 'exists') {
     return [
       `[sandbox] the sandbox administrator ${outcome.email} exists; its password was shown on the first start only.`,

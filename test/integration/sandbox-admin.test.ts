@@ -1,8 +1,13 @@
-import { SANDBOX_ADMIN_EMAIL, SANDBOX_BANNER_TITLE } from '../../shared/accounts/sandbox-admin';
+import {
+  SANDBOX_ADMIN_EMAIL,
+  SANDBOX_BANNER_TITLE,
+  SANDBOX_NOT_NEEDED_LINE,
+} from '../../shared/accounts/sandbox-admin';
+import { userIdForEmail } from '../../shared/domain/user/user-id';
 import { createLogger } from '../../shared/logger';
 import { closeConnections, waitForRedis } from '../../shared/redis/connections';
 import { CapturedLogs, openTestRedis, testRedisEnv, uniquePrefix } from '../helpers/app-fixture';
-import { basicAuth, exchange } from '../helpers/http-client';
+import { basicAuth, bearerToken, commandBody, exchange } from '../helpers/http-client';
 import { eventually, type IngressProcess, killAll, startIngressProcess } from '../helpers/processes';
 import { redisContents } from '../helpers/redis-state';
 
@@ -41,7 +46,13 @@ describe('sandbox administrator', () => {
   /** Everything the process wrote up to its sandbox line: the banner, or the line saying it exists. */
   const settled = async (ingress: IngressProcess) => {
     const output = () => ingress.process.stdout() + ingress.process.stderr();
-    await eventually(() => output().includes(SANDBOX_BANNER_TITLE) || output().includes(EXISTS_LINE), 15_000);
+    await eventually(
+      () =>
+        output().includes(SANDBOX_BANNER_TITLE) ||
+        output().includes(EXISTS_LINE) ||
+        output().includes(SANDBOX_NOT_NEEDED_LINE),
+      15_000,
+    );
     return output();
   };
 
@@ -146,5 +157,41 @@ describe('sandbox administrator', () => {
     const output = await everythingWritten(ingress);
     expect(output).not.toContain('[sandbox]');
     expect(output).not.toContain(SANDBOX_BANNER_TITLE);
+  });
+
+  const OPERATOR = { ADMIN_EMAIL: 'operator@example.com', ADMIN_PASSWORD: 'the-operators-password' };
+
+  it('When the service already has an administrator, then a development start without ADMIN_EMAIL makes no sandbox Admin and prints no password', async () => {
+    const prefix = uniquePrefix();
+    await everythingWritten(await start({ NODE_ENV: 'development', REDIS_KEY_PREFIX: prefix, ...OPERATOR }));
+    const later = await start({ NODE_ENV: 'development', REDIS_KEY_PREFIX: prefix });
+    const output = await settled(later);
+    expect(output).toContain(SANDBOX_NOT_NEEDED_LINE);
+    expect(output).not.toContain(SANDBOX_BANNER_TITLE);
+    expect(printedPassword(output)).toBeUndefined();
+    expect(await currentUserStatus(later.baseUrl, 'anything-at-all')).toBe(401);
+  });
+
+  it('When an Admin deleted the sandbox administrator, then a restart does not make it again', async () => {
+    const prefix = uniquePrefix();
+    const fresh = await start({ NODE_ENV: 'development', REDIS_KEY_PREFIX: prefix });
+    const password = printedPassword(await settled(fresh));
+    await everythingWritten(fresh);
+    // The operator's administrator joins, and deletes the sandbox one.
+    const withOperator = await start({ NODE_ENV: 'development', REDIS_KEY_PREFIX: prefix, ...OPERATOR });
+    await eventually(() => withOperator.process.stdout().includes('ingress listening'), 15_000);
+    const token = await bearerToken(withOperator.baseUrl, OPERATOR.ADMIN_EMAIL, OPERATOR.ADMIN_PASSWORD);
+    const deleted = await exchange(withOperator.baseUrl, 'POST', '/api/command', {
+      authorization: token,
+      body: commandBody('DeleteUser', { aggregateRootId: userIdForEmail(SANDBOX_ADMIN_EMAIL) }),
+    });
+    expect(deleted.ok && deleted.status).toBe(200);
+    await everythingWritten(withOperator);
+
+    const restarted = await start({ NODE_ENV: 'development', REDIS_KEY_PREFIX: prefix });
+    const output = await settled(restarted);
+    expect(output).toContain(SANDBOX_NOT_NEEDED_LINE);
+    expect(printedPassword(output)).toBeUndefined();
+    expect(await currentUserStatus(restarted.baseUrl, password ?? '')).toBe(401);
   });
 });

@@ -5,6 +5,7 @@ import request from 'supertest';
 import type { UserCommand } from '../../shared/domain/user/user.commands';
 import { userDecider } from '../../shared/domain/user/user.decider';
 import { beginningPosition, encodePosition } from '../../shared/event-stream/log-position';
+import { resolveLogEntries } from '../../shared/event-stream/log-reader';
 import { listen, type RunningServer } from '../../shared/http/server';
 import { LOG_PARTITIONS, partitionOf } from '../../shared/redis/partitions';
 import { createTestApp, type TestApp, testRedisEnv, uniquePrefix } from '../helpers/app-fixture';
@@ -85,8 +86,7 @@ describe('The event stream (GET /api/events)', () => {
     const keys: string[] = [];
     for (let partition = 0; partition < LOG_PARTITIONS; partition++) {
       const entries = await subject.redis.xrange(subject.services.keys.logPartition(partition), '-', '+');
-      for (const [, fields] of entries) {
-        const envelope = JSON.parse(fields[1] ?? 'null') as { aggregateId: string; version: number };
+      for (const envelope of await resolveLogEntries(subject.redis, subject.services.keys, entries)) {
         keys.push(`${envelope.aggregateId}@${envelope.version}`);
       }
     }

@@ -5,9 +5,9 @@ import { Webhook } from 'standardwebhooks';
 import { SYSTEM_ACTOR } from '../../accounts/account';
 import { webhookSubscriptionDecider } from '../../domain/webhook-subscription/webhook-subscription.decider';
 import { ALL_ENVELOPE_CODECS } from '../../envelope-codecs';
-import { parseEnvelope } from '../../event-store/envelope';
 import { EnvelopeCodecs } from '../../event-store/envelope-codec';
 import type { CommandHandler } from '../../event-store/handle-command';
+import { resolveLogEntries } from '../../event-stream/log-reader';
 import type { Logger } from '../../logger';
 import { PartitionLeases } from '../../projections/partition-leases';
 import type { RedisClient } from '../../redis/connections';
@@ -340,7 +340,7 @@ export class WebhookDispatcher {
     const events = await SEALED_ENVELOPES.open(
       this.redis,
       this.keys,
-      entries.map(([, fields]) => parseEnvelope(fields[1] ?? 'null')),
+      await resolveLogEntries(this.redis, this.keys, entries),
     );
     for (const [index, [entryId]] of entries.entries()) {
       if (!this.running || !this.leases.owned.has(`${CONSUMER.name}:${partition}`)) break;

@@ -1,0 +1,199 @@
+import { randomUUID } from 'node:crypto';
+
+import { startLocalRedis } from '../scripts/lib/redis-server';
+import { createEventStore } from '../shared/core-services';
+import type { FantasyTeamCommand } from '../shared/domain/fantasy-team/fantasy-team.commands';
+import { fantasyTeamDecider } from '../shared/domain/fantasy-team/fantasy-team.decider';
+import { CommandHandler } from '../shared/event-store/handle-command';
+import { createLogger } from '../shared/logger';
+import { ALL_PROJECTIONS } from '../shared/projections/all-projections';
+import { applyNextBatch } from '../shared/projections/apply-batch';
+import { NO_CHECKPOINT } from '../shared/projections/batch-plan';
+import {
+  closeConnections,
+  createRedisConnection,
+  type RedisClient,
+  waitForRedis,
+} from '../shared/redis/connections';
+import { createKeys } from '../shared/redis/keys';
+import { LOG_PARTITIONS } from '../shared/redis/partitions';
+import { stopAll, track } from './lib/processes';
+import { type BenchReport, machineInfo } from './lib/report';
+import { runBenches } from './lib/runner';
+
+/**
+ * Redis memory per event and per team: N teams each created, linked, unlinked, linked and unlinked
+ * (5 events) through the command path in-process (CommandHandler, the event store every process
+ * builds), the projections caught up, then `INFO memory` and `MEMORY USAGE` of every key, summed by
+ * key kind, against the empty server. Targets (issue 22): <= 700 bytes per event and <= 3 KB per
+ * team.
+ *
+ * Settings: BENCH_TEAMS (default 10,000), BENCH_CONNECTIONS (concurrent lanes, default 32).
+ */
+
+const NAME = 'redis-memory';
+const EVENTS_PER_TEAM = 5;
+const BYTES_PER_EVENT_TARGET = 700;
+const BYTES_PER_TEAM_TARGET = 3 * 1024;
+const ACTOR = '11111111-1111-4111-8111-111111111111';
+/** The default REDIS_KEY_PREFIX: key names are part of what a key costs. */
+const PREFIX = 'fts:';
+
+const COMMANDS: readonly FantasyTeamCommand[] = [
+  { type: 'CreateFantasyTeam', data: { name: 'Bench team', season: '2026' } },
+  { type: 'LinkFantasyTeam', data: { fantasyTeamExternalId: 4_711, fantasyUserId: 1_004_711 } },
+  { type: 'UnlinkFantasyTeam', data: { unlinkReason: null } },
+  { type: 'LinkFantasyTeam', data: { fantasyTeamExternalId: 4_712, fantasyUserId: 1_004_712 } },
+  { type: 'UnlinkFantasyTeam', data: { unlinkReason: 'season over' } },
+];
+
+function positiveIntFromEnv(name: string, fallback: number): number {
+  const value = Number(process.env[name] ?? fallback);
+  if (!Number.isSafeInteger(value) || value <= 0) throw new Error(`${name} must be a positive integer`);
+  return value;
+}
+
+async function usedMemory(redis: RedisClient): Promise<number> {
+  const info = await redis.info('memory');
+  return Number(/^used_memory:(\d+)/m.exec(info)?.[1] ?? NaN);
+}
+
+/**
+ * The kind of a key, from its name: what follows the partition tag without the aggregate's id
+ * (`stream:FantasyTeam`, `log`, `projection:fantasy-team`), or the name less its last part.
+ */
+function kindOf(key: string): string {
+  const rest = key.slice(PREFIX.length).replace(/^\{[^}]*\}:/, '');
+  const parts = rest.split(':');
+  if (['stream', 'record', 'requests', 'request-times', 'projection'].includes(parts[0] ?? ''))
+    return parts.slice(0, 2).join(':');
+  if (parts[0] === 'checkpoint' || parts[0] === 'lease') return parts[0];
+  return parts.length > 1 ? parts.slice(0, -1).join(':') : rest;
+}
+
+/** Every key's MEMORY USAGE (all of its elements counted), summed by kind: kind -> {keys, bytes}. */
+async function usageByKind(redis: RedisClient): Promise<Map<string, { keys: number; bytes: number }>> {
+  const kinds = new Map<string, { keys: number; bytes: number }>();
+  let cursor = '0';
+  do {
+    const [next, found] = await redis.scan(cursor, 'MATCH', `${PREFIX}*`, 'COUNT', 1_000);
+    cursor = next;
+    const sizes = await Promise.all(
+      found.map((key) => redis.call('MEMORY', 'USAGE', key, 'SAMPLES', '0') as Promise<number | null>),
+    );
+    found.forEach((key, i) => {
+      const kind = kindOf(key);
+      const sum = kinds.get(kind) ?? { keys: 0, bytes: 0 };
+      sum.keys += 1;
+      sum.bytes += sizes[i] ?? 0;
+      kinds.set(kind, sum);
+    });
+  } while (cursor !== '0');
+  return kinds;
+}
+
+function bytes(value: number): string {
+  return Math.round(value).toLocaleString('en-US');
+}
+
+export async function run(): Promise<BenchReport> {
+  const machine = machineInfo();
+  const teamCount = positiveIntFromEnv('BENCH_TEAMS', 10_000);
+  const lanes = positiveIntFromEnv('BENCH_CONNECTIONS', 32);
+  const logger = createLogger({ level: 'warn', processRole: 'bench' });
+  const redisServer = track(await startLocalRedis());
+  const redis = createRedisConnection({ kind: 'standalone', url: redisServer.url }, 'request', logger);
+  try {
+    await waitForRedis(redis, logger);
+    const keys = createKeys(PREFIX);
+    const store = createEventStore(redis, keys);
+    const commands = new CommandHandler(store, { ttlMs: 5_000, waitMs: 2_000 });
+    if (process.env.BENCH_STREAM_NODE_MAX_BYTES)
+      await redis.config('SET', 'stream-node-max-bytes', process.env.BENCH_STREAM_NODE_MAX_BYTES);
+    const [nodeBytes, nodeEntries] = await Promise.all([
+      redis.config('GET', 'stream-node-max-bytes') as Promise<string[]>,
+      redis.config('GET', 'stream-node-max-entries') as Promise<string[]>,
+    ]);
+    const before = await usedMemory(redis);
+
+    const teamIds = Array.from({ length: teamCount }, () => randomUUID());
+    await Promise.all(
+      Array.from({ length: lanes }, async (_, lane) => {
+        for (let index = lane; index < teamIds.length; index += lanes) {
+          const aggregateId = teamIds[index] as string;
+          for (const command of COMMANDS) {
+            const outcome = await commands.handle(fantasyTeamDecider, {
+              aggregateId,
+              command,
+              context: { now: new Date(), actorUserId: ACTOR, actorRoles: ['Admin'] },
+              metadata: { actorUserId: ACTOR, requestId: null, correlationId: randomUUID() },
+            });
+            if (!outcome.accepted) throw new Error(`${command.type} refused: ${outcome.message}`);
+          }
+        }
+      }),
+    );
+    // The projections caught up, as the projector would have them.
+    for (const projection of ALL_PROJECTIONS) {
+      for (let partition = 0; partition < LOG_PARTITIONS; partition++) {
+        let checkpoint = NO_CHECKPOINT;
+        for (;;) {
+          const result = await applyNextBatch(redis, keys, projection, partition, checkpoint, 500);
+          if (result === 'fenced') throw new Error('fenced: nothing else runs here');
+          if (result.entries === 0) break;
+          checkpoint = result.checkpoint;
+        }
+      }
+    }
+    const after = await usedMemory(redis);
+    const kinds = await usageByKind(redis);
+
+    const events = teamCount * EVENTS_PER_TEAM;
+    const total = after - before;
+    const perEvent = total / events;
+    const perTeam = total / teamCount;
+    const met = (ok: boolean) => (ok ? 'yes' : '**no**');
+    const rows = [...kinds.entries()].sort((a, b) => b[1].bytes - a[1].bytes);
+    const keyTotal = rows.reduce((sum, [, usage]) => sum + usage.bytes, 0);
+    const tables = [
+      [
+        '| Measure | bytes | target | met? |',
+        '| --- | ---: | ---: | --- |',
+        `| used_memory after - before (INFO memory) | ${bytes(total)} | | |`,
+        `| per event (${events.toLocaleString('en-US')} events) | ${bytes(perEvent)} | ${BYTES_PER_EVENT_TARGET} | ${met(perEvent <= BYTES_PER_EVENT_TARGET)} |`,
+        `| per team (${teamCount.toLocaleString('en-US')} teams, ${EVENTS_PER_TEAM} events each) | ${bytes(perTeam)} | ${bytes(BYTES_PER_TEAM_TARGET)} | ${met(perTeam <= BYTES_PER_TEAM_TARGET)} |`,
+      ].join('\n'),
+      [
+        '| Key kind | keys | MEMORY USAGE, bytes | per team | per key |',
+        '| --- | ---: | ---: | ---: | ---: |',
+        ...rows.map(
+          ([kind, usage]) =>
+            `| ${kind} | ${usage.keys.toLocaleString('en-US')} | ${bytes(usage.bytes)} | ${bytes(usage.bytes / teamCount)} | ${bytes(usage.bytes / usage.keys)} |`,
+        ),
+        `| every key | ${rows.reduce((sum, [, usage]) => sum + usage.keys, 0).toLocaleString('en-US')} | ${bytes(keyTotal)} | ${bytes(keyTotal / teamCount)} | |`,
+      ].join('\n'),
+    ];
+    const problems = Number.isFinite(total) ? [] : ['INFO memory did not report used_memory'];
+    return {
+      name: NAME,
+      title: 'Redis memory per event and per team (link/unlink, 5 events per team)',
+      settings: { connections: lanes, warmupSeconds: 0, durationSeconds: 0, rounds: 1 },
+      rateUnit: 'n/a',
+      loadDescription: `${teamCount.toLocaleString('en-US')} teams through CommandHandler in the bench process (${lanes} lanes), each created, linked, unlinked, linked, unlinked; every projection then caught up; one fresh redis-server (stream-node-max-bytes ${nodeBytes[1]}, stream-node-max-entries ${nodeEntries[1]}), key prefix \`${PREFIX}\``,
+      machine,
+      rows: [],
+      tables,
+      notes: [
+        '`used_memory` counts everything Redis allocated for the data (keys, values, the main dictionary, expiry tables); `MEMORY USAGE` is per key, with every element counted (`SAMPLES 0`), so the key kinds say where the bytes are and their sum is a little below the total.',
+        'No request ids: an HTTP command with a `requestId` also keeps, for 24 h, the request hash and times of its aggregate and its remembered answer (those expire; see docs/capacity.md).',
+      ],
+      problems,
+    };
+  } finally {
+    await closeConnections(redis);
+    logger.close();
+    await stopAll();
+  }
+}
+
+if (require.main === module) void runBenches([{ name: NAME, load: () => Promise.resolve({ run }) }]);

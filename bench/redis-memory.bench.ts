@@ -17,6 +17,7 @@ import {
 } from '../shared/redis/connections';
 import { createKeys } from '../shared/redis/keys';
 import { LOG_PARTITIONS } from '../shared/redis/partitions';
+import { RECOMMENDED_STREAM_NODE_MAX_BYTES } from '../shared/redis/stream-node-size';
 import { stopAll, track } from './lib/processes';
 import { type BenchReport, machineInfo } from './lib/report';
 import { runBenches } from './lib/runner';
@@ -96,24 +97,24 @@ function bytes(value: number): string {
   return Math.round(value).toLocaleString('en-US');
 }
 
-export async function run(): Promise<BenchReport> {
-  const machine = machineInfo();
-  const teamCount = positiveIntFromEnv('BENCH_TEAMS', 10_000);
-  const lanes = positiveIntFromEnv('BENCH_CONNECTIONS', 32);
+/** What one server measured: the totals, and MEMORY USAGE by key kind. */
+interface Measurement {
+  readonly streamNodeMaxBytes: string;
+  readonly total: number;
+  readonly kinds: Map<string, { keys: number; bytes: number }>;
+}
+
+/** N teams' history on a fresh redis-server started with `serverArgs`, then the projections caught up. */
+async function measure(teamCount: number, lanes: number, serverArgs: string[]): Promise<Measurement> {
   const logger = createLogger({ level: 'warn', processRole: 'bench' });
-  const redisServer = track(await startLocalRedis());
+  const redisServer = track(await startLocalRedis({ extraArgs: serverArgs }));
   const redis = createRedisConnection({ kind: 'standalone', url: redisServer.url }, 'request', logger);
   try {
     await waitForRedis(redis, logger);
     const keys = createKeys(PREFIX);
     const store = createEventStore(redis, keys);
     const commands = new CommandHandler(store, { ttlMs: 5_000, waitMs: 2_000 });
-    if (process.env.BENCH_STREAM_NODE_MAX_BYTES)
-      await redis.config('SET', 'stream-node-max-bytes', process.env.BENCH_STREAM_NODE_MAX_BYTES);
-    const [nodeBytes, nodeEntries] = await Promise.all([
-      redis.config('GET', 'stream-node-max-bytes') as Promise<string[]>,
-      redis.config('GET', 'stream-node-max-entries') as Promise<string[]>,
-    ]);
+    const [, streamNodeMaxBytes = ''] = (await redis.config('GET', 'stream-node-max-bytes')) as string[];
     const before = await usedMemory(redis);
 
     const teamIds = Array.from({ length: teamCount }, () => randomUUID());
@@ -146,52 +147,68 @@ export async function run(): Promise<BenchReport> {
       }
     }
     const after = await usedMemory(redis);
-    const kinds = await usageByKind(redis);
+    return { streamNodeMaxBytes, total: after - before, kinds: await usageByKind(redis) };
+  } finally {
+    // The server stops with the others at the end (stopAll keeps node alive while it waits).
+    await closeConnections(redis);
+    logger.close();
+  }
+}
 
+export async function run(): Promise<BenchReport> {
+  const machine = machineInfo();
+  const teamCount = positiveIntFromEnv('BENCH_TEAMS', 10_000);
+  const lanes = positiveIntFromEnv('BENCH_CONNECTIONS', 32);
+  try {
+    // Redis's default stream node size, and the one docs/capacity.md recommends (ADR 0020).
+    const measured = [
+      await measure(teamCount, lanes, []),
+      await measure(teamCount, lanes, ['--stream-node-max-bytes', String(RECOMMENDED_STREAM_NODE_MAX_BYTES)]),
+    ];
     const events = teamCount * EVENTS_PER_TEAM;
-    const total = after - before;
-    const perEvent = total / events;
-    const perTeam = total / teamCount;
     const met = (ok: boolean) => (ok ? 'yes' : '**no**');
-    const rows = [...kinds.entries()].sort((a, b) => b[1].bytes - a[1].bytes);
-    const keyTotal = rows.reduce((sum, [, usage]) => sum + usage.bytes, 0);
-    const tables = [
-      [
-        '| Measure | bytes | target | met? |',
-        '| --- | ---: | ---: | --- |',
-        `| used_memory after - before (INFO memory) | ${bytes(total)} | | |`,
-        `| per event (${events.toLocaleString('en-US')} events) | ${bytes(perEvent)} | ${BYTES_PER_EVENT_TARGET} | ${met(perEvent <= BYTES_PER_EVENT_TARGET)} |`,
-        `| per team (${teamCount.toLocaleString('en-US')} teams, ${EVENTS_PER_TEAM} events each) | ${bytes(perTeam)} | ${bytes(BYTES_PER_TEAM_TARGET)} | ${met(perTeam <= BYTES_PER_TEAM_TARGET)} |`,
-      ].join('\n'),
-      [
-        '| Key kind | keys | MEMORY USAGE, bytes | per team | per key |',
+    const totals = [
+      '| stream-node-max-bytes | used_memory after - before | per event | target | met? | per team | target | met? |',
+      '| --- | ---: | ---: | ---: | --- | ---: | ---: | --- |',
+      ...measured.map(({ streamNodeMaxBytes, total }) => {
+        const perEvent = total / events;
+        const perTeam = total / teamCount;
+        return `| ${streamNodeMaxBytes} | ${bytes(total)} | ${bytes(perEvent)} | ${BYTES_PER_EVENT_TARGET} | ${met(perEvent <= BYTES_PER_EVENT_TARGET)} | ${bytes(perTeam)} | ${bytes(BYTES_PER_TEAM_TARGET)} | ${met(perTeam <= BYTES_PER_TEAM_TARGET)} |`;
+      }),
+    ].join('\n');
+    const kindTables = measured.map(({ streamNodeMaxBytes, kinds }) => {
+      const rows = [...kinds.entries()].sort((a, b) => b[1].bytes - a[1].bytes);
+      const keyTotal = rows.reduce((sum, [, usage]) => sum + usage.bytes, 0);
+      return [
+        `| Key kind (stream-node-max-bytes ${streamNodeMaxBytes}) | keys | MEMORY USAGE, bytes | per team | per key |`,
         '| --- | ---: | ---: | ---: | ---: |',
         ...rows.map(
           ([kind, usage]) =>
             `| ${kind} | ${usage.keys.toLocaleString('en-US')} | ${bytes(usage.bytes)} | ${bytes(usage.bytes / teamCount)} | ${bytes(usage.bytes / usage.keys)} |`,
         ),
         `| every key | ${rows.reduce((sum, [, usage]) => sum + usage.keys, 0).toLocaleString('en-US')} | ${bytes(keyTotal)} | ${bytes(keyTotal / teamCount)} | |`,
-      ].join('\n'),
-    ];
-    const problems = Number.isFinite(total) ? [] : ['INFO memory did not report used_memory'];
+      ].join('\n');
+    });
+    const problems = measured.every(({ total }) => Number.isFinite(total))
+      ? []
+      : ['INFO memory did not report used_memory'];
     return {
       name: NAME,
       title: 'Redis memory per event and per team (link/unlink, 5 events per team)',
       settings: { connections: lanes, warmupSeconds: 0, durationSeconds: 0, rounds: 1 },
       rateUnit: 'n/a',
-      loadDescription: `${teamCount.toLocaleString('en-US')} teams through CommandHandler in the bench process (${lanes} lanes), each created, linked, unlinked, linked, unlinked; every projection then caught up; one fresh redis-server (stream-node-max-bytes ${nodeBytes[1]}, stream-node-max-entries ${nodeEntries[1]}), key prefix \`${PREFIX}\``,
+      loadDescription: `${teamCount.toLocaleString('en-US')} teams through CommandHandler in the bench process (${lanes} lanes), each created, linked, unlinked, linked, unlinked (${events.toLocaleString('en-US')} events); every projection then caught up; each on a fresh redis-server, key prefix \`${PREFIX}\``,
       machine,
       rows: [],
-      tables,
+      tables: [totals, ...kindTables],
       notes: [
-        '`used_memory` counts everything Redis allocated for the data (keys, values, the main dictionary, expiry tables); `MEMORY USAGE` is per key, with every element counted (`SAMPLES 0`), so the key kinds say where the bytes are and their sum is a little below the total.',
+        '`used_memory` counts everything Redis allocated for the data (keys, values, the main dictionary); `MEMORY USAGE` is per key with every element counted (`SAMPLES 0`), an estimate (for a stream it counts its nodes as if full), so the key kinds say where the bytes are, and `used_memory` is the figure to size by.',
+        `Redis gives a stream's newest node min(4096, stream-node-max-bytes) bytes up front: with the default every aggregate stream costs ~4 KB however few its events; ${RECOMMENDED_STREAM_NODE_MAX_BYTES} is what docs/capacity.md recommends (ADR 0020).`,
         'No request ids: an HTTP command with a `requestId` also keeps, for 24 h, the request hash and times of its aggregate and its remembered answer (those expire; see docs/capacity.md).',
       ],
       problems,
     };
   } finally {
-    await closeConnections(redis);
-    logger.close();
     await stopAll();
   }
 }

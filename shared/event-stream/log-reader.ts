@@ -205,19 +205,17 @@ export async function readLogAfter(
   };
 }
 
-/** The last entry id of every partition now ({0, 0} for an empty one): the position "now". */
+/**
+ * The last entry id ever appended to every partition ({0, 0} for none): the position "now". Not the
+ * last entry there: a partition trimmed empty (LOG_RETENTION) still ends where it ended.
+ */
 export async function logEnds(redis: RedisClient, keys: Keys, partitions: number): Promise<EntryId[]> {
-  const replies = await Promise.all(
-    Array.from(
-      { length: partitions },
-      (_, partition) =>
-        redis.xrevrange(keys.logPartition(partition), '+', '-', 'COUNT', 1) as Promise<RawEntry[]>,
+  const counters = await Promise.all(
+    Array.from({ length: partitions }, (_, partition) =>
+      partitionCounters(redis, keys.logPartition(partition)),
     ),
   );
-  return replies.map((reply) => {
-    const last = reply[0];
-    return last ? parseEntryId(last[0]) : { ms: 0, seq: 0 };
-  });
+  return counters.map(({ lastId }) => parseEntryId(lastId));
 }
 
 /**

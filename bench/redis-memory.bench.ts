@@ -1,12 +1,19 @@
 import { randomUUID } from 'node:crypto';
 
 import { startLocalRedis } from '../scripts/lib/redis-server';
-import { createEventStore } from '../shared/core-services';
+import { SYSTEM_ACTOR } from '../shared/accounts/account';
+import { loadConfig } from '../shared/config';
+import { createCoreServices, createEventStore } from '../shared/core-services';
 import type { FantasyTeamCommand } from '../shared/domain/fantasy-team/fantasy-team.commands';
 import { fantasyTeamDecider } from '../shared/domain/fantasy-team/fantasy-team.decider';
 import { CommandHandler } from '../shared/event-store/handle-command';
 import { createLogger } from '../shared/logger';
+import {
+  type PlayerSeedingData,
+  playerSeedingImporter,
+} from '../shared/importers/player-seeding/player-seeding.importer';
 import { ALL_PROJECTIONS } from '../shared/projections/all-projections';
+import { rebuildProjection } from '../shared/projections/rebuild';
 import { applyNextBatch } from '../shared/projections/apply-batch';
 import { NO_CHECKPOINT } from '../shared/projections/batch-plan';
 import {
@@ -29,7 +36,11 @@ import { runBenches } from './lib/runner';
  * key kind, against the empty server. Targets (issue 22): <= 700 bytes per event and <= 3 KB per
  * team.
  *
- * Settings: BENCH_TEAMS (default 10,000), BENCH_CONNECTIONS (concurrent lanes, default 32).
+ * Then per account and per player: N accounts created (CreateUser, no password) and N players
+ * seeded (PlayerSeeding), each on a fresh server, with their projections.
+ *
+ * Settings: BENCH_TEAMS (default 10,000), BENCH_CONNECTIONS (concurrent lanes, default 32),
+ * BENCH_USERS_AND_PLAYERS (default 2,000).
  */
 
 const NAME = 'redis-memory';
@@ -155,6 +166,89 @@ async function measure(teamCount: number, lanes: number, serverArgs: string[]): 
   }
 }
 
+/** N accounts (no password: no hash to compute) and N players, each on a fresh server with the recommended node size. */
+async function measureOthers(count: number): Promise<{ perUser: number; perPlayer: number }> {
+  const logger = createLogger({ level: 'warn', processRole: 'bench' });
+  const results: number[] = [];
+  for (const kind of ['users', 'players'] as const) {
+    const redisServer = track(
+      await startLocalRedis({
+        extraArgs: ['--stream-node-max-bytes', String(RECOMMENDED_STREAM_NODE_MAX_BYTES)],
+      }),
+    );
+    const config = loadConfig({ NODE_ENV: 'test', REDIS_URL: redisServer.url, REDIS_KEY_PREFIX: PREFIX });
+    const redis = createRedisConnection(config.redis, 'request', logger);
+    try {
+      await waitForRedis(redis, logger);
+      const services = createCoreServices(config, redis);
+      const before = await usedMemory(redis);
+      if (kind === 'users') {
+        for (let n = 0; n < count; n++) {
+          const created = await services.accounts.createUser(
+            SYSTEM_ACTOR,
+            {
+              email: `bench-user-${n}@example.com`,
+              userName: `bench-user-${n}`,
+              firstName: `First${n}`,
+              lastName: `Last${n}`,
+              userType: 'Human',
+              roles: ['Member'],
+            },
+            { requestId: null, correlationId: randomUUID() },
+          );
+          if (created.status !== 'created') throw new Error(`user ${n} not created: ${created.status}`);
+        }
+      } else {
+        const { value } = playerSeedingImporter.schema(count).validate({
+          season: '2026',
+          round: 1,
+          finalRound: 38,
+          players: Array.from({ length: count }, (_, i) => benchPlayer(i + 1)),
+        });
+        const outcome = await playerSeedingImporter.run(
+          value as PlayerSeedingData,
+          {
+            actor: SYSTEM_ACTOR,
+            importJobId: randomUUID(),
+            requestId: randomUUID(),
+            dryRun: false,
+            concurrency: 16,
+            onProgress: () => undefined,
+          },
+          services,
+        );
+        if (outcome.status !== 'Completed')
+          throw new Error(`players not seeded: ${JSON.stringify(outcome).slice(0, 300)}`);
+      }
+      for (const projection of ALL_PROJECTIONS) await rebuildProjection(redis, services.keys, projection);
+      results.push(((await usedMemory(redis)) - before) / count);
+    } finally {
+      await closeConnections(redis);
+    }
+  }
+  logger.close();
+  return { perUser: results[0] ?? NaN, perPlayer: results[1] ?? NaN };
+}
+
+/** Player n (from 1), as a PlayerSeeding row with one season's stats. */
+function benchPlayer(n: number): Record<string, unknown> {
+  return {
+    feedId: 100 + n,
+    feedFirstName: `First${n}`,
+    feedLastName: `Last${n}`,
+    feedFullName: `First${n} Last${n}`,
+    feedShortName: `F. Last${n}`,
+    leaguePlayerId: `L-${n}`,
+    leagueFirstName: `LFirst${n}`,
+    leagueLastName: `LLast${n}`,
+    fantasyId: 9000 + n,
+    platformId: `00000000-0000-4000-a000-${String(n).padStart(12, '0')}`,
+    platformFullName: `Platform ${n}`,
+    platformSlug: `player-${n}`,
+    stats: { rating: 50 + (n % 50), price: 100_000 + n, fantasyPositions: [n % 4], breakdown: null },
+  };
+}
+
 export async function run(): Promise<BenchReport> {
   const machine = machineInfo();
   const teamCount = positiveIntFromEnv('BENCH_TEAMS', 10_000);
@@ -165,6 +259,8 @@ export async function run(): Promise<BenchReport> {
       await measure(teamCount, lanes, []),
       await measure(teamCount, lanes, ['--stream-node-max-bytes', String(RECOMMENDED_STREAM_NODE_MAX_BYTES)]),
     ];
+    const othersCount = positiveIntFromEnv('BENCH_USERS_AND_PLAYERS', 2_000);
+    const others = await measureOthers(othersCount);
     const events = teamCount * EVENTS_PER_TEAM;
     const met = (ok: boolean) => (ok ? 'yes' : '**no**');
     const totals = [
@@ -200,7 +296,16 @@ export async function run(): Promise<BenchReport> {
       loadDescription: `${teamCount.toLocaleString('en-US')} teams through CommandHandler in the bench process (${lanes} lanes), each created, linked, unlinked, linked, unlinked (${events.toLocaleString('en-US')} events); every projection then caught up; each on a fresh redis-server, key prefix \`${PREFIX}\``,
       machine,
       rows: [],
-      tables: [totals, ...kindTables],
+      tables: [
+        totals,
+        [
+          `| Other aggregates (stream-node-max-bytes ${RECOMMENDED_STREAM_NODE_MAX_BYTES}, ${othersCount.toLocaleString('en-US')} each) | used_memory per aggregate |`,
+          '| --- | ---: |',
+          `| account (CreateUser without a password, its users projection entries) | ${bytes(others.perUser)} |`,
+          `| player (PlayerSeeding: identity and one season's stats, the sport projections) | ${bytes(others.perPlayer)} |`,
+        ].join('\n'),
+        ...kindTables,
+      ],
       notes: [
         '`used_memory` counts everything Redis allocated for the data (keys, values, the main dictionary); `MEMORY USAGE` is per key with every element counted (`SAMPLES 0`), an estimate (for a stream it counts its nodes as if full), so the key kinds say where the bytes are, and `used_memory` is the figure to size by.',
         `Redis gives a stream's newest node min(4096, stream-node-max-bytes) bytes up front: with the default every aggregate stream costs ~4 KB however few its events; ${RECOMMENDED_STREAM_NODE_MAX_BYTES} is what docs/capacity.md recommends (ADR 0020).`,

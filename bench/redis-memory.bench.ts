@@ -7,15 +7,15 @@ import { createCoreServices, createEventStore } from '../shared/core-services';
 import type { FantasyTeamCommand } from '../shared/domain/fantasy-team/fantasy-team.commands';
 import { fantasyTeamDecider } from '../shared/domain/fantasy-team/fantasy-team.decider';
 import { CommandHandler } from '../shared/event-store/handle-command';
-import { createLogger } from '../shared/logger';
 import {
   type PlayerSeedingData,
   playerSeedingImporter,
 } from '../shared/importers/player-seeding/player-seeding.importer';
+import { createLogger } from '../shared/logger';
 import { ALL_PROJECTIONS } from '../shared/projections/all-projections';
-import { rebuildProjection } from '../shared/projections/rebuild';
 import { applyNextBatch } from '../shared/projections/apply-batch';
 import { NO_CHECKPOINT } from '../shared/projections/batch-plan';
+import { rebuildProjection } from '../shared/projections/rebuild';
 import {
   closeConnections,
   createRedisConnection,

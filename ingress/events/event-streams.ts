@@ -3,7 +3,12 @@ import type { Response } from 'express';
 import type { Account } from '../../shared/accounts/account';
 import { AppError, serviceUnavailable, validationError } from '../../shared/errors';
 import { beginningPosition, compareEntryIds, type EntryId } from '../../shared/event-stream/log-position';
-import { type EnvelopeOpener, type LogBatch, logEnds, readLogAfter } from '../../shared/event-stream/log-reader';
+import {
+  type EnvelopeOpener,
+  type LogBatch,
+  logEnds,
+  readLogAfter,
+} from '../../shared/event-stream/log-reader';
 import { partitionsTrimmedPast, trimmedThrough } from '../../shared/event-stream/log-retention';
 import { LogTail, type LogTailOptions } from '../../shared/event-stream/log-tail';
 import type { EventStreamMetrics, StreamEnd } from '../../shared/event-stream/stream-metrics';

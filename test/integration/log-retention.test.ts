@@ -9,8 +9,8 @@ import { partitionsTrimmedPast, trimLog } from '../../shared/event-stream/log-re
 import { ALL_PROJECTIONS } from '../../shared/projections/all-projections';
 import { applyNextBatch } from '../../shared/projections/apply-batch';
 import { NO_CHECKPOINT } from '../../shared/projections/batch-plan';
-import { readProjectorLag } from '../../shared/projections/projector-lag';
 import { projectionsLogConsumer } from '../../shared/projections/projections-log-consumer';
+import { readProjectorLag } from '../../shared/projections/projector-lag';
 import { rebuildProjection } from '../../shared/projections/rebuild';
 import { LOG_PARTITIONS, partitionOf } from '../../shared/redis/partitions';
 import { webhookLogConsumer } from '../../shared/webhooks/delivery/webhook-log-consumer';

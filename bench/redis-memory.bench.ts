@@ -25,6 +25,7 @@ import {
 import { createKeys } from '../shared/redis/keys';
 import { LOG_PARTITIONS } from '../shared/redis/partitions';
 import { RECOMMENDED_STREAM_NODE_MAX_BYTES } from '../shared/redis/stream-node-size';
+import { seedPlayer } from '../test/helpers/seed-players';
 import { stopAll, track } from './lib/processes';
 import { type BenchReport, machineInfo } from './lib/report';
 import { runBenches } from './lib/runner';
@@ -203,7 +204,7 @@ async function measureOthers(count: number): Promise<{ perUser: number; perPlaye
           season: '2026',
           round: 1,
           finalRound: 38,
-          players: Array.from({ length: count }, (_, i) => benchPlayer(i + 1)),
+          players: Array.from({ length: count }, (_, i) => seedPlayer(i + 1)),
         });
         const outcome = await playerSeedingImporter.run(
           value as PlayerSeedingData,
@@ -228,25 +229,6 @@ async function measureOthers(count: number): Promise<{ perUser: number; perPlaye
   }
   logger.close();
   return { perUser: results[0] ?? NaN, perPlayer: results[1] ?? NaN };
-}
-
-/** Player n (from 1), as a PlayerSeeding row with one season's stats. */
-function benchPlayer(n: number): Record<string, unknown> {
-  return {
-    feedId: 100 + n,
-    feedFirstName: `First${n}`,
-    feedLastName: `Last${n}`,
-    feedFullName: `First${n} Last${n}`,
-    feedShortName: `F. Last${n}`,
-    leaguePlayerId: `L-${n}`,
-    leagueFirstName: `LFirst${n}`,
-    leagueLastName: `LLast${n}`,
-    fantasyId: 9000 + n,
-    platformId: `00000000-0000-4000-a000-${String(n).padStart(12, '0')}`,
-    platformFullName: `Platform ${n}`,
-    platformSlug: `player-${n}`,
-    stats: { rating: 50 + (n % 50), price: 100_000 + n, fantasyPositions: [n % 4], breakdown: null },
-  };
 }
 
 export async function run(): Promise<BenchReport> {

@@ -1,8 +1,6 @@
 import { randomUUID } from 'node:crypto';
 
 import { SYSTEM_ACTOR } from '../../shared/accounts/account';
-import type { FantasyTeamCommand } from '../../shared/domain/fantasy-team/fantasy-team.commands';
-import { fantasyTeamDecider } from '../../shared/domain/fantasy-team/fantasy-team.decider';
 import { webhookSubscriptionDecider } from '../../shared/domain/webhook-subscription/webhook-subscription.decider';
 import { partitionCounters } from '../../shared/event-stream/log-reader';
 import { partitionsTrimmedPast, trimLog } from '../../shared/event-stream/log-retention';
@@ -14,7 +12,7 @@ import { readProjectorLag } from '../../shared/projections/projector-lag';
 import { rebuildProjection } from '../../shared/projections/rebuild';
 import { LOG_PARTITIONS, partitionOf } from '../../shared/redis/partitions';
 import { webhookLogConsumer } from '../../shared/webhooks/delivery/webhook-log-consumer';
-import { type Core, coreFixture } from '../helpers/core-fixture';
+import { acceptedTeamCommand, type Core, coreFixture } from '../helpers/core-fixture';
 import { redisState } from '../helpers/redis-state';
 
 const { buildCore } = coreFixture();
@@ -22,15 +20,7 @@ const { buildCore } = coreFixture();
 const context = () => ({ now: new Date(), actorUserId: SYSTEM_ACTOR.userId, actorRoles: ['Admin'] });
 const metadata = { actorUserId: SYSTEM_ACTOR.userId, requestId: null, correlationId: 'retention-test' };
 
-async function team(core: Core, aggregateId: string, command: FantasyTeamCommand): Promise<void> {
-  const outcome = await core.commands.handle(fantasyTeamDecider, {
-    aggregateId,
-    command,
-    context: context(),
-    metadata,
-  });
-  expect(outcome.accepted).toBe(true);
-}
+const team = acceptedTeamCommand;
 
 /** Teams created, linked, unlinked, linked, unlinked; and accounts created and disabled. */
 async function someHistory(core: Core): Promise<string[]> {

@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
 
 import { SYSTEM_ACTOR } from '../../shared/accounts/account';
-import type { FantasyTeamCommand } from '../../shared/domain/fantasy-team/fantasy-team.commands';
 import { fantasyTeamDecider } from '../../shared/domain/fantasy-team/fantasy-team.decider';
 import { userDecider } from '../../shared/domain/user/user.decider';
 import type { EventEnvelope } from '../../shared/event-store/envelope';
@@ -10,25 +9,15 @@ import { type LogEntry, readLogAfter } from '../../shared/event-stream/log-reade
 import { ALL_PROJECTIONS } from '../../shared/projections/all-projections';
 import { rebuildProjection } from '../../shared/projections/rebuild';
 import { partitionOf } from '../../shared/redis/partitions';
-import { type Core, coreFixture } from '../helpers/core-fixture';
+import { acceptedTeamCommand, type Core, coreFixture } from '../helpers/core-fixture';
 import { rewriteInPre0020Format } from '../helpers/pre-0020-format';
 import { redisState } from '../helpers/redis-state';
 
 const { buildCore } = coreFixture();
 
-const context = () => ({ now: new Date(), actorUserId: SYSTEM_ACTOR.userId, actorRoles: ['Admin'] });
-const metadata = { actorUserId: SYSTEM_ACTOR.userId, requestId: null, correlationId: 'format-test' };
 const TEAM = fantasyTeamDecider.aggregateType;
 
-async function team(core: Core, aggregateId: string, command: FantasyTeamCommand): Promise<void> {
-  const outcome = await core.commands.handle(fantasyTeamDecider, {
-    aggregateId,
-    command,
-    context: context(),
-    metadata,
-  });
-  expect(outcome.accepted).toBe(true);
-}
+const team = acceptedTeamCommand;
 
 /** The whole log, every partition from its start, opened, in the order a reader gets it. */
 async function wholeLog(core: Core): Promise<LogEntry[]> {

@@ -1,7 +1,9 @@
 import { type EventEnvelope, parseEnvelope } from '../event-store/envelope';
+import { EVENT_STORE_SCRIPTS } from '../event-store/event-store.scripts';
 import { storedEnvelopes } from '../event-store/stored-envelope';
 import type { RedisClient } from '../redis/connections';
 import type { Keys } from '../redis/keys';
+import { registerScripts } from '../redis/scripts';
 import { compareEntryIds, type EntryId, formatEntryId, parseEntryId } from './log-position';
 
 /**
@@ -226,13 +228,7 @@ export async function partitionCounters(
   redis: RedisClient,
   partitionKey: string,
 ): Promise<{ readonly lastId: string; readonly entriesAdded: number }> {
-  try {
-    const info = (await redis.xinfo('STREAM', partitionKey)) as unknown[];
-    const field = (name: string) => info[info.indexOf(name) + 1];
-    return { lastId: String(field('last-generated-id')), entriesAdded: Number(field('entries-added')) };
-  } catch (error) {
-    if (error instanceof Error && /no such key/i.test(error.message))
-      return { lastId: '0-0', entriesAdded: 0 };
-    throw error;
-  }
+  registerScripts(redis, EVENT_STORE_SCRIPTS);
+  const [lastId, entriesAdded] = await redis.logPartitionCounters(partitionKey);
+  return { lastId, entriesAdded: Number(entriesAdded) };
 }

@@ -1,3 +1,4 @@
+import type { EventEnvelope } from '../event-store/envelope';
 import { storedEnvelopes } from '../event-store/stored-envelope';
 import { partitionCounters } from '../event-stream/log-reader';
 import { type RedisClient, scanKeys } from '../redis/connections';
@@ -62,7 +63,10 @@ export async function rebuildProjection(
 /**
  * Folds every aggregate of the projection's type in one partition from its stream, then sets the
  * checkpoint to the partition's last entry id as read before the fold (with the count of entries
- * ever appended up to it, for the lag). Returns how many events were applied.
+ * ever appended up to it, for the lag). A projector racing the rebuild (one that had not applied
+ * anything yet passes the fence of an empty checkpoint) may move the checkpoint meanwhile: each
+ * write is fenced by the checkpoint as it is, and once a projector has moved it, the log replay goes
+ * on from there (evolve ignores what was applied twice). Returns how many events were applied.
  */
 async function foldPartition(
   redis: RedisClient,
@@ -72,6 +76,16 @@ async function foldPartition(
   renewLeases: () => Promise<unknown>,
 ): Promise<number> {
   const end = await partitionCounters(redis, keys.logPartition(partition));
+  const write = async (events: readonly EventEnvelope[], move?: { next: string; entries: number }) => {
+    for (;;) {
+      const checkpoint = await readCheckpoint(redis, keys, projection, partition);
+      if (move && checkpoint !== NO_CHECKPOINT) return;
+      const fence = move
+        ? { expected: NO_CHECKPOINT, ...move }
+        : { expected: checkpoint, next: checkpoint, entries: 0 };
+      if (await applyEvents(redis, keys, projection, partition, events, fence)) return;
+    }
+  };
   let applied = 0;
   const pattern = keys.aggregateRecordPatternIn(projection.aggregateType, partition);
   for await (const recordKeys of scanKeys(redis, pattern)) {
@@ -81,23 +95,11 @@ async function foldPartition(
     );
     const stored = ids.flatMap((id, i) => storedEnvelopes(projection.aggregateType, id, streams[i] ?? []));
     const events = await SEALED_ENVELOPES.open(redis, keys, stored);
-    const written = await applyEvents(redis, keys, projection, partition, events, {
-      expected: NO_CHECKPOINT,
-      next: NO_CHECKPOINT,
-      entries: 0,
-    });
-    if (!written) throw new Error(`${projection.name}: its checkpoint moved while it was rebuilt`);
+    await write(events);
     applied += events.length;
     await renewLeases();
   }
-  if (end.lastId !== NO_CHECKPOINT) {
-    const moved = await applyEvents(redis, keys, projection, partition, [], {
-      expected: NO_CHECKPOINT,
-      next: end.lastId,
-      entries: end.entriesAdded,
-    });
-    if (!moved) throw new Error(`${projection.name}: its checkpoint moved while it was rebuilt`);
-  }
+  if (end.lastId !== NO_CHECKPOINT) await write([], { next: end.lastId, entries: end.entriesAdded });
   return applied;
 }
 

@@ -9,12 +9,17 @@ import { registerScripts } from '../redis/scripts';
 import { documentKeysOf, eventsFor, NO_CHECKPOINT, planBatch, readsType } from './batch-plan';
 import type { AnyProjection } from './projection';
 import { PROJECTION_SCRIPTS } from './projection.scripts';
+import { type ProjectedVersions, projectedVersionsOf } from './projection-progress';
 
 /** The codecs every projection's events are opened with (ADR 0014). */
 export const SEALED_ENVELOPES = new EnvelopeCodecs(ALL_ENVELOPE_CODECS);
 
-/** The outcome of applying one batch: how many entries, or the fence saying someone else did. */
-export type BatchResult = { readonly entries: number; readonly checkpoint: string } | 'fenced';
+/**
+ * The outcome of applying one batch: how many entries and the version each aggregate of the batch
+ * reached in the projection (what the projector announces), or the fence saying someone else did.
+ */
+export type BatchResult =
+  { readonly entries: number; readonly checkpoint: string; readonly projected: ProjectedVersions } | 'fenced';
 
 /**
  * Applies the next batch of `projection` from one log partition after `checkpoint`: reads the
@@ -42,7 +47,7 @@ export async function applyNextBatch(
     batchSize,
   );
   const last = entries.at(-1);
-  if (!last) return { entries: 0, checkpoint };
+  if (!last) return { entries: 0, checkpoint, projected: new Map() };
   const resolved = await resolveLogEntries(redis, keys, entries, readsType(projection));
   const events = await codecs.open(redis, keys, eventsFor(projection, resolved));
   const applied = await applyEvents(redis, keys, projection, partition, events, {
@@ -50,7 +55,9 @@ export async function applyNextBatch(
     next: last[0],
     entries: entries.length,
   });
-  return applied ? { entries: entries.length, checkpoint: last[0] } : 'fenced';
+  return applied
+    ? { entries: entries.length, checkpoint: last[0], projected: projectedVersionsOf(events) }
+    : 'fenced';
 }
 
 /**

@@ -11,4 +11,6 @@ export {
   type NodeEnv,
   type PreviousJwtSecret,
   type RedisTarget,
+  WRITE_DURABILITY_MODES,
+  type WriteDurabilityMode,
 } from './settings';

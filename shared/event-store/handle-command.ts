@@ -6,6 +6,7 @@ import type { EventEnvelope, EventMetadata } from './envelope';
 import { AppendOutcomeUnknownError, ExpectedVersionMismatchError, StaleAppendError } from './errors';
 import { type EventStore, requestRecordField } from './event-store';
 import { type LockOptions, lockToken, waitForLock } from './lock';
+import { LOCAL_DURABILITY, type WriteDurability } from './write-durability';
 
 /**
  * Steps of a rule kept beside the aggregate (in keys of its own) that must change with it, so they
@@ -90,6 +91,8 @@ export class CommandHandler {
     private readonly store: EventStore,
     private readonly lockOptions: LockOptions,
     private readonly hooks: CommandHandlerHooks = {},
+    /** What must hold of the events before a command answers success (WRITE_DURABILITY). */
+    private readonly durability: WriteDurability = LOCAL_DURABILITY,
   ) {}
 
   async handle<State, Command, Event extends DomainEvent>(
@@ -133,6 +136,8 @@ export class CommandHandler {
           firstVersion,
           lastVersion,
         )) as EventEnvelope<Event>[];
+        // The first attempt may have answered 503 for want of a replica: this one confirms it too.
+        await this.durability.confirm(aggregateType, aggregateId);
         return { accepted: true, replayed: true, events, version, state };
       }
 
@@ -191,6 +196,7 @@ export class CommandHandler {
       else released = true;
       this.hooks.eventsAppended?.(aggregateType, envelopes);
       await this.hooks.afterAppend?.(aggregateId);
+      await this.durability.confirm(aggregateType, aggregateId);
       return { accepted: true, events: envelopes, version: newVersion, state: nextState };
     } finally {
       if (!released) await this.store.unlock(aggregateType, aggregateId, token).catch(() => undefined);

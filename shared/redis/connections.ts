@@ -1,3 +1,4 @@
+import keySlot from 'cluster-key-slot';
 import { Cluster, type ClusterOptions, Redis, type RedisOptions } from 'ioredis';
 
 import { ConfigError, type RedisTarget } from '../config';
@@ -213,6 +214,23 @@ export function keyHoldingNodes(client: RedisClient): Redis[] {
   // Before the slot map arrives there are none: seeing no keys then would be a silent lie.
   if (masters.length === 0) throw new Error("Cluster isn't ready: no master is known yet");
   return masters;
+}
+
+/**
+ * The connection to the server that holds `key` as its master: the one server, or the cluster
+ * master that the client's slot map gives the key's slot to (the node it sends that slot's commands
+ * to, so a command sent here after one on `key` runs on the same server connection). Throws when the
+ * slot map names no master this client is connected to (the cluster is moving the slot).
+ */
+export function masterHolding(client: RedisClient, key: string): Redis {
+  if (!(client instanceof Cluster)) return client;
+  const slot = keySlot(key);
+  const nodeKey = client.slots[slot]?.[0];
+  const master = client
+    .nodes('master')
+    .find(({ options }) => nodeKey !== undefined && `${options.host}:${options.port}` === nodeKey);
+  if (!master) throw new Error(`Cluster isn't ready: no known master serves slot ${slot}`);
+  return master;
 }
 
 /**

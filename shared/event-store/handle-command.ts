@@ -206,10 +206,10 @@ export class CommandHandler {
 
 /**
  * Redis refusals that come before a script runs: the request connection had no link to send it on,
- * or the server refused it unexecuted (a cluster slot moving or down, a server still loading).
+ * or the server refused it unexecuted (a cluster slot moving, moved or down, a server still loading).
  */
 const REFUSED_UNSENT =
-  /Stream isn't writeable|Cluster isn't ready|Redis connection is not ready|None of startup nodes is available|^(LOADING|CLUSTERDOWN|TRYAGAIN|MASTERDOWN)\b/;
+  /Stream isn't writeable|Cluster isn't ready|Redis connection is not ready|None of startup nodes is available|^(LOADING|CLUSTERDOWN|TRYAGAIN|MASTERDOWN|MOVED|ASK)\b/;
 
 /**
  * True when an append that failed may still have been applied: Redis became unreachable after the

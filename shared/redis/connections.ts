@@ -92,6 +92,10 @@ function clusterPurposeOptions(purpose: ConnectionPurpose, connectionName: strin
     retryDelayOnFailover: 200,
     retryDelayOnClusterDown: 200,
     slotsRefreshTimeout: 2_000,
+    // The slot map is read again every 2 s, so one gone stale in a failover heals by itself: the
+    // client follows a MOVED (and refreshes the map) only when every command of an auto-pipeline got
+    // the same one; otherwise the MOVED reaches the caller (a 503) and nothing else refreshes it.
+    slotsRefreshInterval: 2_000,
     // Replicas lag: a read right after a command must see it, so every command goes to a master.
     scaleReads: 'master',
   };
@@ -321,7 +325,8 @@ export function isRedisOutOfMemory(error: unknown): boolean {
 
 /**
  * True when an error means "Redis is unreachable right now", which callers answer with a 503.
- * The cluster's own words for it: not ready yet, no node answers, a failover in progress.
+ * The cluster's own words for it: not ready yet, no node answers, a failover in progress, a slot
+ * that moved (MOVED, ASK: a redirect the client did not follow by itself, see slotsRefreshInterval).
  * And rate-limiter-flexible's own refusal (`rejectIfRedisNotReady`).
  */
 export function isRedisUnavailable(error: unknown): boolean {
@@ -329,7 +334,7 @@ export function isRedisUnavailable(error: unknown): boolean {
   return (
     error.name === 'MaxRetriesPerRequestError' ||
     error.name === 'ClusterAllFailedError' ||
-    /Stream isn't writeable|Connection is closed|Command timed out|ECONNREFUSED|ECONNRESET|EPIPE|connect ETIMEDOUT|LOADING|Cluster isn't ready|None of startup nodes is available|Failed to refresh slots cache|CLUSTERDOWN|TRYAGAIN|MASTERDOWN|Too many Cluster redirections|Redis connection is not ready/.test(
+    /Stream isn't writeable|Connection is closed|Command timed out|ECONNREFUSED|ECONNRESET|EPIPE|connect ETIMEDOUT|LOADING|Cluster isn't ready|None of startup nodes is available|Failed to refresh slots cache|CLUSTERDOWN|TRYAGAIN|MASTERDOWN|Too many Cluster redirections|Redis connection is not ready|^(MOVED|ASK) \d+ /.test(
       error.message,
     )
   );

@@ -6,6 +6,9 @@
  * own masters and replicas, is test/faults/failover.test.ts.
  */
 import { randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 
 import { Redis } from 'ioredis';
 import request from 'supertest';
@@ -27,10 +30,15 @@ describeOnServer('WRITE_DURABILITY on a Redis server with a replica', () => {
   let replica: LocalRedis | undefined;
   let replicaReader: Redis | undefined;
   const apps: TestApp[] = [];
+  // A replica writes the RDB of its first sync to its directory: a temporary one, not the checkout.
+  const replicaDir = mkdtempSync(path.join(os.tmpdir(), 'fts-replica-'));
 
   /** A replica of `master` on `port` (a free one when 0), its first sync done. */
   async function startReplica(port = 0): Promise<void> {
-    replica = await startLocalRedis({ port, extraArgs: ['--replicaof', '127.0.0.1', String(master.port)] });
+    replica = await startLocalRedis({
+      port,
+      extraArgs: ['--replicaof', '127.0.0.1', String(master.port), '--dir', replicaDir],
+    });
     replicaReader = new Redis(replica.port, '127.0.0.1', { maxRetriesPerRequest: 1 });
     const reader = replicaReader;
     await eventually(
@@ -56,6 +64,7 @@ describeOnServer('WRITE_DURABILITY on a Redis server with a replica', () => {
     await Promise.all(apps.map((app) => app.close()));
     await stopReplica();
     await master.stop();
+    rmSync(replicaDir, { recursive: true, force: true });
   });
 
   /** The app on the private master with `durability`, and a Member's bearer token. */

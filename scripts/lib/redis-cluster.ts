@@ -106,9 +106,16 @@ function cliEnv(password: string | undefined): NodeJS.ProcessEnv {
   return password === undefined ? process.env : { ...process.env, REDISCLI_AUTH: password };
 }
 
-/** One node's `CLUSTER INFO` as a map (cluster_state, cluster_slots_ok, cluster_known_nodes...). */
-async function clusterInfo(port: number, password?: string): Promise<Map<string, string>> {
-  const { stdout } = await run('redis-cli', ['-h', HOST, '-p', String(port), 'cluster', 'info'], {
+/**
+ * One node's answer to an INFO-like command (`CLUSTER INFO`, `INFO replication`) as a map of its
+ * `name:value` lines.
+ */
+async function nodeInfo(
+  port: number,
+  command: readonly string[],
+  password?: string,
+): Promise<Map<string, string>> {
+  const { stdout } = await run('redis-cli', ['-h', HOST, '-p', String(port), ...command], {
     timeout: 5_000,
     env: cliEnv(password),
   });
@@ -119,6 +126,11 @@ async function clusterInfo(port: number, password?: string): Promise<Map<string,
       .filter((pair): pair is [string, string] => pair.length === 2)
       .map(([name, value]) => [name, value.trim()]),
   );
+}
+
+/** One node's `CLUSTER INFO` as a map (cluster_state, cluster_slots_ok, cluster_known_nodes...). */
+function clusterInfo(port: number, password?: string): Promise<Map<string, string>> {
+  return nodeInfo(port, ['cluster', 'info'], password);
 }
 
 /** True when every node sees a whole cluster of `count` nodes with every slot served. */
@@ -155,18 +167,8 @@ async function waitUntilWhole(
 }
 
 /** One node's `INFO replication` as a map (role, master_link_status, connected_slaves...). */
-async function replicationInfo(port: number, password?: string): Promise<Map<string, string>> {
-  const { stdout } = await run('redis-cli', ['-h', HOST, '-p', String(port), 'info', 'replication'], {
-    timeout: 5_000,
-    env: cliEnv(password),
-  });
-  return new Map(
-    stdout
-      .split(/\r?\n/)
-      .map((line) => line.split(':'))
-      .filter((pair): pair is [string, string] => pair.length === 2)
-      .map(([name, value]) => [name, value.trim()]),
-  );
+function replicationInfo(port: number, password?: string): Promise<Map<string, string>> {
+  return nodeInfo(port, ['info', 'replication'], password);
 }
 
 /** Waits until every replica's link to its master is up (its first sync done). */

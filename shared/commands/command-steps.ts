@@ -79,8 +79,7 @@ export function refusalOfStoreError(error: unknown, noun: StoreNoun): CommandOut
 
 /** Why the outcome is unknown, as the 503 problem says it first. */
 const OUTCOME_UNKNOWN_LEADS: Readonly<Record<OutcomeUnknownReason, string>> = {
-  unanswered:
-    'Redis became unreachable after the command was sent to it: the command may have taken effect.',
+  unanswered: 'Redis became unreachable after the command was sent to it: the command may have taken effect.',
   unreplicated:
     'No Redis replica confirmed the command in time (WRITE_DURABILITY=replicated): the command may have taken effect.',
 };

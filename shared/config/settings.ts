@@ -467,7 +467,7 @@ export const SETTINGS = [
     doc: {
       expects: '`local` or `replicated`',
       usedBy:
-        'both: `replicated` answers a command that wrote events only once a replica of the aggregate\'s Redis master confirmed them (`WAIT 1`), else 503 saying it may have taken effect; `local` once its master has them. See [Durability](#durability)',
+        "both: `replicated` answers a command that wrote events only once a replica of the aggregate's Redis master confirmed them (`WAIT 1`), else 503 saying it may have taken effect; `local` once its master has them. See [Durability](#durability)",
     },
   }),
   setting({

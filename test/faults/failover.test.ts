@@ -366,7 +366,18 @@ describe('A Redis Cluster master killed under a steady load of commands', () => 
         // A command on the elected master, which has no replica yet: no replica can confirm it.
         const teamId = await teamIdOn(probe, keys, elected);
         const body = commandBody('CreateFantasyTeam', { aggregateRootId: teamId, name: 'Unreplicated' });
-        const answer = await exchange(baseUrl, 'POST', '/api/command', { authorization, body });
+        // Resent as long as it meets the election instead (the ingress's slot map is read again
+        // every 2 s): a 503 that is not yet the replica's.
+        let answer: Exchange;
+        const deadline = Date.now() + 20_000;
+        do {
+          answer = await exchange(baseUrl, 'POST', '/api/command', { authorization, body });
+        } while (
+          answer.ok &&
+          answer.status === 503 &&
+          !String((answer.body as { detail?: unknown }).detail).startsWith('No Redis replica') &&
+          Date.now() < deadline
+        );
         unconfirmed = { teamId, body, answer };
       },
     );

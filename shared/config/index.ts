@@ -11,6 +11,5 @@ export {
   type NodeEnv,
   type PreviousJwtSecret,
   type RedisTarget,
-  WRITE_DURABILITY_MODES,
   type WriteDurabilityMode,
 } from './settings';

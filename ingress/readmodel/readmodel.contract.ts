@@ -74,6 +74,30 @@ const READ_MODEL_EXAMPLES: OperationExamples = {
         take: 100,
       },
     },
+    {
+      name: 'GetFantasyTeam',
+      summary: 'One team: its owner, linked identity, roster and version (owner or Admin)',
+      value: { query: { queryType: 'GetFantasyTeam', id: EXAMPLE_IDS.team } },
+    },
+    {
+      name: 'GetImportJobResult',
+      summary: 'An import job, queued or finished (its submitter or an Admin)',
+      value: { query: { queryType: 'GetImportJobResult', importJobId: EXAMPLE_IDS.importJob } },
+    },
+    {
+      name: 'ListWebhookSubscriptions',
+      summary: 'Every webhook subscription (Admin)',
+      value: { query: { queryType: 'ListWebhookSubscriptions' }, skip: 0, take: 100 },
+    },
+    {
+      name: 'GetWebhookDeliveries',
+      summary: "A subscription's deliveries, newest first (Admin)",
+      value: {
+        query: { queryType: 'GetWebhookDeliveries', subscriptionId: EXAMPLE_IDS.webhookSubscription },
+        skip: 0,
+        take: 100,
+      },
+    },
   ],
   responses: {
     200: [
@@ -266,6 +290,13 @@ export function readModelContract(queries: readonly RegisteredQuery[]): Operatio
             responsesOf(examples, 404),
           ),
           ...answers.common({ authenticated: true }),
+          '503': {
+            ...answers.problem(
+              503,
+              'Redis is not reachable, or this instance is already checking AUTH_MAX_PENDING_VERIFICATIONS passwords; or (`code` `PROJECTION_BEHIND`) the query named a `minVersion` the projection did not reach within READ_WAIT_MS, or too many such reads are waiting. Retry after Retry-After seconds.',
+            ),
+            headers: { 'Retry-After': { schema: { type: 'integer' }, description: 'Seconds to wait.' } },
+          },
           ...answers.serverFailure(responsesOf(examples, 500)),
         },
         'x-query-types': contracts,

@@ -58,6 +58,11 @@ export type CommandOutcome<State, Event extends DomainEvent> =
   | {
       readonly accepted: true;
       readonly events: readonly EventEnvelope<Event>[];
+      /**
+       * The version the command left the aggregate at (its events' last; the loaded version when
+       * it decided none). On a replay, the version the request's own events reached, as its first
+       * answer said, not whatever later commands moved it to.
+       */
       readonly version: number;
       readonly state: State;
       /** The request had appended these events already (an earlier attempt); nothing new was written. */
@@ -138,7 +143,7 @@ export class CommandHandler {
         )) as EventEnvelope<Event>[];
         // The first attempt may have answered 503 for want of a replica: this one confirms it too.
         await this.durability.confirm(aggregateType, aggregateId);
-        return { accepted: true, replayed: true, events, version, state };
+        return { accepted: true, replayed: true, events, version: lastVersion, state };
       }
 
       // 3. The caller's optimistic-concurrency check.

@@ -133,6 +133,7 @@ describeOnServer('WRITE_DURABILITY on a Redis server with a replica', () => {
       success: true,
       eventCount: 1,
       commandType: 'CreateFantasyTeam',
+      version: 1,
     });
     expect(await subject.redis.xlen(streamKey(teamId))).toBe(1);
     expect(await replicaReader?.xlen(streamKey(teamId))).toBe(1);

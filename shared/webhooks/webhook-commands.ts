@@ -226,7 +226,9 @@ async function runOnSubscription(
     handled = await services.commands.handle(webhookSubscriptionDecider, input);
   } catch (error) {
     if (error instanceof AppendOutcomeUnknownError) {
-      throw serviceUnavailable(outcomeUnknownMessage(request.requestId, 'webhook subscription'));
+      throw serviceUnavailable(
+        outcomeUnknownMessage(request.requestId, 'webhook subscription', error.reason),
+      );
     }
     const refusal = refusalOfStoreError(error, 'webhook subscription');
     if (!refusal) throw error;

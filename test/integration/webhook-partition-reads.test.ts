@@ -1,7 +1,8 @@
 /**
  * PartitionReads: the webhook dispatcher reads a log partition once for all the subscriptions'
  * lanes that stand at the same entry, and never serves a read that may miss an announced append.
- * Real Redis; the spy only counts the XRANGEs the reads send (they still go to Redis).
+ * Real Redis; the spy only counts the XRANGEs of the log partition the reads send (they still go to
+ * Redis).
  */
 import { randomUUID } from 'node:crypto';
 
@@ -45,12 +46,15 @@ describe('Reading a log partition for the webhook lanes', () => {
     xranges = jest.spyOn(core.redis, 'xrange');
   });
   afterEach(() => xranges.mockRestore());
+  /** XRANGEs of the log partition (reading the events its entries refer to is not counted). */
+  const logReads = () =>
+    xranges.mock.calls.filter(([key]) => key === core.keys.logPartition(partition)).length;
 
   it('When the lanes of several subscriptions ask for the same entries at once, then one XRANGE serves them all', async () => {
     await create(teams[0] as string);
     await create(teams[1] as string);
     const asked = await Promise.all(Array.from({ length: 10 }, () => reads.after(partition, START)));
-    expect(xranges).toHaveBeenCalledTimes(1);
+    expect(logReads()).toBe(1);
     for (const batch of asked) {
       expect(batch.entries.map((entry) => entry.event.aggregateId)).toEqual([teams[0], teams[1]]);
       expect(batch.more).toBe(false);
@@ -58,14 +62,14 @@ describe('Reading a log partition for the webhook lanes', () => {
     // A lane that delivered the first entry is served the rest from the same read.
     const rest = await reads.after(partition, asked[0]?.entries[0]?.id as string);
     expect(rest.entries.map((entry) => entry.event.aggregateId)).toEqual([teams[1]]);
-    expect(xranges).toHaveBeenCalledTimes(1);
+    expect(logReads()).toBe(1);
   });
 
   it('When lanes are served by one read, then what must be read after the entries is read once, after them, for all', async () => {
     await create(teams[0] as string);
     const calls: number[] = [];
     const withVersions = new PartitionReads(core.redis, core.keys, BATCH, () => {
-      calls.push(xranges.mock.calls.length); // XRANGEs sent by then
+      calls.push(logReads()); // log XRANGEs sent by then
       return Promise.resolve(new Map([['subscription', 7]]));
     });
     const asked = await Promise.all(Array.from({ length: 5 }, () => withVersions.after(partition, START)));
@@ -90,7 +94,7 @@ describe('Reading a log partition for the webhook lanes', () => {
     reads.announced(partition);
     await inFlight;
     await reads.after(partition, START);
-    expect(xranges).toHaveBeenCalledTimes(2);
+    expect(logReads()).toBe(2);
   });
 
   it('When a read fills its batch, then it says more may follow, and an ask past it reads on from Redis', async () => {
@@ -100,7 +104,7 @@ describe('Reading a log partition for the webhook lanes', () => {
     expect(first.more).toBe(true);
     const next = await reads.after(partition, first.entries.at(-1)?.id as string);
     expect(next.entries.map((entry) => entry.event.aggregateId)).toEqual(teams.slice(3, 5));
-    expect(xranges).toHaveBeenCalledTimes(2);
+    expect(logReads()).toBe(2);
   });
 
   it('When a lane asks from an entry the last read does not hold, then it reads for itself', async () => {
@@ -110,6 +114,6 @@ describe('Reading a log partition for the webhook lanes', () => {
     const fresh = new PartitionReads(core.redis, core.keys, BATCH);
     await fresh.after(partition, first?.id as string);
     await fresh.after(partition, START);
-    expect(xranges).toHaveBeenCalledTimes(3);
+    expect(logReads()).toBe(3);
   });
 });

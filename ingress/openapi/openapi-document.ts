@@ -165,7 +165,7 @@ function jsonTypeOf(value: unknown): JsonType {
   if (typeof value === 'string') return 'string';
   if (typeof value === 'boolean') return 'boolean';
   if (typeof value === 'object') return 'object';
-  throw new Error(`OpenAPI: ${String(value)} is not a JSON value`);
+  throw new Error(`OpenAPI: a ${typeof value} is not a JSON value`);
 }
 
 /** The committed file's text: two-space JSON and a final newline. */

@@ -150,7 +150,10 @@ function withTypedValues<T>(node: T): T {
   if (Array.isArray(node)) return node.map(withTypedValues) as T;
   if (typeof node !== 'object' || node === null) return node;
   const walked = Object.fromEntries(
-    Object.entries(node).map(([key, value]) => [key, VALUE_KEYWORDS.has(key) ? value : withTypedValues(value)]),
+    Object.entries(node).map(([key, value]) => [
+      key,
+      VALUE_KEYWORDS.has(key) ? value : withTypedValues(value),
+    ]),
   ) as Record<string, unknown>;
   const values = 'enum' in walked ? walked.enum : 'const' in walked ? [walked.const] : undefined;
   if (!Array.isArray(values) || 'type' in walked || '$ref' in walked) return walked as T;

@@ -291,7 +291,7 @@ function queryTypesSchema(
 ): JsonSchema {
   return {
     description: [
-      'Not a request or an answer: the read model\'s queries, each paired with its request, its 200',
+      "Not a request or an answer: the read model's queries, each paired with its request, its 200",
       'answer and the schemes it accepts, for generated clients (the same as `x-query-types`).',
     ].join(' '),
     type: 'object',

@@ -504,6 +504,126 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    PlayerRegisteredEvent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * PlayerRegisteredEvent
+         * @description A player was registered (aggregateId: derived from its platformId). Sent to subscriptions whose eventTypes list it (or "*"), per Standard Webhooks.
+         */
+        post: operations["webhookPlayerRegisteredEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    PlayerUpdatedEvent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * PlayerUpdatedEvent
+         * @description A player's identity changed: the whole new identity, and which fields changed. Sent to subscriptions whose eventTypes list it (or "*"), per Standard Webhooks.
+         */
+        post: operations["webhookPlayerUpdatedEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    PlayerSeasonStatsSetEvent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * PlayerSeasonStatsSetEvent
+         * @description A player's numbers for a season were set (spec 2.3, without the team's selectionStatus). Sent to subscriptions whose eventTypes list it (or "*"), per Standard Webhooks.
+         */
+        post: operations["webhookPlayerSeasonStatsSetEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    PlayerIdentifierClaimedEvent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * PlayerIdentifierClaimedEvent
+         * @description A feed or fantasy id was claimed by the player of platformId. Sent to subscriptions whose eventTypes list it (or "*"), per Standard Webhooks.
+         */
+        post: operations["webhookPlayerIdentifierClaimedEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    PlayerIdentifierReleasedEvent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * PlayerIdentifierReleasedEvent
+         * @description A feed or fantasy id was released by the player of platformId. Sent to subscriptions whose eventTypes list it (or "*"), per Standard Webhooks.
+         */
+        post: operations["webhookPlayerIdentifierReleasedEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    SeasonRoundSetEvent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * SeasonRoundSetEvent
+         * @description A season's current and final rounds were set. Sent to subscriptions whose eventTypes list it (or "*"), per Standard Webhooks.
+         */
+        post: operations["webhookSeasonRoundSetEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export interface components {
     schemas: {
@@ -726,7 +846,7 @@ export interface components {
                  */
                 url: string;
                 /** @description Event types of the catalogue (the OpenAPI document's `webhooks`), or ["*"] for all. */
-                eventTypes: ("*" | "FantasyTeamCreatedEvent" | "FantasyTeamOwnerErasedEvent" | "FantasyTeamLinkedEvent" | "FantasyTeamUnlinkedEvent" | "FantasyTeamRosterSetEvent" | "FantasyTeamArchivedEvent" | "UserCreatedEvent" | "UserPasswordChangedEvent" | "UserRolesSetEvent" | "UserDisabledEvent" | "UserEnabledEvent" | "UserDeletedEvent")[];
+                eventTypes: ("*" | "FantasyTeamCreatedEvent" | "FantasyTeamOwnerErasedEvent" | "FantasyTeamLinkedEvent" | "FantasyTeamUnlinkedEvent" | "FantasyTeamRosterSetEvent" | "FantasyTeamArchivedEvent" | "UserCreatedEvent" | "UserPasswordChangedEvent" | "UserRolesSetEvent" | "UserDisabledEvent" | "UserEnabledEvent" | "UserDeletedEvent" | "PlayerRegisteredEvent" | "PlayerUpdatedEvent" | "PlayerSeasonStatsSetEvent" | "PlayerIdentifierClaimedEvent" | "PlayerIdentifierReleasedEvent" | "SeasonRoundSetEvent")[];
                 /** @description Default: `null`. */
                 description?: string | null;
             };
@@ -1538,6 +1658,102 @@ export interface components {
             username: string;
             password: string;
         };
+        /** PlayerIdentifierClaimedEventWebhook */
+        PlayerIdentifierClaimedEventWebhook: {
+            /** @constant */
+            type: "PlayerIdentifierClaimedEvent";
+            /** Format: date-time */
+            timestamp: string;
+            data: {
+                /** @enum {string} */
+                kind: "feed" | "fantasy";
+                value: number;
+                /** Format: uuid */
+                platformId: string;
+                /** Format: date-time */
+                claimedAt: string;
+                /** Format: uuid */
+                aggregateId: string;
+                /** @description The event's version in its aggregate. */
+                version: number;
+            };
+        };
+        /** PlayerIdentifierReleasedEventWebhook */
+        PlayerIdentifierReleasedEventWebhook: {
+            /** @constant */
+            type: "PlayerIdentifierReleasedEvent";
+            /** Format: date-time */
+            timestamp: string;
+            data: {
+                /** @enum {string} */
+                kind: "feed" | "fantasy";
+                value: number;
+                /** Format: uuid */
+                platformId: string;
+                /** Format: date-time */
+                releasedAt: string;
+                /** Format: uuid */
+                aggregateId: string;
+                /** @description The event's version in its aggregate. */
+                version: number;
+            };
+        };
+        /** PlayerRegisteredEventWebhook */
+        PlayerRegisteredEventWebhook: {
+            /** @constant */
+            type: "PlayerRegisteredEvent";
+            /** Format: date-time */
+            timestamp: string;
+            data: {
+                feedId: number;
+                feedFirstName: string;
+                feedLastName: string;
+                feedFullName: string;
+                feedShortName: string;
+                leaguePlayerId: string;
+                leagueFirstName: string;
+                leagueLastName: string;
+                fantasyId: number;
+                platformFullName: string;
+                platformSlug: string;
+                /** Format: uuid */
+                platformId: string;
+                /** Format: date-time */
+                registeredAt: string;
+                /** Format: uuid */
+                aggregateId: string;
+                /** @description The event's version in its aggregate. */
+                version: number;
+            };
+        };
+        /** PlayerSeasonStatsSetEventWebhook */
+        PlayerSeasonStatsSetEventWebhook: {
+            /** @constant */
+            type: "PlayerSeasonStatsSetEvent";
+            /** Format: date-time */
+            timestamp: string;
+            data: {
+                /** Format: uuid */
+                platformId: string;
+                season: string;
+                rating: number | null;
+                price: number;
+                fantasyPositions: number[];
+                /** @description Keyed by round number. */
+                breakdown: {
+                    [key: string]: {
+                        projectedPoints: number;
+                        priceDelta: number;
+                    };
+                } | null;
+                /** Format: date-time */
+                setAt: string;
+                /** Format: uuid */
+                aggregateId: string;
+                /** @description The event's version in its aggregate. */
+                version: number;
+            };
+        };
         /**
          * PlayerSeedingImport
          * @description Registers or updates players (feed, league, fantasy and platform identities) and one season's stats and rounds. Its commands need one of the roles: Admin.
@@ -1607,6 +1823,37 @@ export interface components {
                         } | null;
                     };
                 }[];
+            };
+        };
+        /** PlayerUpdatedEventWebhook */
+        PlayerUpdatedEventWebhook: {
+            /** @constant */
+            type: "PlayerUpdatedEvent";
+            /** Format: date-time */
+            timestamp: string;
+            data: {
+                feedId: number;
+                feedFirstName: string;
+                feedLastName: string;
+                feedFullName: string;
+                feedShortName: string;
+                leaguePlayerId: string;
+                leagueFirstName: string;
+                leagueLastName: string;
+                fantasyId: number;
+                platformFullName: string;
+                platformSlug: string;
+                /** Format: uuid */
+                platformId: string;
+                changedFields: ("feedId" | "feedFirstName" | "feedLastName" | "feedFullName" | "feedShortName" | "leaguePlayerId" | "leagueFirstName" | "leagueLastName" | "fantasyId" | "platformFullName" | "platformSlug")[];
+                previousFeedId: number;
+                previousFantasyId: number;
+                /** Format: date-time */
+                updatedAt: string;
+                /** Format: uuid */
+                aggregateId: string;
+                /** @description The event's version in its aggregate. */
+                version: number;
             };
         };
         /** Problem400 */
@@ -1899,6 +2146,24 @@ export interface components {
                 aggregateRootId: string;
             };
         };
+        /** SeasonRoundSetEventWebhook */
+        SeasonRoundSetEventWebhook: {
+            /** @constant */
+            type: "SeasonRoundSetEvent";
+            /** Format: date-time */
+            timestamp: string;
+            data: {
+                season: string;
+                round: number;
+                finalRound: number;
+                /** Format: date-time */
+                setAt: string;
+                /** Format: uuid */
+                aggregateId: string;
+                /** @description The event's version in its aggregate. */
+                version: number;
+            };
+        };
         /**
          * SetFantasyTeamRosterCommand
          * @description Replaces the roster: at most 30 players, one Captain, one ViceCaptain.
@@ -2032,7 +2297,7 @@ export interface components {
                  */
                 url?: string;
                 /** @description Event types of the catalogue (the OpenAPI document's `webhooks`), or ["*"] for all. */
-                eventTypes?: ("*" | "FantasyTeamCreatedEvent" | "FantasyTeamOwnerErasedEvent" | "FantasyTeamLinkedEvent" | "FantasyTeamUnlinkedEvent" | "FantasyTeamRosterSetEvent" | "FantasyTeamArchivedEvent" | "UserCreatedEvent" | "UserPasswordChangedEvent" | "UserRolesSetEvent" | "UserDisabledEvent" | "UserEnabledEvent" | "UserDeletedEvent")[];
+                eventTypes?: ("*" | "FantasyTeamCreatedEvent" | "FantasyTeamOwnerErasedEvent" | "FantasyTeamLinkedEvent" | "FantasyTeamUnlinkedEvent" | "FantasyTeamRosterSetEvent" | "FantasyTeamArchivedEvent" | "UserCreatedEvent" | "UserPasswordChangedEvent" | "UserRolesSetEvent" | "UserDisabledEvent" | "UserEnabledEvent" | "UserDeletedEvent" | "PlayerRegisteredEvent" | "PlayerUpdatedEvent" | "PlayerSeasonStatsSetEvent" | "PlayerIdentifierClaimedEvent" | "PlayerIdentifierReleasedEvent" | "SeasonRoundSetEvent")[];
                 description?: string | null;
             };
         };
@@ -3235,6 +3500,180 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["UserDeletedEventWebhook"];
+            };
+        };
+        responses: {
+            /** @description Received: any 2xx ends the delivery. Anything else, or no answer in 10 s, is retried. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhookPlayerRegisteredEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event's id: the same on every attempt and on a replay, so a receiver can drop duplicates. */
+                "webhook-id": string;
+                /** @description Unix seconds when this attempt was signed (fresh on every attempt). */
+                "webhook-timestamp": string;
+                /** @description Space-separated `v1,<base64 HMAC-SHA256 of "id.timestamp.body">`, one per secret that signs: two for 24 h after RotateWebhookSecret. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PlayerRegisteredEventWebhook"];
+            };
+        };
+        responses: {
+            /** @description Received: any 2xx ends the delivery. Anything else, or no answer in 10 s, is retried. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhookPlayerUpdatedEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event's id: the same on every attempt and on a replay, so a receiver can drop duplicates. */
+                "webhook-id": string;
+                /** @description Unix seconds when this attempt was signed (fresh on every attempt). */
+                "webhook-timestamp": string;
+                /** @description Space-separated `v1,<base64 HMAC-SHA256 of "id.timestamp.body">`, one per secret that signs: two for 24 h after RotateWebhookSecret. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PlayerUpdatedEventWebhook"];
+            };
+        };
+        responses: {
+            /** @description Received: any 2xx ends the delivery. Anything else, or no answer in 10 s, is retried. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhookPlayerSeasonStatsSetEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event's id: the same on every attempt and on a replay, so a receiver can drop duplicates. */
+                "webhook-id": string;
+                /** @description Unix seconds when this attempt was signed (fresh on every attempt). */
+                "webhook-timestamp": string;
+                /** @description Space-separated `v1,<base64 HMAC-SHA256 of "id.timestamp.body">`, one per secret that signs: two for 24 h after RotateWebhookSecret. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PlayerSeasonStatsSetEventWebhook"];
+            };
+        };
+        responses: {
+            /** @description Received: any 2xx ends the delivery. Anything else, or no answer in 10 s, is retried. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhookPlayerIdentifierClaimedEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event's id: the same on every attempt and on a replay, so a receiver can drop duplicates. */
+                "webhook-id": string;
+                /** @description Unix seconds when this attempt was signed (fresh on every attempt). */
+                "webhook-timestamp": string;
+                /** @description Space-separated `v1,<base64 HMAC-SHA256 of "id.timestamp.body">`, one per secret that signs: two for 24 h after RotateWebhookSecret. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PlayerIdentifierClaimedEventWebhook"];
+            };
+        };
+        responses: {
+            /** @description Received: any 2xx ends the delivery. Anything else, or no answer in 10 s, is retried. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhookPlayerIdentifierReleasedEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event's id: the same on every attempt and on a replay, so a receiver can drop duplicates. */
+                "webhook-id": string;
+                /** @description Unix seconds when this attempt was signed (fresh on every attempt). */
+                "webhook-timestamp": string;
+                /** @description Space-separated `v1,<base64 HMAC-SHA256 of "id.timestamp.body">`, one per secret that signs: two for 24 h after RotateWebhookSecret. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PlayerIdentifierReleasedEventWebhook"];
+            };
+        };
+        responses: {
+            /** @description Received: any 2xx ends the delivery. Anything else, or no answer in 10 s, is retried. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhookSeasonRoundSetEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event's id: the same on every attempt and on a replay, so a receiver can drop duplicates. */
+                "webhook-id": string;
+                /** @description Unix seconds when this attempt was signed (fresh on every attempt). */
+                "webhook-timestamp": string;
+                /** @description Space-separated `v1,<base64 HMAC-SHA256 of "id.timestamp.body">`, one per secret that signs: two for 24 h after RotateWebhookSecret. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SeasonRoundSetEventWebhook"];
             };
         };
         responses: {

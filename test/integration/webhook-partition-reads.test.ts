@@ -61,6 +61,18 @@ describe('Reading a log partition for the webhook lanes', () => {
     expect(xranges).toHaveBeenCalledTimes(1);
   });
 
+  it('When lanes are served by one read, then what must be read after the entries is read once, after them, for all', async () => {
+    await create(teams[0] as string);
+    const calls: number[] = [];
+    const withVersions = new PartitionReads(core.redis, core.keys, BATCH, () => {
+      calls.push(xranges.mock.calls.length); // XRANGEs sent by then
+      return Promise.resolve(new Map([['subscription', 7]]));
+    });
+    const asked = await Promise.all(Array.from({ length: 5 }, () => withVersions.after(partition, START)));
+    expect(calls).toEqual([1]);
+    for (const batch of asked) expect(batch.readAfter.get('subscription')).toBe(7);
+  });
+
   it('When an append is announced, then the next ask reads again and sees it', async () => {
     await create(teams[0] as string);
     const before = await reads.after(partition, START);

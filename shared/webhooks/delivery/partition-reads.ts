@@ -16,10 +16,17 @@ export interface PartitionEntry {
   readonly event: EventEnvelope;
 }
 
-/** Entries of a partition in order, and whether more may follow them now. */
+/**
+ * What is read after the entries, in the same step (the webhook subscriptions' record versions):
+ * whatever was answered before an entry was appended is in it.
+ */
+export type AfterRead = () => Promise<ReadonlyMap<string, number>>;
+
+/** Entries of a partition in order, whether more may follow them now, and what was read after them. */
 export interface PartitionBatch {
   readonly entries: readonly PartitionEntry[];
   readonly more: boolean;
+  readonly readAfter: ReadonlyMap<string, number>;
 }
 
 /** The last read of one partition: the entries that followed `after`, in order, with nothing left out. */
@@ -31,6 +38,7 @@ interface Run {
   /** The read came back with a full batch: there may be more after its last entry. */
   readonly full: boolean;
   readonly readAt: number;
+  readonly readAfter: ReadonlyMap<string, number>;
 }
 
 /**
@@ -39,7 +47,8 @@ interface Run {
  * Every lane of a partition usually stands at the same entry (they all caught up with the last
  * append), so when an append is announced they all ask for the same entries at once: one XRANGE,
  * one parse and one opening of sealed fields serve them all, instead of one per subscription. A
- * lane that asks for what is not in the last read (it is behind, or ahead) reads for itself.
+ * lane that asks for what is not in the last read (it is behind, or ahead) reads for itself. What
+ * the lanes must read after the entries (their subscriptions' versions) is read once with them.
  *
  * What is kept is short-lived, so an event is opened close to when it is sent: a read is dropped
  * when an append to its partition is announced (an erasure is such an append, on the account's own
@@ -56,6 +65,7 @@ export class PartitionReads {
     private readonly redis: RedisClient,
     private readonly keys: Keys,
     private readonly batchSize: number,
+    private readonly afterRead: AfterRead = () => Promise.resolve(new Map()),
     private readonly maxAgeMs = 1_000,
   ) {}
 
@@ -95,7 +105,7 @@ export class PartitionReads {
     // Past the end of a full batch lies what was not read yet: read on from there.
     if (start >= run.entries.length && run.full) return undefined;
     const entries = run.entries.slice(start, start + this.batchSize);
-    return { entries, more: run.full };
+    return { entries, more: run.full, readAfter: run.readAfter };
   }
 
   private async read(partition: number, after: string): Promise<PartitionBatch> {
@@ -115,6 +125,7 @@ export class PartitionReads {
     );
     const entries = raw.map(([id], i) => ({ id, event: events[i] as EventEnvelope }));
     const full = entries.length >= this.batchSize;
+    const readAfter = entries.length > 0 ? await this.afterRead() : new Map<string, number>();
     if ((this.generations.get(partition) ?? 0) === generation) {
       this.runs.set(partition, {
         after,
@@ -122,8 +133,9 @@ export class PartitionReads {
         index: new Map(entries.map((entry, i) => [entry.id, i])),
         full,
         readAt,
+        readAfter,
       });
     }
-    return { entries, more: full };
+    return { entries, more: full, readAfter };
   }
 }

@@ -131,7 +131,7 @@ export class WebhookDispatcher {
     private readonly metrics?: WebhookDeliveryMetrics,
   ) {
     this.options = { ...DEFAULT_DISPATCHER_OPTIONS, ...options };
-    this.reads = new PartitionReads(redis, keys, this.options.batchSize);
+    this.reads = new PartitionReads(redis, keys, this.options.batchSize, () => this.readVersions());
     registerScripts(redis, WEBHOOK_DELIVERY_SCRIPTS);
     this.leases = new PartitionLeases(
       redis,
@@ -360,12 +360,12 @@ export class WebhookDispatcher {
 
     // Opened at every read (kept at most a second, dropped by the next append to the partition), so
     // an event held back by retries goes out as it reads after an erasure.
-    const { entries, more } = await this.reads.after(partition, cursor.checkpoint);
+    const { entries, more, readAfter } = await this.reads.after(partition, cursor.checkpoint);
     if (entries.length === 0) return;
-    // Read after the entries: an event appended after a disable (or delete) answered is never sent,
-    // even before this replica's copy of the subscriptions has caught up.
-    // Likewise a rotation or an update: the record's version says whether this copy is current.
-    const current = await this.current(subscription);
+    // The version is read after the entries: an event appended after a disable (or delete) answered
+    // is never sent, even before this replica's copy of the subscriptions has caught up. Likewise a
+    // rotation or an update: the record's version says whether this copy is current.
+    const current = await this.current(subscription, readAfter.get(subscription.id));
     if (!current?.enabled) {
       this.refreshDue = true;
       this.wakeUp?.();
@@ -437,15 +437,34 @@ export class WebhookDispatcher {
     if (more) this.more.add(lane);
   }
 
-  /** The subscription as its record is now: the copy given when its version is current. */
-  private async current(subscription: ActiveSubscription): Promise<ActiveSubscription | null> {
-    const version = await this.redis.hget(
-      this.keys.aggregateRecord(webhookSubscriptionDecider.aggregateType, subscription.id),
-      'version',
-    );
-    if (Number(version) === subscription.version) return subscription;
+  /**
+   * The subscription as its record is now: the copy given when its version is current. The version
+   * comes from the partition read (read after its entries), or is read here when that read did not
+   * know the subscription yet.
+   */
+  private async current(
+    subscription: ActiveSubscription,
+    versionReadAfter: number | undefined,
+  ): Promise<ActiveSubscription | null> {
+    const version =
+      versionReadAfter ?? Number(await this.redis.hget(this.versionKey(subscription.id), 'version'));
+    if (version === subscription.version) return subscription;
     this.refreshDue = true;
     return loadSubscription(this.redis, this.keys, this.secrets, this.logger, subscription.id, Date.now());
+  }
+
+  /**
+   * Every subscription's record version, read together (one round trip per node) after a partition
+   * read, for all the lanes that read serves.
+   */
+  private async readVersions(): Promise<ReadonlyMap<string, number>> {
+    const ids = this.subscriptions.map((subscription) => subscription.id);
+    const versions = await Promise.all(ids.map((id) => this.redis.hget(this.versionKey(id), 'version')));
+    return new Map(ids.map((id, i) => [id, Number(versions[i])]));
+  }
+
+  private versionKey(subscriptionId: string): string {
+    return this.keys.aggregateRecord(webhookSubscriptionDecider.aggregateType, subscriptionId);
   }
 
   /** One signed POST: a fresh webhook-timestamp, one v1 signature per secret that signs now. */

@@ -49,9 +49,15 @@ const QUERY_METHODS = {
   getWebhookDeliveries: 'GetWebhookDeliveries',
 } as const satisfies Record<string, QueryType>;
 
-/** The constant envelope members a query requires, which its method sends by itself. */
-const CONSTANT_ENVELOPE: Partial<Record<QueryType, Record<string, string>>> = {
-  GetTeamRatingInputByTeamId: { dataType: 'TeamRatingInput' },
+/**
+ * The constant envelope members a query requires, which its method sends by itself (typed from the
+ * document: a changed constant fails the typecheck).
+ */
+const CONSTANT_ENVELOPE: Partial<Record<QueryType, object>> = {
+  GetTeamRatingInputByTeamId: { dataType: 'TeamRatingInput' } satisfies Pick<
+    QueryRequest<'GetTeamRatingInputByTeamId'>,
+    'dataType'
+  >,
 };
 
 type QueryMethods = typeof QUERY_METHODS;

@@ -95,12 +95,13 @@ beforeAll(async () => {
     ADMIN_EMAIL: ADMIN.email,
     ADMIN_PASSWORD: ADMIN.password,
   };
+  // Generous start-up bounds: both processes compile through tsx, slow on a loaded machine.
   worker = startServiceProcess('workers/main.ts', env);
-  const started = await startIngressProcess(env);
+  const started = await startIngressProcess(env, 120_000);
   ingress = started.process;
   baseUrl = started.baseUrl;
-  await worker.waitForOutput('worker ready', 30_000);
-}, 60_000);
+  await worker.waitForOutput('worker ready', 120_000);
+}, 250_000);
 
 afterAll(async () => {
   await killAll(ingress, worker);
@@ -180,7 +181,7 @@ describe('The typed client (clients/typescript) against a real service', () => {
     await eventually(async () => {
       ratingInput = await member.readModel.getTeamRatingInput({ id: TEAM_ID });
       return Object.keys(ratingInput.results[0]?.team ?? {}).length === PLAYERS.length;
-    }, 15_000);
+    }, 30_000);
     expect(ratingInput?.results[0]?.team[String(PLAYERS[0]?.feedId)]).toMatchObject({
       rating: PLAYERS[0]?.rating,
       price: PLAYERS[0]?.price,
@@ -195,7 +196,7 @@ describe('The typed client (clients/typescript) against a real service', () => {
       PLAYERS.map((player) => player.feedId),
     );
     expect(conforming).toBeGreaterThanOrEqual(11); // every answer above was checked, none skipped
-  });
+  }, 120_000);
 
   it('When a query takes only Bearer and the client holds only credentials, then it says so without sending', async () => {
     const basicOnly = client({ credentials: MEMBER });

@@ -1,5 +1,6 @@
 import { type ChildProcess, fork } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
+import { cpus, loadavg } from 'node:os';
 import path from 'node:path';
 
 import { Redis } from 'ioredis';
@@ -275,6 +276,8 @@ async function scenario(subscriptions: number, layout: Layout, receiver: Receive
 
 export async function run(): Promise<BenchReport> {
   const machine = machineInfo();
+  const [loadBefore = 0] = loadavg();
+  const machineLoaded = loadBefore > cpus().length;
   ensureBuilt();
   const receiver = new Receiver();
   await receiver.start();
@@ -339,6 +342,11 @@ export async function run(): Promise<BenchReport> {
         "append-to-receipt: receipt time minus the event's timestamp (its decision, just before the append), over every (subscription, event) pair; p99 target 100 ms at 1,000 events/s.",
         "projector lag: the fantasy-team projection's entries behind the log head, summed over the 16 partitions, sampled every 20 ms while appending; at 1,000 events/s one entry is about 1 ms. Compare the rows with and without subscriptions.",
         'replay: ReplayWebhookEvents of the whole window to every subscription at once; deliveries per second while the backlog drains (16 lanes per subscription, one event in flight per lane).',
+        ...(machineLoaded
+          ? [
+              `The machine was shared while this ran (load average ${loadBefore.toFixed(1)} on ${cpus().length} cores before it): the appends did not reach their rate and the latencies measure the wait for a core; read the CPU lines, which the neighbours move far less.`,
+            ]
+          : []),
         'CPU from /proc over the paced window and its drain (user + system), in microseconds: ingress, Redis and the projecting worker per event appended; the delivering worker and the receiver per delivery (the delivering worker is the projecting one in the one-worker rows, so its figure holds both):',
         ...scenarios.map(
           ({ subscriptions, layout, cpu }) =>

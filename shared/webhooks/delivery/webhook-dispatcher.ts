@@ -12,6 +12,7 @@ import type { RedisClient } from '../../redis/connections';
 import type { Keys } from '../../redis/keys';
 import { partitionOf } from '../../redis/partitions';
 import { registerScripts } from '../../redis/scripts';
+import { WakeablePause } from '../../wakeable-pause';
 import { type DeliveryLog, type DeliveryStatus } from '../delivery-log';
 import type { WebhookSecrets } from '../webhook-secrets';
 import { PartitionReads } from './partition-reads';
@@ -109,7 +110,7 @@ export class WebhookDispatcher {
   private readonly disabling = new Set<string>();
   /** When each subscription's run of failures was last cleared by this replica (unix ms). */
   private readonly healthClearedAt = new Map<string, number>();
-  private wakeUp: (() => void) | undefined;
+  private readonly pause = new WakeablePause();
   private readonly inFlight = new Set<Promise<void>>();
   /** Each lane's cursor as this replica last read or wrote it (the script's fence catches a stale one). */
   private readonly cursors = new Map<string, Cursor>();
@@ -152,12 +153,12 @@ export class WebhookDispatcher {
       this.subscriber.on('message', (channel: string, aggregateId: string) => {
         if (channel === subscriptionChanges) {
           this.refreshDue = true;
-          return this.wakeUp?.();
+          return this.pause.wake();
         }
         const partition = partitionOf(aggregateId);
         this.announced.add(partition);
         this.reads.announced(partition);
-        this.wakeUp?.();
+        this.pause.wake();
       });
       const channels = [...PUBLIC_AGGREGATE_TYPES, webhookSubscriptionDecider.aggregateType].map((type) =>
         this.keys.aggregateChanges(type),
@@ -172,7 +173,7 @@ export class WebhookDispatcher {
   /** Lets the attempts in flight end, gives the partitions back, and resolves. */
   async stop(): Promise<void> {
     this.running = false;
-    this.wakeUp?.();
+    this.pause.wake();
     await this.loopDone;
     await Promise.allSettled([...this.inFlight]);
     await this.subscriber?.quit().catch(() => this.subscriber?.disconnect());
@@ -250,7 +251,7 @@ export class WebhookDispatcher {
           .finally(() => {
             this.busy.delete(lane);
             this.inFlight.delete(step);
-            if (this.more.has(lane)) this.wakeUp?.();
+            if (this.more.has(lane)) this.pause.wake();
           });
         this.inFlight.add(step);
       }
@@ -265,14 +266,7 @@ export class WebhookDispatcher {
     let until = Math.min(this.fullPassAt, this.refreshedAt + this.options.refreshMs);
     for (const due of this.dueAt.values()) until = Math.min(until, due);
     const pauseMs = this.subscriber ? Math.max(1, until - now) : Math.min(5, Math.max(1, until - now));
-    await new Promise<void>((resolve) => {
-      const timer = setTimeout(resolve, pauseMs);
-      this.wakeUp = () => {
-        clearTimeout(timer);
-        resolve();
-      };
-    });
-    this.wakeUp = undefined;
+    await this.pause.for(pauseMs);
   }
 
   /**
@@ -368,7 +362,7 @@ export class WebhookDispatcher {
     const current = await this.current(subscription, readAfter.get(subscription.id));
     if (!current?.enabled) {
       this.refreshDue = true;
-      this.wakeUp?.();
+      this.pause.wake();
       return;
     }
     subscription = current;

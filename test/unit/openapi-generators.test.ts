@@ -132,6 +132,33 @@ describe('Clients generated from the OpenAPI document', () => {
     expect(compile([file])).toEqual([]);
   });
 
+  it("When a query's answer type is looked up in ReadModelQueryTypes, then both generators give that query's own answer", () => {
+    const pairing = repositoryDocument().components.schemas.ReadModelQueryTypes as {
+      properties: Record<string, { properties: { answer: { $ref: string } } }>;
+    };
+    const answers = Object.entries(pairing.properties).map(([queryType, entry]) => ({
+      queryType,
+      answer: entry.properties.answer.$ref.split('/').pop() ?? '',
+    }));
+    const source = [
+      "import type { components } from './openapi-typescript';",
+      `import type { ReadModelQueryTypes, ${answers.map(({ answer }) => answer).join(', ')} } from './hey-api/types.gen';`,
+      '',
+      'type Same<A, B> = (<T>() => T extends A ? 1 : 2) extends <T>() => T extends B ? 1 : 2 ? true : false;',
+      "type Paired = components['schemas']['ReadModelQueryTypes'];",
+      ...answers.flatMap(({ queryType, answer }) => [
+        `export const openapiTypescript${queryType}: Same<Paired['${queryType}']['answer'], components['schemas']['${answer}']> = true;`,
+        `export const heyApi${queryType}: Same<ReadModelQueryTypes['${queryType}']['answer'], ${answer}> = true;`,
+      ]),
+      '',
+    ].join('\n');
+    const file = path.join(dir, 'query-answers.ts');
+    writeFileSync(file, source);
+
+    expect(answers.length).toBeGreaterThanOrEqual(10);
+    expect(compile([file])).toEqual([]);
+  });
+
   it("When the README's typed-client walk-through is compiled against clients/typescript, then tsc --strict accepts it", () => {
     const file = path.join(dir, 'readme-walk-through.ts');
     const clientEntry = path.join(CLIENT_ROOT, 'src', 'index');

@@ -790,6 +790,8 @@ export interface components {
             /** @description Events raised: 1 for the commands of the spec. */
             eventCount: number;
             commandType: string;
+            /** @description The aggregate's version once the command is written (the team's, the account's or the subscription's): the expectedVersion of a next command, and the minVersion of a read that must see this write. Unchanged when the command raised no event; for a repeated requestId, the version the first answer named. Absent only when replaying an answer remembered before versions were answered. */
+            version?: number;
             /** @description CreateWebhookSubscription and RotateWebhookSecret only: the new signing secret, in this answer only (never stored in the clear, never answered again). */
             signingSecret?: string;
             /** @description Why a repeated answer (the same requestId) carries no signingSecret. */
@@ -1150,6 +1152,8 @@ export interface components {
                 queryType: "GetFantasyTeam";
                 /** Format: uuid */
                 id: string;
+                /** @description Answer only once the aggregate this query reads is at this version or later (a command answer's `version`): waits up to READ_WAIT_MS for the projection, then answers 503 with `code` `PROJECTION_BEHIND` and Retry-After. */
+                minVersion?: number;
             };
         };
         /** GetFantasyTeamResult */
@@ -1269,6 +1273,8 @@ export interface components {
                 /** Format: uuid */
                 platformId?: string;
                 season?: string;
+                /** @description Answer only once the aggregate this query reads is at this version or later (a command answer's `version`): waits up to READ_WAIT_MS for the projection, then answers 503 with `code` `PROJECTION_BEHIND` and Retry-After. */
+                minVersion?: number;
             };
             /** @description Default: `0`. */
             skip?: number;
@@ -1319,6 +1325,8 @@ export interface components {
                 id: string;
                 /** @description Default: `"2026"`. */
                 season?: string;
+                /** @description Answer only once the aggregate this query reads is at this version or later (a command answer's `version`): waits up to READ_WAIT_MS for the projection, then answers 503 with `code` `PROJECTION_BEHIND` and Retry-After. */
+                minVersion?: number;
             };
             /** @constant */
             dataType: "TeamRatingInput";
@@ -1372,6 +1380,8 @@ export interface components {
                 id?: string;
                 /** Format: email */
                 email?: string;
+                /** @description Answer only once the aggregate this query reads is at this version or later (a command answer's `version`): waits up to READ_WAIT_MS for the projection, then answers 503 with `code` `PROJECTION_BEHIND` and Retry-After. */
+                minVersion?: number;
             } & (unknown | unknown);
         };
         /** GetUserResult */
@@ -2019,6 +2029,11 @@ export interface components {
             status: 503;
             /** @description What went wrong, for a person. */
             detail?: string;
+            /**
+             * @description `PROJECTION_BEHIND`: A read-model query named a `minVersion` the projection did not reach within READ_WAIT_MS, or this instance already holds READ_MAX_WAITERS such reads (READ_MAX_WAITERS_PER_ACCOUNT for the caller); retry after Retry-After seconds.
+             * @enum {string}
+             */
+            code?: "PROJECTION_BEHIND";
             /** @description Field name (PascalCase, `Users[3].Email`; `$` for the body) to its messages. */
             errors?: {
                 [key: string]: string[];
@@ -2555,9 +2570,11 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem500"];
                 };
             };
-            /** @description Redis is not reachable, or this instance is already checking AUTH_MAX_PENDING_VERIFICATIONS passwords; retry after Retry-After seconds. */
+            /** @description Redis is not reachable, or this instance is already checking AUTH_MAX_PENDING_VERIFICATIONS passwords; or (`code` `PROJECTION_BEHIND`) the query named a `minVersion` the projection did not reach within READ_WAIT_MS, or too many such reads are waiting. Retry after Retry-After seconds. */
             503: {
                 headers: {
+                    /** @description Seconds to wait. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {

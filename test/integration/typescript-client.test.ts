@@ -165,7 +165,7 @@ describe('The typed client (clients/typescript) against a real service', () => {
       commandType: 'LinkFantasyTeam',
       command: { aggregateRootId: TEAM_ID, fantasyTeamExternalId: 4_815_162_342, fantasyUserId: 1087 },
     });
-    await member.command({
+    const roster = await member.command({
       commandType: 'SetFantasyTeamRoster',
       command: {
         aggregateRootId: TEAM_ID,
@@ -175,18 +175,21 @@ describe('The typed client (clients/typescript) against a real service', () => {
         })),
       },
     });
+    expect(roster.version).toBe(3);
 
-    // 3. The team's rating input (Bearer only), keyed by feed id, once the projection has it.
-    let ratingInput: Awaited<ReturnType<typeof member.readModel.getTeamRatingInput>> | undefined;
-    await eventually(async () => {
-      ratingInput = await member.readModel.getTeamRatingInput({ id: TEAM_ID });
-      return Object.keys(ratingInput.results[0]?.team ?? {}).length === PLAYERS.length;
-    }, 30_000);
-    expect(ratingInput?.results[0]?.team[String(PLAYERS[0]?.feedId)]).toMatchObject({
+    // 3. The team's rating input (Bearer only), keyed by feed id: minVersion, the version the roster
+    // command answered, makes the read wait for the projection (or answer 503 PROJECTION_BEHIND with
+    // Retry-After, which the client sends again).
+    const ratingInput = await member.readModel.getTeamRatingInput({
+      id: TEAM_ID,
+      minVersion: roster.version,
+    });
+    expect(Object.keys(ratingInput.results[0]?.team ?? {})).toHaveLength(PLAYERS.length);
+    expect(ratingInput.results[0]?.team[String(PLAYERS[0]?.feedId)]).toMatchObject({
       rating: PLAYERS[0]?.rating,
       price: PLAYERS[0]?.price,
     });
-    const team = await member.readModel.getFantasyTeam({ id: TEAM_ID });
+    const team = await member.readModel.getFantasyTeam({ id: TEAM_ID, minVersion: roster.version });
     expect(team.results[0]).toMatchObject({ name: 'Köln Kickers', fantasyTeamExternalId: 4_815_162_342 });
 
     // 4. The service account reads the mapped players: Basic only, so the client sends Basic.

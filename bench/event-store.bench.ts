@@ -7,6 +7,7 @@ import { fantasyTeamDecider } from '../shared/domain/fantasy-team/fantasy-team.d
 import type { EventEnvelope } from '../shared/event-store/envelope';
 import { EventStore } from '../shared/event-store/event-store';
 import { CommandHandler } from '../shared/event-store/handle-command';
+import { compactEnvelopeJson } from '../shared/event-store/stored-envelope';
 import { createLogger } from '../shared/logger';
 import { closeConnections, createRedisConnection, waitForRedis } from '../shared/redis/connections';
 import { createKeys } from '../shared/redis/keys';
@@ -135,7 +136,7 @@ export async function run(): Promise<BenchReport> {
       data: { fantasyTeamExternalId: 1, fantasyUserId: 1_000_001, linkedAt: new Date().toISOString() },
       metadata: { actorUserId: ACTOR, requestId: null, correlationId: randomUUID() },
     };
-    const eventJson = JSON.stringify(sampleEvent);
+    const eventJson = compactEnvelopeJson(sampleEvent);
     const record = await store.loadRecord(TEAM_TYPE, teams[0]?.id ?? '', fantasyTeamDecider.initialState);
     const stateJson = JSON.stringify(record.state);
     const raw: Operation = async (team) => {
@@ -154,6 +155,7 @@ export async function run(): Promise<BenchReport> {
         Date.now(),
         0,
         team.id.toLowerCase(),
+        TEAM_TYPE,
         eventJson,
         stateJson,
       );

@@ -34,6 +34,8 @@ export interface BenchReport {
   /** From `machineInfo()`, taken before the first server starts. */
   readonly machine: Record<string, string>;
   readonly rows: readonly ComparisonRow[];
+  /** Markdown tables of a bench that measures something other than a rate (bytes), after `rows`. */
+  readonly tables?: readonly string[];
   /** How to read the table: what was set up, and how. */
   readonly notes: readonly string[];
   /** Anything that makes the numbers meaningless (non-2xx answers, errors). Empty for a valid run. */
@@ -179,6 +181,14 @@ function settingsLine(settings: BenchReport['settings'], loadDescription?: strin
   );
 }
 
+/** The rate table (when the bench has rows) and its other tables, each followed by a blank line. */
+function rowsThenTables(report: BenchReport): string[] {
+  return [
+    ...(report.rows.length > 0 ? [table(report.rows, report.rateUnit)] : []),
+    ...(report.tables ?? []),
+  ].flatMap((text) => [text, '']);
+}
+
 /** The report as a Markdown section (machine, settings, table, notes). */
 export function markdownSection(report: BenchReport): string {
   return [
@@ -189,8 +199,7 @@ export function markdownSection(report: BenchReport): string {
     ...Object.entries(report.machine).map(([key, value]) => `- ${key}: ${value}`),
     `- load: ${settingsLine(report.settings, report.loadDescription)}`,
     '',
-    table(report.rows, report.rateUnit),
-    '',
+    ...rowsThenTables(report),
     ...report.notes.map((note) => `- ${note}`),
     ...(report.problems.length > 0
       ? ['', `**INVALID RUN:** ${report.problems.join('; ')}`]
@@ -209,8 +218,7 @@ export function consoleReport(report: BenchReport): string {
     `== ${report.title}`,
     `   ${settingsLine(report.settings, report.loadDescription)}`,
     '',
-    table(report.rows, report.rateUnit),
-    '',
+    ...rowsThenTables(report),
     ...report.notes.map((note) => `  - ${note}`),
     ...(report.problems.length > 0
       ? [

@@ -12,9 +12,11 @@ import {
   parseConsumers,
   parseDurationList,
   parseModules,
+  parseRetention,
   parseSize,
   parseTrustProxy,
   type RedisNodeAddress,
+  RETENTION,
   SIZE,
   trustProxySchema,
   urlHasPassword,
@@ -719,6 +721,18 @@ export const SETTINGS = [
     doc: {
       expects: 'milliseconds, at least 60000',
       usedBy: 'worker: how long each webhook delivery attempt stays in the delivery log',
+    },
+  }),
+  setting({
+    env: 'LOG_RETENTION',
+    joi: Joi.string().pattern(RETENTION).description("'forever' or a duration such as 30d or 12h"),
+    default: 'forever',
+    path: 'logRetentionMs',
+    parse: parseRetention,
+    doc: {
+      expects: '`forever`, or a duration (`ms`, `s`, `m`, `h`, `d`; bare numbers are ms) such as `30d`',
+      usedBy:
+        'worker: entries of the global event log older than this that every projection and webhook subscription has passed are trimmed (every minute); the aggregate streams keep every event. An event stream resuming from an older `Last-Event-ID` is refused (400); see [Memory and log retention](#memory-and-log-retention)',
     },
   }),
 ] as const;

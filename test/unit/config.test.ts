@@ -69,6 +69,14 @@ describe('loadConfig', () => {
     ).toBe(4);
   });
 
+  it('When LOG_RETENTION is unset, forever, or a duration, then the log is kept forever (null) or for that many ms; anything else names it', () => {
+    expect(loadConfig({}).logRetentionMs).toBeNull();
+    expect(loadConfig({ LOG_RETENTION: 'forever' }).logRetentionMs).toBeNull();
+    expect(loadConfig({ LOG_RETENTION: '30d' }).logRetentionMs).toBe(30 * 86_400_000);
+    expect(loadConfig({ LOG_RETENTION: '12h' }).logRetentionMs).toBe(12 * 3_600_000);
+    expect(() => loadConfig({ LOG_RETENTION: 'a month' })).toThrow(/LOG_RETENTION/);
+  });
+
   it('When PORT is not a number, then loading fails with a message naming PORT', () => {
     expect(() => loadConfig({ PORT: 'eighty' })).toThrow(ConfigError);
     expect(() => loadConfig({ PORT: 'eighty' })).toThrow(/PORT: must be a number/);

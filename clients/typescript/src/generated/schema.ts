@@ -2799,7 +2799,7 @@ export interface operations {
                     "text/event-stream": string;
                 };
             };
-            /** @description An unknown event type in `types`, an unknown parameter, or a `from` or Last-Event-ID that is not a position this service wrote. */
+            /** @description An unknown event type in `types`, an unknown parameter, or a `from` or Last-Event-ID that is not a position this service wrote, or is older than the event log keeps (LOG_RETENTION: events after it were trimmed). */
             400: {
                 headers: {
                     [name: string]: unknown;

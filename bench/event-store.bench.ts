@@ -32,20 +32,20 @@ const TEAM_COUNT = 1_000;
 const TEAM_TYPE = fantasyTeamDecider.aggregateType;
 const ACTOR = '11111111-1111-4111-8111-111111111111';
 
-interface Team {
+export interface Team {
   readonly id: string;
   linked: boolean;
   version: number;
 }
 
 /** One operation on one team; resolves when Redis has answered it. */
-type Operation = (team: Team) => Promise<void>;
+export type Operation = (team: Team) => Promise<void>;
 
 /**
  * Runs `operation` from `lanes` concurrent loops for `seconds`, each lane cycling through its own
  * teams (so no two operations ever wait on one aggregate), and measures each operation's latency.
  */
-async function drive(
+export async function drive(
   teams: readonly Team[],
   lanes: number,
   seconds: number,
@@ -83,7 +83,7 @@ async function drive(
   };
 }
 
-function linkOrUnlink(team: Team, step: number): FantasyTeamCommand {
+export function linkOrUnlink(team: Team, step: number): FantasyTeamCommand {
   return team.linked
     ? { type: 'UnlinkFantasyTeam', data: { unlinkReason: null } }
     : { type: 'LinkFantasyTeam', data: { fantasyTeamExternalId: step + 1, fantasyUserId: 1_000_000 + step } };

@@ -2,7 +2,7 @@ import type { Response } from 'express';
 
 import type { Account } from '../../shared/accounts/account';
 import { AppError, serviceUnavailable, validationError } from '../../shared/errors';
-import { beginningPosition, compareEntryIds, type EntryId } from '../../shared/event-stream/log-position';
+import { compareEntryIds, type EntryId } from '../../shared/event-stream/log-position';
 import {
   type EnvelopeOpener,
   type LogBatch,
@@ -154,7 +154,8 @@ export class EventStreams {
   private async startOf(request: EventStreamRequest): Promise<EntryId[]> {
     switch (request.start.kind) {
       case 'beginning':
-        return beginningPosition();
+        // The oldest entry kept: with LOG_RETENTION, just after what each partition had trimmed.
+        return trimmedThrough(this.deps.redis, this.deps.keys);
       case 'now':
         return logEnds(this.deps.redis, this.deps.keys, LOG_PARTITIONS);
       case 'position': {

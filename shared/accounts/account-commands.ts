@@ -299,7 +299,7 @@ async function handleOnAccount(
     handled = await services.commands.handle(userDecider, input);
   } catch (error) {
     if (error instanceof AppendOutcomeUnknownError) {
-      throw serviceUnavailable(outcomeUnknownMessage(request.requestId, 'user'));
+      throw serviceUnavailable(outcomeUnknownMessage(request.requestId, 'user', error.reason));
     }
     const refusal = refusalOfStoreError(error, 'user');
     if (!refusal) throw error;

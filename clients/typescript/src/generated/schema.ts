@@ -2672,7 +2672,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem500"];
                 };
             };
-            /** @description Refused: `AGGREGATE_BUSY`: The aggregate's (team's or account's) lock was not obtained within LOCK_WAIT_MS; retry after Retry-After seconds. Or Redis is not reachable (a problem). When Redis became unreachable after the command was sent to it, the problem's detail says that the command may have taken effect and names the requestId to send it again with. A command that checks or sets a password (ChangePassword, SetUserPassword) also gets the problem while too many sign-ins are being checked at once. All carry Retry-After. */
+            /** @description Refused: `AGGREGATE_BUSY`: The aggregate's (team's or account's) lock was not obtained within LOCK_WAIT_MS; retry after Retry-After seconds. Or Redis is not reachable (a problem). When Redis became unreachable after the command was sent to it, or (with WRITE_DURABILITY=replicated) no Redis replica confirmed it in time, the problem's detail says that the command may have taken effect and names the requestId to send it again with. A command that checks or sets a password (ChangePassword, SetUserPassword) also gets the problem while too many sign-ins are being checked at once. All carry Retry-After. */
             503: {
                 headers: {
                     "Retry-After"?: number;

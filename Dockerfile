@@ -10,6 +10,8 @@ WORKDIR /app
 
 # Only the manifest and the lockfile decide the dependencies, so this layer is reused until they change.
 COPY package.json package-lock.json ./
+# The typed client is an npm workspace (clients/typescript): npm ci needs its manifest too.
+COPY clients/typescript/package.json clients/typescript/
 RUN npm ci --no-audit --no-fund
 
 COPY . .

@@ -217,7 +217,17 @@ export function importContract(importers: readonly Importer[], maxImportRows: nu
             response,
             responsesOf(examples, 400),
           ),
-          '401': { description: 'Not authenticated: an empty body (spec 4.6).' },
+          '401': {
+            description: [
+              'Not authenticated: **no body at all** (spec 4.6 and 5 rule 1), no Content-Type and no',
+              'WWW-Authenticate, unlike the other endpoints, which answer a 401 problem. Tell it by the',
+              'status, never by the body: a client that reads only a parsed body (openapi-fetch gives',
+              '`data` and `error` both `undefined` for an empty body) would take it for a success.',
+            ].join(' '),
+            headers: {
+              'Content-Length': { schema: { type: 'integer', const: 0 }, description: 'Always 0.' },
+            },
+          },
           ...answers.common({ authenticated: true }),
           '429': answers.problem(
             429,

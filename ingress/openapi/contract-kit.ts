@@ -77,7 +77,12 @@ export class Answers {
     return { description, content: { [PROBLEM_MEDIA]: media(this.problems[status], examples) } };
   }
 
-  /** A status answered either in the endpoint's own JSON shape or, from the HTTP layer, as a problem. */
+  /**
+   * A status answered either in the endpoint's own JSON shape or, from the HTTP layer, as a problem.
+   * The Content-Type tells which; the JSON media type lists both shapes as well, because some
+   * generators (@hey-api/openapi-ts) keep only the first JSON media type of a status, and the
+   * problem's shape would be lost to their clients.
+   */
   jsonOrProblem(
     status: ProblemStatus,
     description: string,
@@ -88,7 +93,7 @@ export class Answers {
       description,
       content: {
         [JSON_MEDIA]: media(
-          json,
+          { anyOf: [json, this.problems[status]] },
           examples.filter((example) => example.mediaType !== PROBLEM_MEDIA),
         ),
         [PROBLEM_MEDIA]: media(

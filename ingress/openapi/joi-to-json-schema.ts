@@ -54,7 +54,7 @@ const STRING_FORMATS: Readonly<Record<string, string>> = {
  * It knows the joi features this service's request schemas use and throws, naming the path,
  * on anything else: a new schema then fails the document's generation (and its test) instead of
  * being documented wrongly. Conversions and casts (`trim`, `lowercase`, string-to-number) are not
- * constraints on what a caller sends, so they are left out; defaults are kept as `default`.
+ * constraints on what a caller sends, so they are left out; a default is said in the description.
  *
  * Why not joi-to-json: checked against these schemas (5.0.5), it wrote a `Joi.ref` limit as
  * `maximum: {ref: ...}` (an invalid schema), turned the conditional `password` of a service
@@ -366,15 +366,27 @@ function finish(described: Described, base: Record<string, unknown>, path: strin
     }
   }
 
-  const description = [flags.description, schema.description].filter(Boolean).join(' ');
+  const description = [flags.description, schema.description, defaultText(flags.default)]
+    .filter(Boolean)
+    .join(' ');
   if (description) schema.description = description;
-  if (flags.default !== undefined && typeof flags.default !== 'function') schema.default = flags.default;
   if (described.examples?.length) schema.examples = described.examples;
   // Metas fill in what the rules leave open: long()'s safe range yields to its own .min(1).
   for (const meta of described.metas ?? []) {
     for (const [keyword, value] of Object.entries(meta)) if (!(keyword in schema)) schema[keyword] = value;
   }
   return schema;
+}
+
+/**
+ * A default is said in words, not as the `default` keyword: these are request schemas, named
+ * components, and openapi-typescript under its default settings (`defaultNonNullable`) makes every
+ * member of a component that has a `default` required, so a caller would have to send what the
+ * server fills in (`skip`, `expectedVersion`, `priority`, ...). Only `required` decides.
+ */
+function defaultText(value: unknown): string | undefined {
+  if (value === undefined || typeof value === 'function') return undefined;
+  return `Default: \`${JSON.stringify(value)}\`.`;
 }
 
 function checkFlagsAndPreferences(described: Described, path: string): void {

@@ -1,5 +1,5 @@
 import { PROBLEMS, type ProblemStatus } from '../../shared/http/problem';
-import { componentRef, type JsonSchema } from '../http/json-schema';
+import { componentRef, type JsonSchema, type JsonType } from '../http/json-schema';
 import { problemSchema } from '../http/problem-schema';
 import {
   Answers,
@@ -21,6 +21,7 @@ export const COMMITTED_DOCUMENT_PATH = 'docs/openapi.json';
 export interface OpenApiDocument {
   readonly openapi: '3.1.0';
   readonly info: Readonly<Record<string, unknown>>;
+  readonly servers: readonly Readonly<Record<string, unknown>>[];
   readonly tags: readonly Readonly<Record<string, unknown>>[];
   readonly paths: Readonly<Record<string, Readonly<Partial<Record<HttpMethod, Operation>>>>>;
   /** What the service sends (webhooks), by event type. */
@@ -90,7 +91,7 @@ export function assembleOpenApiDocument(
   }
   const sent = webhooks(kit);
 
-  return {
+  return withTypedValues({
     openapi: '3.1.0',
     info: {
       title: 'Fantasy team service',
@@ -118,10 +119,56 @@ export function assembleOpenApiDocument(
           'What the service POSTs to webhook subscriptions (CreateWebhookSubscription): one entry per event type, signed per Standard Webhooks.',
       },
     ],
+    servers: SERVERS,
     paths,
     webhooks: sent,
     components: { schemas: sortedByName(schemas), securitySchemes: SECURITY_SCHEMES },
-  };
+  });
+}
+
+/**
+ * Relative to where the document is served: every ingress serves its own document, so Swagger UI
+ * and generated clients call the host they read it from, behind any proxy prefix.
+ */
+const SERVERS = [
+  {
+    url: '/',
+    description: 'The service that served this document (GET /api/openapi.json); clients set their base URL.',
+  },
+];
+
+/** Keywords whose values are data, not schemas: never walked. */
+const VALUE_KEYWORDS = new Set(['const', 'enum', 'default', 'example', 'examples']);
+
+/**
+ * Gives every `enum` and `const` without a `type` the JSON types of its values
+ * (`{enum: ["A", null]}` -> `{type: ["string", "null"], enum: [...]}`): a generator that reads
+ * `type` first (one drops the null of an untyped enum) then writes the same union the server
+ * sends. Adds nothing a value could fail: the types are those of the listed values.
+ */
+function withTypedValues<T>(node: T): T {
+  if (Array.isArray(node)) return node.map(withTypedValues) as T;
+  if (typeof node !== 'object' || node === null) return node;
+  const walked = Object.fromEntries(
+    Object.entries(node).map(([key, value]) => [
+      key,
+      VALUE_KEYWORDS.has(key) ? value : withTypedValues(value),
+    ]),
+  ) as Record<string, unknown>;
+  const values = 'enum' in walked ? walked.enum : 'const' in walked ? [walked.const] : undefined;
+  if (!Array.isArray(values) || 'type' in walked || '$ref' in walked) return walked as T;
+  const types = [...new Set(values.map(jsonTypeOf))];
+  return { type: types.length === 1 ? types[0] : types, ...walked } as T;
+}
+
+function jsonTypeOf(value: unknown): JsonType {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'array';
+  if (typeof value === 'number') return Number.isInteger(value) ? 'integer' : 'number';
+  if (typeof value === 'string') return 'string';
+  if (typeof value === 'boolean') return 'boolean';
+  if (typeof value === 'object') return 'object';
+  throw new Error(`OpenAPI: a ${typeof value} is not a JSON value`);
 }
 
 /** The committed file's text: two-space JSON and a final newline. */

@@ -245,6 +245,7 @@ export function readModelContract(queries: readonly RegisteredQuery[]): Operatio
         },
       }));
       component('NotFoundListing', NOT_FOUND_LISTING_SCHEMA);
+      component(READ_MODEL_QUERY_TYPES, queryTypesSchema(queries, contracts));
       const schemes = [...new Set(queries.flatMap((query) => query.schemes))];
 
       return {
@@ -261,7 +262,8 @@ export function readModelContract(queries: readonly RegisteredQuery[]): Operatio
               `| \`${query.queryType}\` | ${query.schemes.join(', ')} | ${query.roles.join(', ') || 'any account'} | ${query.module ?? ''} | ${query.description} |`,
           ),
           '',
-          "`x-query-types` gives each query's request and answer schemas.",
+          `Which answer belongs to which query: the component \`${READ_MODEL_QUERY_TYPES}\` (for generators) and`,
+          '`x-query-types` (with roles and modules).',
         ].join('\n'),
         tags: ['Read model'],
         security: securityOf(schemes),
@@ -302,6 +304,49 @@ export function readModelContract(queries: readonly RegisteredQuery[]): Operatio
         'x-query-types': contracts,
       };
     },
+  };
+}
+
+/** The component that pairs each query type with its request, answer and schemes. */
+export const READ_MODEL_QUERY_TYPES = 'ReadModelQueryTypes';
+
+/**
+ * `ReadModelQueryTypes`: one member per query type, `{request, answer, schemes}`. It is no body
+ * the service takes or sends; it is where a generator finds what `x-query-types` says (a nested
+ * `query.queryType` cannot be an OpenAPI discriminator, and one path has one 200), as types:
+ * `components["schemas"]["ReadModelQueryTypes"]["GetFantasyTeam"]["answer"]` is that query's answer.
+ */
+function queryTypesSchema(
+  queries: readonly RegisteredQuery[],
+  contracts: readonly QueryTypeContract[],
+): JsonSchema {
+  return {
+    description: [
+      "Not a request or an answer: the read model's queries, each paired with its request, its 200",
+      'answer and the schemes it accepts, for generated clients (the same as `x-query-types`).',
+    ].join(' '),
+    type: 'object',
+    properties: Object.fromEntries(
+      contracts.map((contract, index) => [
+        contract.queryType,
+        {
+          type: 'object',
+          properties: {
+            request: contract.request,
+            answer: contract.responses['200'] as JsonSchema,
+            schemes: {
+              type: 'array',
+              items: { enum: [...(queries[index]?.schemes ?? [])] },
+              description: 'The authentication schemes the query accepts (any one).',
+            },
+          },
+          required: ['request', 'answer', 'schemes'],
+          additionalProperties: false,
+        },
+      ]),
+    ),
+    required: contracts.map((contract) => contract.queryType),
+    additionalProperties: false,
   };
 }
 

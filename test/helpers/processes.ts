@@ -65,11 +65,17 @@ export interface IngressProcess {
   readonly baseUrl: string;
 }
 
-/** Starts `ingress/main.ts` on a free loopback port and resolves once it listens. */
-export async function startIngressProcess(env: Record<string, string>): Promise<IngressProcess> {
+/**
+ * Starts `ingress/main.ts` on a free loopback port and resolves once it listens (tsx compiles it
+ * first: on a loaded machine that takes longer than `timeoutMs`' default).
+ */
+export async function startIngressProcess(
+  env: Record<string, string>,
+  timeoutMs = 30_000,
+): Promise<IngressProcess> {
   const ingress = startServiceProcess('ingress/main.ts', { PORT: '0', HOST: '127.0.0.1', ...env });
   try {
-    await ingress.waitForOutput('"message":"ingress listening"', 30_000);
+    await ingress.waitForOutput('"message":"ingress listening"', timeoutMs);
   } catch (error) {
     ingress.child.kill('SIGKILL');
     throw error;

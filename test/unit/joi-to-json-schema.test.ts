@@ -32,7 +32,7 @@ describe('joiToJsonSchema', () => {
     expect(joiToJsonSchema(seasonYear().default('2026'))).toEqual({
       type: 'string',
       pattern: '^\\d{4}$',
-      default: '2026',
+      description: 'Default: `"2026"`.',
     });
   });
 
@@ -41,12 +41,12 @@ describe('joiToJsonSchema', () => {
     expect(joiToJsonSchema(Joi.string().valid('Normal', 'High').default('Normal'))).toEqual({
       type: 'string',
       enum: ['Normal', 'High'],
-      default: 'Normal',
+      description: 'Default: `"Normal"`.',
     });
     expect(joiToJsonSchema(text({ max: 10 }).allow(null, '').default(null))).toEqual({
       type: ['string', 'null'],
       maxLength: 10,
-      default: null,
+      description: 'Default: `null`.',
     });
   });
 

@@ -200,3 +200,94 @@ describe('The OpenAPI document', () => {
     );
   });
 });
+
+/** Every schema object of the document, with its JSON pointer (examples and values are not walked). */
+function* schemaObjects(node: unknown, pointer = '#'): Generator<[string, Record<string, unknown>]> {
+  if (Array.isArray(node)) {
+    for (const [i, item] of node.entries()) yield* schemaObjects(item, `${pointer}/${i}`);
+    return;
+  }
+  if (typeof node !== 'object' || node === null) return;
+  yield [pointer, node as Record<string, unknown>];
+  for (const [key, value] of Object.entries(node)) {
+    if (!['const', 'enum', 'default', 'example', 'examples'].includes(key))
+      yield* schemaObjects(value, `${pointer}/${key}`);
+  }
+}
+
+describe('The OpenAPI document, read by client generators', () => {
+  it('When a generator looks for where to send requests, then servers names the serving host', () => {
+    expect(generated).toMatchObject({ servers: [{ url: '/' }] });
+  });
+
+  it('When an enum or a const is read, then it has the type of its values (a nullable enum is ["string","null"])', () => {
+    const untyped = [...schemaObjects(generated)]
+      .filter(([, schema]) => ('enum' in schema || 'const' in schema) && !('type' in schema))
+      .map(([pointer]) => pointer);
+    expect(untyped).toEqual([]);
+    const importJob = generated.components.schemas.GetImportJobResultResult as {
+      properties: { results: { items: { properties: { errorCode: unknown } } } };
+    };
+    expect(importJob.properties.results.items.properties.errorCode).toEqual({
+      type: ['string', 'null'],
+      enum: [...IMPORT_ERROR_CODES, null],
+    });
+  });
+
+  it('When a member has a default, then the document says it in words and never as `default` (openapi-typescript would make it required)', () => {
+    const withDefault = [...schemaObjects(generated)].filter(([, schema]) => 'default' in schema);
+    expect(withDefault.map(([pointer]) => pointer)).toEqual([]);
+    const command = generated.components.schemas.CreateFantasyTeamCommand as {
+      properties: { expectedVersion: { description: string } };
+      required: string[];
+    };
+    expect(command.properties.expectedVersion.description).toContain('Default: `0`.');
+    expect(command.required).not.toContain('expectedVersion');
+  });
+
+  it('When a generator pairs a query with its answer, then ReadModelQueryTypes names its request, answer and schemes', () => {
+    const pairing = generated.components.schemas.ReadModelQueryTypes as {
+      properties: Record<string, unknown>;
+      required: string[];
+    };
+    const queries = generated.paths['/api/readmodel']?.post?.['x-query-types'] ?? [];
+    expect(pairing.required).toEqual(queries.map((query) => query.queryType));
+    for (const query of queries) {
+      expect(pairing.properties[query.queryType]).toMatchObject({
+        properties: {
+          request: query.request,
+          answer: query.responses['200'],
+          schemes: {
+            items: {
+              enum: query.security.map((entry) =>
+                Object.keys(entry)[0] === 'basicAuth' ? 'Basic' : 'Bearer',
+              ),
+            },
+          },
+        },
+      });
+    }
+  });
+
+  it('When a status has its own shape or a problem, then its JSON media type lists both (hey-api keeps only that one)', () => {
+    const statuses = [
+      ['/api/import', '400', 'ImportResponse', 'Problem400'],
+      ['/api/auth/token', '400', 'OAuthError', 'Problem400'],
+      ['/api/readmodel', '404', 'NotFoundListing', 'Problem404'],
+    ] as const;
+    for (const [path, status, own, problem] of statuses) {
+      const content = generated.paths[path]?.post?.responses[status]?.content;
+      expect(Object.keys(content ?? {})[0]).toBe('application/json');
+      expect(content?.['application/json']?.schema).toEqual({
+        anyOf: [{ $ref: `#/components/schemas/${own}` }, { $ref: `#/components/schemas/${problem}` }],
+      });
+    }
+  });
+
+  it("When a client reads the import's 401, then it has no content and its description says to read the status", () => {
+    const unauthorized = generated.paths['/api/import']?.post?.responses['401'];
+    expect(unauthorized?.content).toBeUndefined();
+    expect(unauthorized?.description).toContain('no body at all');
+    expect(unauthorized?.description).toContain('Tell it by the status');
+  });
+});

@@ -1,0 +1,178 @@
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+
+import ts from 'typescript';
+
+import { repositoryDocument } from '../../ingress/contract';
+import { documentText } from '../../ingress/openapi/openapi-document';
+import { PROJECT_ROOT } from '../helpers/processes';
+
+/**
+ * What an integrator does with `GET /api/openapi.json`: generate a client with one of the two most
+ * used TypeScript generators, at their default settings, and send the README's requests with it.
+ * Both must generate without a warning, and every request body the README shows must compile
+ * against the types of each under `tsc --strict`; the README's typed-client walk-through must
+ * compile against the repository's client, whose generated files must be current.
+ */
+
+const README = readFileSync(path.join(PROJECT_ROOT, 'README.md'), 'utf8');
+const CLIENT_ROOT = path.join(PROJECT_ROOT, 'clients', 'typescript');
+
+interface ReadmeRequest {
+  readonly path: string;
+  readonly json: string;
+}
+
+/** The README's request bodies: each JSON block under a `<!-- request: POST /path -->` line. */
+function readmeRequests(): ReadmeRequest[] {
+  const blocks = README.matchAll(/<!-- request: POST (\S+) -->\s*```json\n([\s\S]*?)```/g);
+  return [...blocks].map(([, requestPath = '', json = '']) => ({ path: requestPath, json }));
+}
+
+/** The README's typed-client walk-through: the first `ts` block of the "Typed client" section. */
+function readmeWalkThrough(): string {
+  const section = README.slice(README.indexOf('### Typed client'));
+  const block = /```ts\n([\s\S]*?)```/.exec(section)?.[1];
+  if (!block) throw new Error('README: no ts block under "### Typed client"');
+  return block;
+}
+
+/** hey-api names an operation's request type `<OperationId>Data`. */
+function heyApiDataType(requestPath: string): string {
+  const operationId = repositoryDocument().paths[requestPath]?.post?.operationId;
+  if (!operationId) throw new Error(`README: ${requestPath} is not a POST of the document`);
+  return `${operationId[0]?.toUpperCase()}${operationId.slice(1)}Data`;
+}
+
+function run(args: readonly string[]): { status: number | null; output: string; stderr: string } {
+  const result = spawnSync(process.execPath, args, {
+    cwd: PROJECT_ROOT,
+    encoding: 'utf8',
+    env: { ...process.env, NO_COLOR: '1' },
+  });
+  return { status: result.status, output: `${result.stdout}${result.stderr}`, stderr: result.stderr };
+}
+
+/** tsc --strict's complaints about `files`, one line each. */
+function compile(files: readonly string[]): string[] {
+  const program = ts.createProgram(files, {
+    strict: true,
+    noEmit: true,
+    target: ts.ScriptTarget.ES2022,
+    module: ts.ModuleKind.ESNext,
+    moduleResolution: ts.ModuleResolutionKind.Bundler,
+    lib: ['lib.es2023.d.ts', 'lib.dom.d.ts'],
+    types: ['node'],
+    typeRoots: [path.join(PROJECT_ROOT, 'node_modules', '@types')],
+    skipLibCheck: true,
+  });
+  return ts.getPreEmitDiagnostics(program).map((diagnostic) => {
+    const where = diagnostic.file
+      ? `${path.basename(diagnostic.file.fileName)}:${diagnostic.file.getLineAndCharacterOfPosition(diagnostic.start ?? 0).line + 1}`
+      : '';
+    return `${where} ${ts.flattenDiagnosticMessageText(diagnostic.messageText, '\n')}`;
+  });
+}
+
+const WARNING = /warn|⚠|❗|deprecat/i;
+
+describe('Clients generated from the OpenAPI document', () => {
+  let dir: string;
+  beforeAll(() => {
+    dir = mkdtempSync(path.join(tmpdir(), 'fts-generators-'));
+    writeFileSync(path.join(dir, 'openapi.json'), documentText(repositoryDocument()));
+  });
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('When openapi-typescript and @hey-api/openapi-ts generate at their default settings, then neither warns', () => {
+    const openapiTypescript = run([
+      path.join(PROJECT_ROOT, 'node_modules/openapi-typescript/bin/cli.js'),
+      path.join(dir, 'openapi.json'),
+      '-o',
+      path.join(dir, 'openapi-typescript.ts'),
+    ]);
+    expect(openapiTypescript).toMatchObject({ status: 0, stderr: '' });
+    expect(openapiTypescript.output).not.toMatch(WARNING);
+
+    const heyApi = run([
+      path.join(PROJECT_ROOT, 'node_modules/@hey-api/openapi-ts/bin/run.js'),
+      '-i',
+      path.join(dir, 'openapi.json'),
+      '-o',
+      path.join(dir, 'hey-api'),
+    ]);
+    expect(heyApi).toMatchObject({ status: 0, stderr: '' });
+    expect(heyApi.output).not.toMatch(WARNING);
+  });
+
+  it("When the README's request bodies are typed with each generator's types, then they compile under tsc --strict", () => {
+    const requests = readmeRequests();
+    expect(requests.map((request) => request.path)).toEqual(
+      expect.arrayContaining(['/api/auth/token', '/api/import', '/api/command', '/api/readmodel']),
+    );
+    const dataTypes = [...new Set(requests.map((request) => heyApiDataType(request.path)))];
+    const source = [
+      "import type { paths } from './openapi-typescript';",
+      `import type { ${dataTypes.join(', ')} } from './hey-api/types.gen';`,
+      '',
+      '/** The JSON request body openapi-typescript generates for a POST. */',
+      "type Body<P extends keyof paths> = paths[P]['post'] extends { requestBody?: { content: { 'application/json': infer B } } } ? B : never;",
+      '',
+      ...requests.flatMap((request, i) => [
+        `export const openapiTypescript${i}: Body<'${request.path}'> = ${request.json.trim()};`,
+        `export const heyApi${i}: ${heyApiDataType(request.path)}['body'] = ${request.json.trim()};`,
+      ]),
+      '',
+    ].join('\n');
+    const file = path.join(dir, 'readme-requests.ts');
+    writeFileSync(file, source);
+
+    expect(compile([file])).toEqual([]);
+  });
+
+  it("When a query's answer type is looked up in ReadModelQueryTypes, then both generators give that query's own answer", () => {
+    const pairing = repositoryDocument().components.schemas.ReadModelQueryTypes as {
+      properties: Record<string, { properties: { answer: { $ref: string } } }>;
+    };
+    const answers = Object.entries(pairing.properties).map(([queryType, entry]) => ({
+      queryType,
+      answer: entry.properties.answer.$ref.split('/').pop() ?? '',
+    }));
+    const source = [
+      "import type { components } from './openapi-typescript';",
+      `import type { ReadModelQueryTypes, ${answers.map(({ answer }) => answer).join(', ')} } from './hey-api/types.gen';`,
+      '',
+      'type Same<A, B> = (<T>() => T extends A ? 1 : 2) extends <T>() => T extends B ? 1 : 2 ? true : false;',
+      "type Paired = components['schemas']['ReadModelQueryTypes'];",
+      ...answers.flatMap(({ queryType, answer }) => [
+        `export const openapiTypescript${queryType}: Same<Paired['${queryType}']['answer'], components['schemas']['${answer}']> = true;`,
+        `export const heyApi${queryType}: Same<ReadModelQueryTypes['${queryType}']['answer'], ${answer}> = true;`,
+      ]),
+      '',
+    ].join('\n');
+    const file = path.join(dir, 'query-answers.ts');
+    writeFileSync(file, source);
+
+    expect(answers.length).toBeGreaterThanOrEqual(10);
+    expect(compile([file])).toEqual([]);
+  });
+
+  it("When the README's typed-client walk-through is compiled against clients/typescript, then tsc --strict accepts it", () => {
+    const file = path.join(dir, 'readme-walk-through.ts');
+    const clientEntry = path.join(CLIENT_ROOT, 'src', 'index');
+    writeFileSync(
+      file,
+      readmeWalkThrough().replace("'@fantasy-team-service/client'", JSON.stringify(clientEntry)),
+    );
+
+    expect(compile([file])).toEqual([]);
+  });
+
+  it('When the client is generated from the committed document again, then its committed files are the same', () => {
+    // A child process: openapi-typescript loads ES modules that jest's CommonJS runtime cannot.
+    const check = run(['--import', 'tsx', path.join(CLIENT_ROOT, 'scripts', 'generate.ts'), '--check']);
+    expect(check).toMatchObject({ status: 0, output: '' });
+  });
+});

@@ -6,6 +6,7 @@ import path from 'node:path';
 import prettier from 'prettier';
 
 import type { LoadSettings, Measured } from './load';
+import { CPU_TABLE_NOTE, type CpuRow, cpuTable } from './process-cost';
 import { REPO_ROOT } from './processes';
 
 /** One line of a comparison: a workload's medians, and how it stands against the baseline. */
@@ -34,6 +35,11 @@ export interface BenchReport {
   /** From `machineInfo()`, taken before the first server starts. */
   readonly machine: Record<string, string>;
   readonly rows: readonly ComparisonRow[];
+  /**
+   * CPU per request and process against the references (bench/baselines/ref-*.cjs), for a
+   * request-path bench: printed as a second table under the rates.
+   */
+  readonly cpu?: readonly CpuRow[];
   /** How to read the table: what was set up, and how. */
   readonly notes: readonly string[];
   /** Anything that makes the numbers meaningless (non-2xx answers, errors). Empty for a valid run. */
@@ -191,7 +197,9 @@ export function markdownSection(report: BenchReport): string {
     '',
     table(report.rows, report.rateUnit),
     '',
+    ...(report.cpu?.length ? [cpuTable(report.cpu), ''] : []),
     ...report.notes.map((note) => `- ${note}`),
+    ...(report.cpu?.length ? [`- ${CPU_TABLE_NOTE}`] : []),
     ...(report.problems.length > 0
       ? ['', `**INVALID RUN:** ${report.problems.join('; ')}`]
       : [
@@ -211,6 +219,7 @@ export function consoleReport(report: BenchReport): string {
     '',
     table(report.rows, report.rateUnit),
     '',
+    ...(report.cpu?.length ? [cpuTable(report.cpu), ''] : []),
     ...report.notes.map((note) => `  - ${note}`),
     ...(report.problems.length > 0
       ? [

@@ -84,22 +84,6 @@ function commitOf(dir: string): string {
   return result.status === 0 ? result.stdout.trim() : 'unknown';
 }
 
-/** One workload's cost per request, as a note: CPU of each process, Redis commands by command. */
-function costNote(workload: string, cost: RunCost | undefined, runs: readonly RunCost[]): string {
-  if (!cost) return `${workload}: no cost measured`;
-  const { ingress, redis } = cost.cpuMicros;
-  const commands = [...cost.byCommand]
-    .filter(([, perRequest]) => perRequest >= 0.0005)
-    .map(([command, perRequest]) => `${command} ${perRequest.toFixed(4)}`)
-    .join(', ');
-  return (
-    `${workload}: CPU per request ${(ingress ?? NaN).toFixed(1)} us in the server, ` +
-    `${(redis ?? NaN).toFixed(1)} us in redis-server; Redis commands per request ${cost.redisCommands.toFixed(4)}` +
-    (commands ? ` (${commands})` : '') +
-    `; server CPU per request by round: ${runs.map((run) => (run.cpuMicros.ingress ?? NaN).toFixed(1)).join(' / ')} us`
-  );
-}
-
 /** "after vs before" for one scheme: rate, p50/p99 and CPU per request. */
 function changeNote(
   scheme: string,
@@ -306,11 +290,7 @@ export async function run(): Promise<BenchReport> {
               `The "before" rows are commit ${commitOf(beforeDir)} (its own build, in ${beforeDir}), this commit is ${commitOf(REPO_ROOT)}; both on the same Redis under key prefixes of their own, measured in the same rounds.`,
             ]
           : []),
-        'Cost per request, medians of the measured runs (warm-ups excluded): CPU from /proc/<pid>/stat (user + system, all threads, 10 ms ticks) over the run divided by its responses; Redis commands from INFO commandstats over the run divided by its responses (every client of the server counts).',
         `Redis commands with no load (3 s, before the first run): ${background.perSecond.toFixed(1)}/s${backgroundCommands ? ` (${backgroundCommands})` : ''}.`,
-        ...measured.map((row) =>
-          costNote(row.workload, costs.summary(row.workload), costs.runs(row.workload)),
-        ),
         ...(basicBefore && bearerBefore
           ? [
               changeNote(

@@ -285,3 +285,27 @@ export function cpuTable(rows: readonly CpuRow[]): string {
 /** How the CPU table was measured: one note for every bench that reports one. */
 export const CPU_TABLE_NOTE =
   "CPU table: CPU time per response of each process serving the workload (ingress: the HTTP server answering it, the service or a reference in bench/baselines/; redis: redis-server; worker: the worker process, its projector), read from /proc/<pid>/stat (utime + stime, every thread, 10 ms ticks) when each measured run starts and after it ends, divided by the responses of the run; medians over the rounds. The ratio is each process's median over the reference's, measured in the same rounds (- where the reference uses less than 1 us of that process). Redis cmds/req from INFO commandstats (every client of the server counts). req/s and latency above are for information: on a shared machine they move with the neighbours' load far more than CPU per request.";
+
+/**
+ * One note per distinct workload of the CPU table: its Redis commands per request by command
+ * (commands a script runs count too, as INFO commandstats counts them) and each process's CPU by
+ * round.
+ */
+export function cpuRowNotes(rows: readonly CpuRow[]): string[] {
+  const seen = new Set<string>();
+  return rows.flatMap((row) => {
+    if (seen.has(row.workload) || !row.cost) return [];
+    seen.add(row.workload);
+    const commands = [...row.cost.byCommand]
+      .filter(([, perRequest]) => perRequest >= 0.005)
+      .sort(([a], [b]) => a.localeCompare(b))
+      .map(([command, perRequest]) => `${command} ${perRequest.toFixed(2)}`)
+      .join(', ');
+    const byRound = PROCESS_ROLES.filter((role) => row.cost?.cpuMicros[role] !== undefined)
+      .map((role) => `${role} ${row.runs.map((run) => micros(run.cpuMicros[role])).join(' / ')}`)
+      .join('; ');
+    return [
+      `${row.workload}: Redis commands per request ${row.cost.redisCommands.toFixed(2)}${commands ? ` (${commands})` : ''}; CPU us per request by round: ${byRound}.`,
+    ];
+  });
+}

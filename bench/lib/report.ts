@@ -6,7 +6,7 @@ import path from 'node:path';
 import prettier from 'prettier';
 
 import type { LoadSettings, Measured } from './load';
-import { CPU_TABLE_NOTE, type CpuRow, cpuTable } from './process-cost';
+import { CPU_TABLE_NOTE, type CpuRow, cpuRowNotes, cpuTable } from './process-cost';
 import { REPO_ROOT } from './processes';
 
 /** One line of a comparison: a workload's medians, and how it stands against the baseline. */
@@ -199,7 +199,7 @@ export function markdownSection(report: BenchReport): string {
     '',
     ...(report.cpu?.length ? [cpuTable(report.cpu), ''] : []),
     ...report.notes.map((note) => `- ${note}`),
-    ...(report.cpu?.length ? [`- ${CPU_TABLE_NOTE}`] : []),
+    ...(report.cpu?.length ? [CPU_TABLE_NOTE, ...cpuRowNotes(report.cpu)].map((note) => `- ${note}`) : []),
     ...(report.problems.length > 0
       ? ['', `**INVALID RUN:** ${report.problems.join('; ')}`]
       : [
@@ -221,6 +221,7 @@ export function consoleReport(report: BenchReport): string {
     '',
     ...(report.cpu?.length ? [cpuTable(report.cpu), ''] : []),
     ...report.notes.map((note) => `  - ${note}`),
+    ...(report.cpu?.length ? [CPU_TABLE_NOTE, ...cpuRowNotes(report.cpu)].map((note) => `  - ${note}`) : []),
     ...(report.problems.length > 0
       ? [
           '',

@@ -18,6 +18,7 @@ import {
   type Workload,
 } from './lib/load';
 import { runOpenLoop } from './lib/open-loop';
+import { PausedWorker } from './lib/paused-worker';
 import { CostMeter, cpuRow } from './lib/process-cost';
 import { ensureBuilt, type ServerProcess, stopAll, track } from './lib/processes';
 import { type BenchReport, compareWith, type ComparisonRow, machineInfo, problemsOf } from './lib/report';
@@ -368,6 +369,21 @@ export async function run(): Promise<BenchReport> {
       },
     };
 
+    const worker = workers[0]?.pid ?? 0;
+    const pausedWorker = new PausedWorker(worker, redisServer.pid, redis, keys);
+    // The command path alone: the same load with the projector stopped, caught up after each run.
+    const pausedLoop: Workload = {
+      name: `Link/Unlink over ${TEAMS} teams, worker stopped (the command path alone)`,
+      url: commandUrl,
+      method: 'POST',
+      headers: authorized,
+      requests: () => autocannonRequests(pool),
+      beforeRun: async () => {
+        await pool.reconcile();
+        await pausedWorker.pause();
+      },
+    };
+
     const refCommand: Workload = {
       name: 'ref-command: ref-read + lock-and-load + append-and-unlock (reference)',
       url: `${refCommandServer.baseUrl}/api/command`,
@@ -377,11 +393,11 @@ export async function run(): Promise<BenchReport> {
     };
     await checkRefCommand(refCommand, pool.teams[0]?.id ?? randomUUID());
 
-    const worker = workers[0]?.pid ?? 0;
     const servers = new Map([
       [baseline.name, baselineServer.pid],
       [refCommand.name, refCommandServer.pid],
       [closedLoop.name, ingress.pid],
+      [pausedLoop.name, ingress.pid],
     ]);
     meter = CostMeter.open(redisServer.url, (workload) => ({
       ingress: servers.get(workload.name) ?? 0,
@@ -390,15 +406,21 @@ export async function run(): Promise<BenchReport> {
     }));
     const costs = meter;
     const measured = await measureInterleaved(
-      [baseline, refCommand, closedLoop].map((workload) => costs.track(workload)),
+      [baseline, refCommand, closedLoop, pausedLoop].map((workload) => costs.track(workload)),
       settings,
       async (workload, round, result) => {
         reportRun(workload.name, round, result);
         await costs.finish(workload, result);
+        const catchUp = await pausedWorker.resumeAndCatchUp();
+        if (catchUp)
+          process.stderr.write(
+            `[bench] round ${round}: projector catch-up of ${catchUp.events} events: worker ${catchUp.workerMicrosPerEvent.toFixed(1)} us, Redis ${catchUp.redisMicrosPerEvent.toFixed(1)} us per event\n`,
+          );
       },
     );
-    const [base, ref, closed] = measured;
-    if (!base || !ref || !closed) throw new Error('a workload is missing');
+    const [base, ref, closed, paused] = measured;
+    if (!base || !ref || !closed || !paused) throw new Error('a workload is missing');
+    const catchUp = pausedWorker.summary();
 
     // The p99 target is "at that rate": an open-loop run at the target rate itself, if the closed loop reached it.
     const targetRate = forcedRate ?? Math.round(RATE_TARGET * base.requestsPerSecond);
@@ -453,7 +475,7 @@ export async function run(): Promise<BenchReport> {
         : []),
     ];
     const rows: ComparisonRow[] = [
-      ...compareWith(base, [ref, closed], null),
+      ...compareWith(base, [ref, closed, paused], null),
       {
         ...paced,
         ratio: paced.requestsPerSecond / base.requestsPerSecond,
@@ -485,6 +507,13 @@ export async function run(): Promise<BenchReport> {
             { role: 'worker', atMostMicros: WORKER_MICROS_PER_EVENT },
           ],
         }),
+        cpuRow(costs, paused.workload, {
+          reference: ref.workload,
+          targets: [
+            { role: 'ingress', atMostRatio: COMMAND_OVER_REF_COMMAND },
+            { role: 'redis', atMostRatio: COMMAND_OVER_REF_COMMAND },
+          ],
+        }),
       ],
       notes: [
         `Setup (not measured): the bootstrap Admin creates ${TEAMS} teams for the load and ${PROBE_TEAM_COUNT} for the lag probe; every command is sent with its Bearer token (POST /api/auth/token).`,
@@ -494,6 +523,7 @@ export async function run(): Promise<BenchReport> {
         `The reference (bench/baselines/ref-command.cjs, ref-command) gets the same Link bodies over the same ${TEAMS} team ids (its own keys) with the Admin's Bearer token: an HS256 verify, one Lua script that takes the lock and loads the record, one that checks the version, appends the envelope to the stream and the log partition, writes the record and releases the lock. Targets, on CPU per request (the CPU table): the ingress and redis-server at most ${COMMAND_OVER_REF_COMMAND}x ref-command's, the worker (one event per command: the projector's cost per event) at most ${WORKER_MICROS_PER_EVENT} us. The ingress's and Redis's figures of the service row include the lag probe's ${lagSamples} commands (and its polling) per run, under 1% of the run's requests.`,
         `The closed loop's latency is set by its connection count at saturation (Little's law), so "p99 under ${P99_TARGET_MS} ms at that rate" is judged on an open-loop run at the target rate itself (${RATE_TARGET} x the baseline's median, after the closed-loop rounds): requests start on a fixed schedule whatever the answers, latency from each scheduled start. ${pacedRan ? '' : 'It is not run when the closed loop fell short of that rate: above its capacity an open loop measures only a growing queue; BENCH_PACED_RATE forces it.'}`,
         `Projection lag: a probe in the bench process sends ${lagSamples} commands per measured run (${PROBE_LANES} at a time, evenly over the run, on its own teams) beside the load, notes when each 200 arrived, and polls the team's projection document (a dedicated Redis connection, about every 1 ms) until it shows the command's version. Target: p99 under ${LAG_P99_TARGET_MS} ms at the target rate${pacedRan ? ' (the open-loop row)' : '; judged under the closed loop, the highest rate this service reached'}. The "p99 per round" column shows it per run.`,
+        `The worker-stopped row runs the same load with the worker process stopped (SIGSTOP before its warm-up, SIGCONT after its measured run), so the ingress's and Redis's CPU are the command path's alone, comparable with ref-command's (which has no projector); its worker column is 0. After each such run the worker catches up with the log while nothing else runs${catchUp ? `: median over the rounds, ${catchUp.events} events caught up per run, ${catchUp.workerMicrosPerEvent.toFixed(1)} us of worker CPU and ${catchUp.redisMicrosPerEvent.toFixed(1)} us of Redis CPU per event (the projector applying events in large batches; under the live load above it applies them as they come)` : ''}.`,
         ...(missed > 0
           ? [
               `The probe skipped ${missed} sample(s) scheduled after its run ended (its own commands were slow).`,

@@ -183,7 +183,11 @@ export interface CpuRow {
   readonly cost: RunCost | undefined;
   readonly runs: readonly RunCost[];
   /** The workload it is compared with, measured in the same rounds (e.g. ref-read). */
-  readonly reference?: { readonly workload: string; readonly cost: RunCost | undefined };
+  readonly reference?: {
+    readonly workload: string;
+    readonly cost: RunCost | undefined;
+    readonly runs: readonly RunCost[];
+  };
   readonly targets?: readonly CpuTarget[];
 }
 
@@ -199,13 +203,33 @@ export function cpuRow(
     runs: meter.runs(workload),
     ...(options.reference === undefined
       ? {}
-      : { reference: { workload: options.reference, cost: meter.summary(options.reference) } }),
+      : {
+          reference: {
+            workload: options.reference,
+            cost: meter.summary(options.reference),
+            runs: meter.runs(options.reference),
+          },
+        }),
     ...(options.targets ? { targets: options.targets } : {}),
   };
 }
 
-/** The row's CPU per request of `role` over its reference's; NaN without both. */
+/**
+ * The row's CPU per request of `role` over its reference's: the median of the rounds' own ratios
+ * (each run over the reference's run of the same round, minutes apart at most), which cancels what
+ * the machine's load did to both in that round; the ratio of the medians when the run counts
+ * differ. NaN without both.
+ */
 export function cpuRatio(row: CpuRow, role: ProcessRole): number {
+  const referenceRuns = row.reference?.runs ?? [];
+  if (row.runs.length > 0 && referenceRuns.length === row.runs.length) {
+    return median(
+      row.runs.map(
+        (run, round) =>
+          (run.cpuMicros[role] ?? Number.NaN) / (referenceRuns[round]?.cpuMicros[role] ?? Number.NaN),
+      ),
+    );
+  }
   const own = row.cost?.cpuMicros[role];
   const reference = row.reference?.cost?.cpuMicros[role];
   return own !== undefined && reference !== undefined ? own / reference : Number.NaN;
@@ -284,7 +308,7 @@ export function cpuTable(rows: readonly CpuRow[]): string {
 
 /** How the CPU table was measured: one note for every bench that reports one. */
 export const CPU_TABLE_NOTE =
-  "CPU table: CPU time per response of each process serving the workload (ingress: the HTTP server answering it, the service or a reference in bench/baselines/; redis: redis-server; worker: the worker process, its projector), read from /proc/<pid>/stat (utime + stime, every thread, 10 ms ticks) when each measured run starts and after it ends, divided by the responses of the run; medians over the rounds. The ratio is each process's median over the reference's, measured in the same rounds (- where the reference uses less than 1 us of that process). Redis cmds/req from INFO commandstats (every client of the server counts). req/s and latency above are for information: on a shared machine they move with the neighbours' load far more than CPU per request.";
+  "CPU table: CPU time per response of each process serving the workload (ingress: the HTTP server answering it, the service or a reference in bench/baselines/; redis: redis-server; worker: the worker process, its projector), read from /proc/<pid>/stat (utime + stime, every thread, 10 ms ticks) when each measured run starts and after it ends, divided by the responses of the run; medians over the rounds. The ratio is the median over the rounds of each process\'s CPU per request over the reference\'s in the same round (each round runs every workload once, so both ran minutes apart at most, under much the same load from the machine\'s other work) (- where the reference uses less than 1 us of that process). Redis cmds/req from INFO commandstats (every client of the server counts). req/s and latency above are for information: on a shared machine they move with the neighbours' load far more than CPU per request.";
 
 /**
  * One note per distinct workload of the CPU table: its Redis commands per request by command

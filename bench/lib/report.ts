@@ -180,6 +180,7 @@ function settingsLine(settings: BenchReport['settings'], loadDescription?: strin
   if (loadDescription !== undefined) return loadDescription;
   return (
     `autocannon in the bench process, servers in their own processes; ${settings.connections} connections, ` +
+    (settings.ratePerSecond === undefined ? '' : `paced at ${settings.ratePerSecond} req/s (BENCH_RATE), `) +
     `pipelining 1, ${settings.warmupSeconds} s warm-up then ${settings.durationSeconds} s measured per run, ` +
     `${settings.rounds} round(s) with the workloads interleaved, medians reported`
   );

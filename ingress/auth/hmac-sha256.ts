@@ -50,9 +50,17 @@ export class HmacSha256 {
     const padded = new Uint8Array(BLOCK_BYTES);
     padded.set(key);
     this.innerStart.set(INITIAL_STATE);
-    this.compress(this.innerStart, padded.map((byte) => byte ^ INNER_PAD), 0);
+    this.compress(
+      this.innerStart,
+      padded.map((byte) => byte ^ INNER_PAD),
+      0,
+    );
     this.outerStart.set(INITIAL_STATE);
-    this.compress(this.outerStart, padded.map((byte) => byte ^ OUTER_PAD), 0);
+    this.compress(
+      this.outerStart,
+      padded.map((byte) => byte ^ OUTER_PAD),
+      0,
+    );
     // The outer hash's one block: the inner digest, then its padding for 64 + 32 bytes hashed in all.
     this.outerBlock[DIGEST_BYTES] = 0x80;
     this.outerBlock[BLOCK_BYTES - 2] = ((BLOCK_BYTES + DIGEST_BYTES) * 8) >>> 8;

@@ -2,7 +2,8 @@ import { createHmac, randomBytes, randomInt } from 'node:crypto';
 
 import { HmacSha256 } from '../../ingress/auth/hmac-sha256';
 
-const expected = (key: Uint8Array, text: string) => createHmac('sha256', key).update(text, 'utf8').digest('hex');
+const expected = (key: Uint8Array, text: string) =>
+  createHmac('sha256', key).update(text, 'utf8').digest('hex');
 
 /** Text of `length` UTF-16 units drawn from ASCII, Latin-1, the BMP, astral pairs and lone surrogates. */
 function randomText(length: number): string {

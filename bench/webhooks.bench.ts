@@ -1,5 +1,6 @@
 import { type ChildProcess, fork } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
+import { cpus, loadavg } from 'node:os';
 import path from 'node:path';
 
 import { Redis } from 'ioredis';
@@ -7,6 +8,7 @@ import { Redis } from 'ioredis';
 import { ALL_PROJECTIONS } from '../shared/projections/all-projections';
 import { readProjectorLag } from '../shared/projections/projector-lag';
 import { type LoadResult, percentile, summarise } from './lib/load';
+import { cpuSeconds } from './lib/process-cost';
 import { ensureBuilt, stopAll, track } from './lib/processes';
 import { type BenchReport, type ComparisonRow, machineInfo } from './lib/report';
 import {
@@ -16,6 +18,7 @@ import {
   postJson,
   sleep,
   startService,
+  startWorker,
 } from './lib/service';
 
 const NAME = 'webhooks';
@@ -81,9 +84,30 @@ class Receiver {
     return report;
   }
 
+  get pid(): number {
+    return this.child?.pid ?? 0;
+  }
+
   stop(): void {
     this.child?.disconnect();
   }
+}
+
+/**
+ * Where delivery runs: in the one worker beside the projector (`shared`), or in a worker of its own
+ * (`split`: WORKER_CONSUMERS=webhooks beside a worker of projections,imports), as an operator
+ * scales it.
+ */
+type Layout = 'shared' | 'split';
+
+/** CPU microseconds per event appended, by process, over the paced window and its drain. */
+interface CpuPerEvent {
+  readonly ingress: number;
+  readonly redis: number;
+  readonly projector: number;
+  /** The worker that delivers (the same as `projector` when shared), per delivery. */
+  readonly delivery: number;
+  readonly receiver: number;
 }
 
 interface Scenario {
@@ -94,6 +118,8 @@ interface Scenario {
   readonly drain: LoadResult | null;
   /** The fantasy-team projection's lag (log entries behind, summed over partitions) while appending. */
   readonly projectorLag: LoadResult;
+  readonly layout: Layout;
+  readonly cpu: CpuPerEvent;
 }
 
 const run1 = (rate: number, p50: number, p99: number, responses: number): LoadResult => ({
@@ -106,11 +132,30 @@ const run1 = (rate: number, p50: number, p99: number, responses: number): LoadRe
   responses,
 });
 
-async function scenario(subscriptions: number, receiver: Receiver): Promise<Scenario> {
-  const service = await startService(`${NAME}-${subscriptions}`, {
+async function scenario(subscriptions: number, layout: Layout, receiver: Receiver): Promise<Scenario> {
+  const service = await startService(`${NAME}-${subscriptions}-${layout}`, {
     env: { WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true' },
+    ...(layout === 'split' ? { workerEnv: { WORKER_CONSUMERS: 'projections,imports' } } : {}),
   });
   const { ingress, credentials, redisServer, keys } = service;
+  const projectorWorker = service.workers[0];
+  const deliveryWorker =
+    layout === 'split'
+      ? await startWorker('delivery', { ...service.env, WORKER_CONSUMERS: 'webhooks' })
+      : projectorWorker;
+  if (!projectorWorker || !deliveryWorker) throw new Error('no worker');
+  const pids = {
+    ingress: ingress.pid,
+    redis: redisServer.pid,
+    projector: projectorWorker.pid,
+    delivery: deliveryWorker.pid,
+    receiver: receiver.pid,
+  };
+  const cpuNow = () =>
+    Object.fromEntries(Object.entries(pids).map(([role, pid]) => [role, cpuSeconds(pid)])) as Record<
+      keyof typeof pids,
+      number
+    >;
   const redis = new Redis(redisServer.url, { maxRetriesPerRequest: 1 });
   track({ stop: async () => void (await redis.quit().catch(() => undefined)) });
   const token = await issueToken(ingress, credentials);
@@ -133,6 +178,7 @@ async function scenario(subscriptions: number, receiver: Receiver): Promise<Scen
 
   // Paced appends: event i is due at start + i / rate; each team's commands stay in order.
   const windowStart = new Date().toISOString();
+  const cpuBefore = cpuNow();
   const perTeam = Math.ceil(EVENTS / TEAMS);
   const start = Date.now();
   const lagSamples: number[] = [];
@@ -174,6 +220,17 @@ async function scenario(subscriptions: number, receiver: Receiver): Promise<Scen
     subscriptions === 0 ? await receiver.report() : await receiver.waitFor(expected, DRAIN_TIMEOUT_MS);
   appending = false;
   await sampler;
+  const cpuAfter = cpuNow();
+  const micros = (role: keyof typeof pids, per: number) =>
+    per > 0 ? Math.round(((cpuAfter[role] - cpuBefore[role]) * 1e6) / per) : NaN;
+  const appended = EVENTS - failures;
+  const cpu: CpuPerEvent = {
+    ingress: micros('ingress', appended),
+    redis: micros('redis', appended),
+    projector: micros('projector', appended),
+    delivery: micros('delivery', paced.total),
+    receiver: micros('receiver', paced.total),
+  };
   const all = paced.latencies;
   const latency =
     subscriptions === 0
@@ -211,23 +268,35 @@ async function scenario(subscriptions: number, receiver: Receiver): Promise<Scen
       `[bench] ${subscriptions} subscription(s): replay of ${replayed.total} deliveries in ${seconds.toFixed(1)} s\n`,
     );
   }
-  await Promise.all([...service.workers, ingress].map((p) => p.stop()));
+  await redis.quit().catch(() => undefined);
+  await Promise.all([...service.workers, deliveryWorker, ingress].map((p) => p.stop()));
   await service.redisServer.stop();
-  return { subscriptions, latency, drain, projectorLag };
+  return { subscriptions, latency, drain, projectorLag, layout, cpu };
 }
 
 export async function run(): Promise<BenchReport> {
   const machine = machineInfo();
+  const [loadBefore = 0] = loadavg();
+  const machineLoaded = loadBefore > cpus().length;
   ensureBuilt();
   const receiver = new Receiver();
   await receiver.start();
   try {
     const scenarios: Scenario[] = [];
-    for (const subscriptions of [0, 1, 10]) {
+    // BENCH_WEBHOOK_SCENARIOS, e.g. "1:split,10:split", runs only those (subscriptions:layout).
+    const plan: [number, Layout][] = (
+      process.env.BENCH_WEBHOOK_SCENARIOS ?? '0:shared,1:shared,1:split,10:split'
+    )
+      .split(',')
+      .map((item) => {
+        const [count, layout] = item.split(':');
+        return [Number(count), layout === 'split' ? 'split' : 'shared'];
+      });
+    for (const [subscriptions, layout] of plan) {
       process.stderr.write(
-        `[bench] ${EVENTS} events at ${EVENTS_PER_SECOND}/s, ${subscriptions} subscription(s)\n`,
+        `[bench] ${EVENTS} events at ${EVENTS_PER_SECOND}/s, ${subscriptions} subscription(s), ${layout}\n`,
       );
-      scenarios.push(await scenario(subscriptions, receiver));
+      scenarios.push(await scenario(subscriptions, layout, receiver));
     }
     const row = (
       workload: string,
@@ -242,7 +311,9 @@ export async function run(): Promise<BenchReport> {
     });
     const rows: ComparisonRow[] = [];
     for (const s of scenarios) {
-      const label = s.subscriptions === 0 ? 'no subscription' : `${s.subscriptions} subscription(s)`;
+      const where = s.layout === 'split' ? 'delivery in a worker of its own' : 'one worker';
+      const label =
+        s.subscriptions === 0 ? 'no subscription' : `${s.subscriptions} subscription(s), ${where}`;
       rows.push(
         row(`projector lag while appending, ${label} (entries behind; rate: appends/s)`, s.projectorLag),
       );
@@ -271,6 +342,16 @@ export async function run(): Promise<BenchReport> {
         "append-to-receipt: receipt time minus the event's timestamp (its decision, just before the append), over every (subscription, event) pair; p99 target 100 ms at 1,000 events/s.",
         "projector lag: the fantasy-team projection's entries behind the log head, summed over the 16 partitions, sampled every 20 ms while appending; at 1,000 events/s one entry is about 1 ms. Compare the rows with and without subscriptions.",
         'replay: ReplayWebhookEvents of the whole window to every subscription at once; deliveries per second while the backlog drains (16 lanes per subscription, one event in flight per lane).',
+        ...(machineLoaded
+          ? [
+              `The machine was shared while this ran (load average ${loadBefore.toFixed(1)} on ${cpus().length} cores before it): the appends did not reach their rate and the latencies measure the wait for a core; read the CPU lines, which the neighbours move far less.`,
+            ]
+          : []),
+        'CPU from /proc over the paced window and its drain (user + system), in microseconds: ingress, Redis and the projecting worker per event appended; the delivering worker and the receiver per delivery (the delivering worker is the projecting one in the one-worker rows, so its figure holds both):',
+        ...scenarios.map(
+          ({ subscriptions, layout, cpu }) =>
+            `  - ${subscriptions} subscription(s), ${layout === 'split' ? 'delivery in a worker of its own' : 'one worker'}: ingress ${cpu.ingress} µs, Redis ${cpu.redis} µs, projecting worker ${cpu.projector} µs per event; delivering worker ${Number.isNaN(cpu.delivery) ? '-' : cpu.delivery} µs, receiver ${Number.isNaN(cpu.receiver) ? '-' : cpu.receiver} µs per delivery`,
+        ),
       ],
       problems: [],
     };

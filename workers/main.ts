@@ -1,4 +1,5 @@
 import { ConfigError } from '../shared/config';
+import type { WorkerConsumer } from '../shared/config/parse';
 import { createCoreServices } from '../shared/core-services';
 import { listen, type RunningServer } from '../shared/http/server';
 import { ImportQueue } from '../shared/importers/import-queue';
@@ -24,9 +25,10 @@ import { WebhookSecrets } from '../shared/webhooks/webhook-secrets';
 import { startImportWorker } from './import.worker';
 
 /**
- * The worker process: starts every consumer (the projector and the import queue's worker) against
- * one Redis and closes them on SIGTERM, letting in-flight work finish. Run as many replicas as the
- * load needs: projector replicas split the log partitions between them.
+ * The worker process: starts the consumers WORKER_CONSUMERS names (the projector, webhook delivery,
+ * the import queue's worker; all by default) against one Redis and closes them on SIGTERM, letting
+ * in-flight work finish. Run as many replicas as the load needs: projector replicas split the log
+ * partitions between them, and so do webhook delivery replicas.
  */
 async function main(): Promise<void> {
   const config = loadConfigOrExit('worker');
@@ -70,7 +72,9 @@ async function main(): Promise<void> {
     webhookSender.close();
     await metricsServer?.close(config.shutdownTimeoutMs);
     await queueForDepth.close();
-    await closeConnections(redis, queueConnection, projectorConnection, webhookConnection);
+    // A dispatcher closes its subscriber as it stops; one never started leaves it to close here.
+    const unused = dispatcher ? [] : [webhookSubscriber];
+    await closeConnections(redis, queueConnection, projectorConnection, webhookConnection, ...unused);
   });
 
   // Before Redis is up, so a worker still waiting for it can be seen waiting (redis_connection_up 0).
@@ -81,7 +85,8 @@ async function main(): Promise<void> {
   }
 
   await waitForRedis(redis, logger);
-  projector.start();
+  const runs = (consumer: WorkerConsumer) => config.workerConsumers.includes(consumer);
+  if (runs('projections')) projector.start();
   // Derived from a secret of the environment (the generated one only in development).
   const cipher = await JobDataCipher.create(config, redis, services.keys);
   if (cipher.source !== 'DATA_ENCRYPTION_KEY' && cipher.source !== 'JWT_SECRET') {
@@ -91,24 +96,29 @@ async function main(): Promise<void> {
   const webhookSecrets = new WebhookSecrets(
     await JobDataCipher.create(config, redis, services.keys, 'webhookSecrets'),
   );
-  dispatcher = new WebhookDispatcher(
-    webhookConnection,
-    services.keys,
-    webhookSecrets,
-    webhookSender,
-    new DeliveryLog(webhookConnection, services.keys, config.webhooks.deliveryLogMs),
-    services.commands,
-    config.webhooks,
-    logger,
-    {},
-    webhookSubscriber,
-    metrics,
-  );
-  dispatcher.start();
-  importWorker = startImportWorker(queueConnection, services, results, cipher, config, logger, metrics);
+  if (runs('webhooks')) {
+    dispatcher = new WebhookDispatcher(
+      webhookConnection,
+      services.keys,
+      webhookSecrets,
+      webhookSender,
+      new DeliveryLog(webhookConnection, services.keys, config.webhooks.deliveryLogMs),
+      services.commands,
+      config.webhooks,
+      logger,
+      {},
+      webhookSubscriber,
+      metrics,
+    );
+    dispatcher.start();
+  }
+  if (runs('imports')) {
+    importWorker = startImportWorker(queueConnection, services, results, cipher, config, logger, metrics);
+  }
   logger.info('worker ready', {
+    consumers: config.workerConsumers,
     concurrency: config.workerConcurrency,
-    projections: ALL_PROJECTIONS.map((p) => p.name),
+    projections: runs('projections') ? ALL_PROJECTIONS.map((p) => p.name) : [],
   });
 }
 

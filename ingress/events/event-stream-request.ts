@@ -2,7 +2,7 @@ import type { Request } from 'express';
 
 import { type FieldErrors, validationError } from '../../shared/errors';
 import { decodePosition, type EntryId } from '../../shared/event-stream/log-position';
-import { isPublicEventType, PUBLIC_EVENT_TYPES } from '../../shared/event-stream/public-events';
+import { isPublicEventType, PUBLIC_EVENT_TYPES } from '../../shared/public-events/event-catalogue';
 
 /** Where a stream starts: the log's beginning, its end now, or just after a position. */
 export type StreamStart =

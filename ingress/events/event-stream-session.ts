@@ -8,9 +8,9 @@ import {
 } from '../../shared/event-stream/log-position';
 import type { LogBatch, LogEntry } from '../../shared/event-stream/log-reader';
 import type { LogTail, TailReader } from '../../shared/event-stream/log-tail';
-import { isPublicEventType, toPublicEvent } from '../../shared/event-stream/public-events';
 import type { EventStreamMetrics, StreamEnd } from '../../shared/event-stream/stream-metrics';
 import type { Logger } from '../../shared/logger';
+import { toPublicEvent } from '../../shared/public-events/event-catalogue';
 
 export interface SessionOptions {
   /** How long a stream whose client reads nothing stays paused before it is closed. */
@@ -19,12 +19,16 @@ export interface SessionOptions {
   readonly catchUpEntries: number;
 }
 
-/** `event:` and `data:` lines of an entry, built once per entry however many streams send it. */
-const frames = new WeakMap<LogEntry, string>();
-function frameOf(entry: LogEntry): string {
+/**
+ * `event:` and `data:` lines of an entry, built once per entry however many streams send it; null
+ * for an event that is not public.
+ */
+const frames = new WeakMap<LogEntry, string | null>();
+function frameOf(entry: LogEntry): string | null {
   let frame = frames.get(entry);
   if (frame === undefined) {
-    frame = `event: ${entry.envelope.eventType}\ndata: ${JSON.stringify(toPublicEvent(entry.envelope))}\n\n`;
+    const event = toPublicEvent(entry.envelope);
+    frame = event ? `event: ${event.type}\ndata: ${JSON.stringify(event)}\n\n` : null;
     frames.set(entry, frame);
   }
   return frame;
@@ -126,10 +130,11 @@ export class EventStreamSession implements TailReader {
       this.position[entry.partition] = entry.id;
       // Only the catalogue's types leave: the log also holds the service's own aggregates (a webhook
       // subscription's URL may carry the receiver's token) that no integration is to read.
-      if (!isPublicEventType(entry.envelope.eventType)) continue;
       if (this.types && !this.types.has(entry.envelope.eventType)) continue;
+      const frame = frameOf(entry);
+      if (frame === null) continue;
       this.lastSentId = encodePosition(this.position);
-      chunk += `id: ${this.lastSentId}\n${frameOf(entry)}`;
+      chunk += `id: ${this.lastSentId}\n${frame}`;
       sent++;
     }
     if (sent === 0) return !this.res.writableNeedDrain;

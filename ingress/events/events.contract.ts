@@ -1,5 +1,5 @@
 import { beginningPosition, encodePosition } from '../../shared/event-stream/log-position';
-import { PUBLIC_EVENT_TYPES } from '../../shared/event-stream/public-events';
+import { PUBLIC_EVENT_TYPES } from '../../shared/public-events/event-catalogue';
 import { BASIC_OR_BEARER, unauthorizedAnswer } from '../auth/authentication.contract';
 import type { OperationContract } from '../openapi/contract-kit';
 import { EVENT_STREAM_ROLES } from './event-stream-access';

@@ -1,8 +1,9 @@
 import {
-  type CatalogueEntry,
-  payloadSchema,
-  WEBHOOK_CATALOGUE,
-} from '../../shared/webhooks/webhook-catalogue';
+  catalogueEntry,
+  PUBLIC_EVENT_TYPES,
+  publicEventSchema,
+  type ServiceEventType,
+} from '../../shared/public-events/event-catalogue';
 import type { ContractKit, Operation } from '../openapi/contract-kit';
 
 const HEADERS = [
@@ -25,18 +26,18 @@ const HEADERS = [
   },
 ] as const;
 
-function operation(kit: ContractKit, entry: CatalogueEntry): Operation {
+function operation(kit: ContractKit, type: ServiceEventType): Operation {
   return {
-    summary: entry.eventType,
-    description: `${entry.description} Sent to subscriptions whose eventTypes list it (or "*"), per Standard Webhooks.`,
-    operationId: `webhook${entry.eventType}`,
+    summary: type,
+    description: `${catalogueEntry(type).description} Sent to subscriptions whose eventTypes list it (or "*"), per Standard Webhooks.`,
+    operationId: `webhook${type}`,
     tags: ['Webhooks'],
     parameters: HEADERS.map((header) => ({ ...header, in: 'header', required: true })),
     requestBody: {
       required: true,
       content: {
         'application/json': {
-          schema: kit.component(`${entry.eventType}Webhook`, payloadSchema(entry)),
+          schema: kit.component(`${type}Webhook`, publicEventSchema(type)),
         },
       },
     },
@@ -54,7 +55,5 @@ function operation(kit: ContractKit, entry: CatalogueEntry): Operation {
  * validate eventTypes against and the workers shape payloads with.
  */
 export function webhooksContract(kit: ContractKit): Record<string, { post: Operation }> {
-  return Object.fromEntries(
-    WEBHOOK_CATALOGUE.map((entry) => [entry.eventType, { post: operation(kit, entry) }]),
-  );
+  return Object.fromEntries(PUBLIC_EVENT_TYPES.map((type) => [type, { post: operation(kit, type) }]));
 }

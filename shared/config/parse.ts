@@ -63,6 +63,20 @@ export function parseModules(list: string): readonly ModuleName[] {
   return Object.freeze([...new Set(modules)]);
 }
 
+/** What a worker process can run: the projector, webhook delivery, the import queue's consumer. */
+export const WORKER_CONSUMERS = ['projections', 'webhooks', 'imports'] as const;
+export type WorkerConsumer = (typeof WORKER_CONSUMERS)[number];
+
+const CONSUMER_NAME = `(${WORKER_CONSUMERS.join('|')})`;
+/** One or more consumer names separated by commas (blanks around them tolerated). */
+export const CONSUMER_LIST = new RegExp(`^\\s*${CONSUMER_NAME}(\\s*,\\s*${CONSUMER_NAME})*\\s*$`);
+
+/** The consumers a validated WORKER_CONSUMERS names, each once. */
+export function parseConsumers(list: string): readonly WorkerConsumer[] {
+  const names = list.split(',').map((name) => name.trim());
+  return Object.freeze(WORKER_CONSUMERS.filter((consumer) => names.includes(consumer)));
+}
+
 const TRUSTED_RANGE_NAMES = ['loopback', 'linklocal', 'uniquelocal'];
 
 /** An address or subnet Express's `trust proxy` (proxy-addr) accepts: it would throw at start-up. */

@@ -3,11 +3,13 @@ import Joi from 'joi';
 import { MAX_PASSWORD_LENGTH, MIN_PASSWORD_LENGTH } from '../domain/user/password-policy';
 import {
   CLUSTER_NODE_LIST,
+  CONSUMER_LIST,
   defaultMaxPendingVerifications,
   DURATION_LIST,
   KNOWN_MODULES,
   MODULE_LIST,
   parseClusterNodes,
+  parseConsumers,
   parseDurationList,
   parseModules,
   parseSize,
@@ -16,6 +18,7 @@ import {
   SIZE,
   trustProxySchema,
   urlHasPassword,
+  WORKER_CONSUMERS,
 } from './parse';
 import { type Derived, type EnvOf, setting } from './setting';
 
@@ -304,6 +307,20 @@ export const SETTINGS = [
     doc: {
       expects: 'an integer 1-256: jobs one worker process runs at the same time',
       usedBy: 'worker: its import queue consumer (the projector is not affected)',
+    },
+  }),
+  setting({
+    env: 'WORKER_CONSUMERS',
+    joi: Joi.string()
+      .pattern(CONSUMER_LIST)
+      .description(`a comma-separated list of: ${WORKER_CONSUMERS.join(', ')}`),
+    default: WORKER_CONSUMERS.join(','),
+    path: 'workerConsumers',
+    parse: parseConsumers,
+    doc: {
+      expects: `a comma-separated list of ${WORKER_CONSUMERS.map(code).join(', ')}`,
+      usedBy:
+        'worker: what this process runs. Run webhook delivery in replicas of its own (`webhooks`) so a slow endpoint or a burst of deliveries never shares an event loop with the projector (`projections,imports`)',
     },
   }),
   setting({

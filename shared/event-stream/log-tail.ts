@@ -3,6 +3,7 @@ import type { Logger } from '../logger';
 import type { RedisClient } from '../redis/connections';
 import type { Keys } from '../redis/keys';
 import { LOG_PARTITIONS, partitionOf } from '../redis/partitions';
+import { WakeablePause } from '../wakeable-pause';
 import { beginningPosition, compareEntryIds, type EntryId } from './log-position';
 import { type EnvelopeOpener, logEnds, type LogEntry, readLogAfter } from './log-reader';
 
@@ -52,7 +53,7 @@ export class LogTail {
   private subscriber: RedisClient | undefined;
   private announced = new Set<number>();
   private fullPassAt = 0;
-  private wakeUp: (() => void) | undefined;
+  private readonly pause = new WakeablePause();
   private closed = false;
   private readonly options: LogTailOptions;
 
@@ -136,7 +137,7 @@ export class LogTail {
     this.generation++;
     this.started = undefined;
     this.announced.clear();
-    this.wakeUp?.();
+    this.pause.wake();
   }
 
   /** Once per process: a channel per aggregate type, each message an aggregate id. */
@@ -146,7 +147,7 @@ export class LogTail {
     this.subscriber = subscriber;
     subscriber.on('message', (_channel: string, aggregateId: string) => {
       this.announced.add(partitionOf(aggregateId));
-      this.wakeUp?.();
+      this.pause.wake();
     });
     const channels = [
       ...new Set(ALL_DECIDERS.map((decider) => this.keys.aggregateChanges(decider.aggregateType))),
@@ -210,14 +211,7 @@ export class LogTail {
   private async idle(): Promise<void> {
     if (this.announced.size > 0) return;
     const pauseMs = Math.max(0, this.fullPassAt - Date.now());
-    await new Promise<void>((resolve) => {
-      const timer = setTimeout(resolve, pauseMs);
-      this.wakeUp = () => {
-        clearTimeout(timer);
-        resolve();
-      };
-    });
-    this.wakeUp = undefined;
+    await this.pause.for(pauseMs);
   }
 }
 

@@ -5,6 +5,7 @@ import type { RedisClient } from '../redis/connections';
 import type { Keys } from '../redis/keys';
 import { partitionOf } from '../redis/partitions';
 import { registerScripts } from '../redis/scripts';
+import { WakeablePause } from '../wakeable-pause';
 import { applyNextBatch, readCheckpoint } from './apply-batch';
 import { ownedId, type OwnedPartition, PartitionLeases } from './partition-leases';
 import type { AnyProjection } from './projection';
@@ -47,7 +48,7 @@ export class Projector {
   private backlog = new Set<string>();
   /** When every owned partition is read again, announced or not (a message may have been missed). */
   private fullPassAt = 0;
-  private wakeUp: (() => void) | undefined;
+  private readonly pause = new WakeablePause();
   private readonly options: ProjectorOptions;
 
   constructor(
@@ -81,7 +82,7 @@ export class Projector {
         for (const projection of projectionsByChannel.get(channel) ?? []) {
           this.announced.add(ownedId(projection, partition));
         }
-        this.wakeUp?.();
+        this.pause.wake();
       });
       // Until subscribed (and whenever the subscription drops), the fallback pause still polls.
       this.subscriber.subscribe(...channels).catch((error: unknown) => {
@@ -93,23 +94,16 @@ export class Projector {
 
   /** Sleeps until a change is announced or the next full pass is due. */
   private async idle(): Promise<void> {
-    // Checked synchronously with installing wakeUp below, so stop() can never miss a sleeper.
+    // Checked synchronously with the pause below, so stop() can never miss a sleeper.
     if (this.announced.size > 0 || !this.running) return;
     const pauseMs = this.subscriber ? Math.max(0, this.fullPassAt - Date.now()) : this.options.idleMs;
-    await new Promise<void>((resolve) => {
-      const timer = setTimeout(resolve, pauseMs);
-      this.wakeUp = () => {
-        clearTimeout(timer);
-        resolve();
-      };
-    });
-    this.wakeUp = undefined;
+    await this.pause.for(pauseMs);
   }
 
   /** Finishes the batch in hand, gives the partitions back, and resolves. */
   async stop(): Promise<void> {
     this.running = false;
-    this.wakeUp?.();
+    this.pause.wake();
     await this.loopDone;
     await this.subscriber?.quit().catch(() => this.subscriber?.disconnect());
     await this.leases.releaseAll();

@@ -1,8 +1,8 @@
 import Joi from 'joi';
 
 import type { WebhookCommandType } from '../domain/webhook-subscription/webhook-subscription.commands';
+import { PUBLIC_EVENT_TYPES } from '../public-events/event-catalogue';
 import { guid, text } from '../validation';
-import { ALL_EVENT_TYPES, WEBHOOK_CATALOGUE } from './webhook-catalogue';
 
 /**
  * One entry per webhook command of POST /api/command (the third command family): the schema of
@@ -15,6 +15,9 @@ export interface WebhookCommandDefinition {
   readonly schema: Joi.ObjectSchema;
 }
 
+/** `eventTypes: ["*"]` asks for every type of the catalogue (those added later too). */
+export const ALL_EVENT_TYPES = '*';
+
 /** The most event types one subscription lists (the catalogue is smaller; "*" asks for all). */
 const MAX_EVENT_TYPES = 100;
 
@@ -25,7 +28,7 @@ const url = text({ max: 2048 })
     'Where events are POSTed: https only (http, and private addresses, only with WEBHOOK_ALLOW_PRIVATE_TARGETS=true).',
   );
 const eventTypes = Joi.array()
-  .items(text().valid(ALL_EVENT_TYPES, ...WEBHOOK_CATALOGUE.map((entry) => entry.eventType)))
+  .items(text().valid(ALL_EVENT_TYPES, ...PUBLIC_EVENT_TYPES))
   .min(1)
   .max(MAX_EVENT_TYPES)
   .unique()

@@ -1,15 +1,23 @@
 import { randomUUID } from 'node:crypto';
 
+import Ajv2020 from 'ajv/dist/2020';
+import addFormats from 'ajv-formats';
 import request from 'supertest';
 
 import type { UserCommand } from '../../shared/domain/user/user.commands';
 import { userDecider } from '../../shared/domain/user/user.decider';
 import { beginningPosition, encodePosition } from '../../shared/event-stream/log-position';
 import { listen, type RunningServer } from '../../shared/http/server';
+import {
+  isPublicEventType,
+  PUBLIC_EVENT_TYPES,
+  publicEventSchema,
+} from '../../shared/public-events/event-catalogue';
 import { LOG_PARTITIONS, partitionOf } from '../../shared/redis/partitions';
 import { createTestApp, type TestApp, testRedisEnv, uniquePrefix } from '../helpers/app-fixture';
 import { responseContract } from '../helpers/openapi-contract';
 import { eventually, startServiceProcess } from '../helpers/processes';
+import { seedPlayer } from '../helpers/seed-players';
 import { SseClient } from '../helpers/sse-client';
 import { passwordGrantToken } from '../helpers/tokens';
 
@@ -261,6 +269,65 @@ describe('The event stream (GET /api/events)', () => {
       for (const versions of versionsByAggregate.values())
         expect(versions).toEqual([...versions].sort((a, b) => a - b));
     }
+  });
+
+  it("When teams, players, identifiers, a season and accounts change, then every event sent matches its schema in the catalogue (the document's webhooks), and each type written was seen", async () => {
+    const ajv = new Ajv2020({ strict: true, strictRequired: false, allErrors: true });
+    addFormats(ajv);
+    const client = await connected('?from=now');
+    const token = await passwordGrantToken(subject.app, ADMIN, PASSWORD);
+    const seed = (players: object[]) =>
+      request(subject.app)
+        .post('/api/import')
+        .set('Authorization', basic(ADMIN))
+        .send({
+          requestId: randomUUID(),
+          importerType: 'PlayerSeeding',
+          priority: 'High',
+          importData: { season: '2026', round: 3, finalRound: 30, players },
+        })
+        .expect(200);
+    await seed([seedPlayer(1), seedPlayer(2)]);
+    // A new feed id: the player is updated, its old feed id released and the new one claimed.
+    await seed([seedPlayer(1, { feedId: 5001 })]);
+    const teamId = randomUUID();
+    const command = (commandType: string, fields: object) =>
+      request(subject.app)
+        .post('/api/command')
+        .set('Authorization', `Bearer ${token}`)
+        .send({ commandType, command: { aggregateRootId: teamId, ...fields } })
+        .expect(200);
+    await command('CreateFantasyTeam', { name: 'catalogue team' });
+    await command('LinkFantasyTeam', { fantasyTeamExternalId: 7, fantasyUserId: 9 });
+    await command('UnlinkFantasyTeam', {});
+    const [accountId] = await createAccounts(1);
+    await disable(accountId as string);
+    await client.until(
+      (c) => payloads(c).some((payload) => payload.type === 'UserDisabledEvent'),
+      10_000,
+      'every change',
+    );
+
+    const seen = new Set<string>();
+    for (const payload of payloads(client)) {
+      expect(isPublicEventType(payload.type)).toBe(true);
+      if (!isPublicEventType(payload.type)) continue;
+      const valid = ajv.validate(publicEventSchema(payload.type), payload);
+      expect({ type: payload.type, errors: valid ? null : ajv.errors }).toEqual({
+        type: payload.type,
+        errors: null,
+      });
+      seen.add(payload.type);
+    }
+    const written = [
+      ...PUBLIC_EVENT_TYPES.filter((type) => /^(Player|Season)/.test(type)),
+      'FantasyTeamCreatedEvent',
+      'FantasyTeamLinkedEvent',
+      'FantasyTeamUnlinkedEvent',
+      'UserCreatedEvent',
+      'UserDisabledEvent',
+    ];
+    expect(written.filter((type) => !seen.has(type))).toEqual([]);
   });
 
   it('When types is given, then only events of those types are sent, and the heartbeat moves the id past the others', async () => {

@@ -5,7 +5,7 @@ import {
 import type { Logger } from '../../logger';
 import type { RedisClient } from '../../redis/connections';
 import type { Keys } from '../../redis/keys';
-import { ALL_EVENT_TYPES } from '../webhook-catalogue';
+import { ALL_EVENT_TYPES } from '../webhook-command-definitions';
 import { SECRETS_FIELD, type WebhookSecrets } from '../webhook-secrets';
 
 /** A subscription as the dispatcher delivers to it: its target, what it wants, how to sign. */

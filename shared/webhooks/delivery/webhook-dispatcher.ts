@@ -4,19 +4,18 @@ import { Webhook } from 'standardwebhooks';
 
 import { SYSTEM_ACTOR } from '../../accounts/account';
 import { webhookSubscriptionDecider } from '../../domain/webhook-subscription/webhook-subscription.decider';
-import { ALL_ENVELOPE_CODECS } from '../../envelope-codecs';
-import { parseEnvelope } from '../../event-store/envelope';
-import { EnvelopeCodecs } from '../../event-store/envelope-codec';
 import type { CommandHandler } from '../../event-store/handle-command';
 import type { Logger } from '../../logger';
 import { PartitionLeases } from '../../projections/partition-leases';
+import { PUBLIC_AGGREGATE_TYPES, toPublicEvent } from '../../public-events/event-catalogue';
 import type { RedisClient } from '../../redis/connections';
 import type { Keys } from '../../redis/keys';
 import { partitionOf } from '../../redis/partitions';
 import { registerScripts } from '../../redis/scripts';
+import { WakeablePause } from '../../wakeable-pause';
 import { type DeliveryLog, type DeliveryStatus } from '../delivery-log';
-import { CATALOGUE_AGGREGATE_TYPES, payloadOf } from '../webhook-catalogue';
 import type { WebhookSecrets } from '../webhook-secrets';
+import { PartitionReads } from './partition-reads';
 import { type ActiveSubscription, loadSubscription, loadSubscriptions } from './subscription-directory';
 import { WEBHOOK_DELIVERY_SCRIPTS } from './webhook-delivery.scripts';
 import type { AttemptResult, WebhookSender } from './webhook-sender';
@@ -52,12 +51,6 @@ export interface WebhookDeliveryMetrics {
   /** Called at every scrape: subscription id -> age (s) of its oldest event not yet delivered. */
   collectWebhookBacklog(source: () => ReadonlyMap<string, number>): void;
 }
-
-/**
- * User events' personal fields are sealed at rest (ADR 0014): opened as the projector opens them,
- * so an erased account's fields go out as null, never as they were.
- */
-const SEALED_ENVELOPES = new EnvelopeCodecs(ALL_ENVELOPE_CODECS);
 
 /** The one log consumer of the dispatcher, as the partition leases name it. */
 const CONSUMER = { name: 'webhooks' } as const;
@@ -117,8 +110,13 @@ export class WebhookDispatcher {
   private readonly disabling = new Set<string>();
   /** When each subscription's run of failures was last cleared by this replica (unix ms). */
   private readonly healthClearedAt = new Map<string, number>();
-  private wakeUp: (() => void) | undefined;
+  private readonly pause = new WakeablePause();
   private readonly inFlight = new Set<Promise<void>>();
+  /** Each lane's cursor as this replica last read or wrote it (the script's fence catches a stale one). */
+  private readonly cursors = new Map<string, Cursor>();
+  private readonly reads: PartitionReads;
+  /** One signer per secret, made once rather than per attempt. */
+  private signers = new Map<string, Webhook>();
 
   constructor(
     private readonly redis: RedisClient,
@@ -134,6 +132,7 @@ export class WebhookDispatcher {
     private readonly metrics?: WebhookDeliveryMetrics,
   ) {
     this.options = { ...DEFAULT_DISPATCHER_OPTIONS, ...options };
+    this.reads = new PartitionReads(redis, keys, this.options.batchSize, () => this.readVersions());
     registerScripts(redis, WEBHOOK_DELIVERY_SCRIPTS);
     this.leases = new PartitionLeases(
       redis,
@@ -152,11 +151,16 @@ export class WebhookDispatcher {
     if (this.subscriber) {
       const subscriptionChanges = this.keys.aggregateChanges(webhookSubscriptionDecider.aggregateType);
       this.subscriber.on('message', (channel: string, aggregateId: string) => {
-        if (channel === subscriptionChanges) this.refreshDue = true;
-        else this.announced.add(partitionOf(aggregateId));
-        this.wakeUp?.();
+        if (channel === subscriptionChanges) {
+          this.refreshDue = true;
+          return this.pause.wake();
+        }
+        const partition = partitionOf(aggregateId);
+        this.announced.add(partition);
+        this.reads.announced(partition);
+        this.pause.wake();
       });
-      const channels = [...CATALOGUE_AGGREGATE_TYPES, webhookSubscriptionDecider.aggregateType].map((type) =>
+      const channels = [...PUBLIC_AGGREGATE_TYPES, webhookSubscriptionDecider.aggregateType].map((type) =>
         this.keys.aggregateChanges(type),
       );
       this.subscriber.subscribe(...channels).catch((error: unknown) => {
@@ -169,7 +173,7 @@ export class WebhookDispatcher {
   /** Lets the attempts in flight end, gives the partitions back, and resolves. */
   async stop(): Promise<void> {
     this.running = false;
-    this.wakeUp?.();
+    this.pause.wake();
     await this.loopDone;
     await Promise.allSettled([...this.inFlight]);
     await this.subscriber?.quit().catch(() => this.subscriber?.disconnect());
@@ -185,12 +189,19 @@ export class WebhookDispatcher {
           await this.leases.balance();
           leasesCheckedAt = now;
           this.fullPassAt = 0;
+          this.forgetCursorsNotOwned();
         }
         if (this.refreshDue || now - this.refreshedAt > this.options.refreshMs) {
           this.refreshDue = false;
           this.subscriptions = await loadSubscriptions(this.redis, this.keys, this.secrets, this.logger, now);
+          this.signers = new Map(
+            this.subscriptions.flatMap((subscription) =>
+              subscription.secrets.map((secret) => [secret, this.signers.get(secret) ?? new Webhook(secret)]),
+            ),
+          );
           this.refreshedAt = now;
           this.fullPassAt = 0;
+          this.forgetCursorsNotOwned();
         }
         this.startDueLanes();
         await this.idle();
@@ -211,6 +222,8 @@ export class WebhookDispatcher {
     const announced = this.announced;
     this.announced = new Set();
     const owned = [...this.leases.owned.values()];
+    // A full pass looks at the log afresh (an announcement may have been lost).
+    if (full) for (const { partition } of owned) this.reads.announced(partition);
     for (const subscription of this.subscriptions) {
       if (!subscription.enabled) continue;
       for (const { partition } of owned) {
@@ -238,7 +251,7 @@ export class WebhookDispatcher {
           .finally(() => {
             this.busy.delete(lane);
             this.inFlight.delete(step);
-            if (this.more.has(lane)) this.wakeUp?.();
+            if (this.more.has(lane)) this.pause.wake();
           });
         this.inFlight.add(step);
       }
@@ -253,14 +266,38 @@ export class WebhookDispatcher {
     let until = Math.min(this.fullPassAt, this.refreshedAt + this.options.refreshMs);
     for (const due of this.dueAt.values()) until = Math.min(until, due);
     const pauseMs = this.subscriber ? Math.max(1, until - now) : Math.min(5, Math.max(1, until - now));
-    await new Promise<void>((resolve) => {
-      const timer = setTimeout(resolve, pauseMs);
-      this.wakeUp = () => {
-        clearTimeout(timer);
-        resolve();
-      };
-    });
-    this.wakeUp = undefined;
+    await this.pause.for(pauseMs);
+  }
+
+  /**
+   * Drops the cursors of lanes this replica no longer delivers: a partition another replica may
+   * deliver now (read again from Redis when it comes back; the fence would catch a stale one, after
+   * one needless duplicate), or a subscription deleted.
+   */
+  private forgetCursorsNotOwned(): void {
+    const subscriptions = new Set(this.subscriptions.map((subscription) => subscription.id));
+    for (const lane of this.cursors.keys()) {
+      const split = lane.lastIndexOf(':');
+      const owned = this.leases.owned.has(`${CONSUMER.name}:${lane.slice(split + 1)}`);
+      if (!owned || !subscriptions.has(lane.slice(0, split))) this.cursors.delete(lane);
+    }
+  }
+
+  /** Moves a lane's cursor (fenced on `from`) and keeps the copy in step; false if fenced. */
+  private async moveCursor(lane: string, key: string, from: string, to: Cursor): Promise<boolean> {
+    const moved =
+      (await this.redis.moveWebhookCursor(
+        key,
+        from,
+        to.checkpoint,
+        to.attempt,
+        to.eventId,
+        to.nextAt,
+        to.replayId,
+      )) === 1;
+    if (moved) this.cursors.set(lane, to);
+    else this.cursors.delete(lane);
+    return moved;
   }
 
   private async readCursor(key: string): Promise<Cursor | null> {
@@ -282,71 +319,56 @@ export class WebhookDispatcher {
     };
   }
 
+  /** A new subscription's lane starts with the events appended from its creation on. */
+  private async place(subscription: ActiveSubscription, cursorKey: string): Promise<Cursor | null> {
+    const start = justBefore(subscription.createdAtMs);
+    const replayId = subscription.replay?.replayId ?? '';
+    await this.redis.moveWebhookCursor(cursorKey, '', start, 0, '', 0, replayId);
+    return this.readCursor(cursorKey);
+  }
+
   /**
    * One step of a lane: place a new lane, apply a replay, then deliver the partition's entries
    * in order until it is caught up, an event waits for its retry, or a batch is done.
    */
   private async step(subscription: ActiveSubscription, partition: number, lane: string): Promise<void> {
     const cursorKey = this.keys.webhookCursor(subscription.id, partition);
-    let cursor = await this.readCursor(cursorKey);
-    if (cursor === null) {
-      // A new subscription starts with the events appended from its creation on.
-      const start = justBefore(subscription.createdAtMs);
-      const replayId = subscription.replay?.replayId ?? '';
-      await this.redis.moveWebhookCursor(cursorKey, '', start, 0, '', 0, replayId);
-      cursor = await this.readCursor(cursorKey);
-      if (cursor === null) return;
-    }
+    const known =
+      this.cursors.get(lane) ??
+      (await this.readCursor(cursorKey)) ??
+      (await this.place(subscription, cursorKey));
+    if (known === null) return;
+    let cursor: Cursor = known;
+    this.cursors.set(lane, cursor);
     if (subscription.replay && cursor.replayId !== subscription.replay.replayId) {
       const { replayId, fromMs } = subscription.replay;
-      const moved = await this.redis.moveWebhookCursor(
-        cursorKey,
-        cursor.checkpoint,
-        justBefore(fromMs),
-        0,
-        '',
-        0,
-        replayId,
-      );
-      if (moved !== 1) return;
+      const replayed = { checkpoint: justBefore(fromMs), attempt: 0, eventId: '', nextAt: 0, replayId };
+      if (!(await this.moveCursor(lane, cursorKey, cursor.checkpoint, replayed))) return;
       this.undelivered.delete(lane);
-      cursor = { checkpoint: justBefore(fromMs), attempt: 0, eventId: '', nextAt: 0, replayId };
+      cursor = replayed;
     }
     if (cursor.nextAt > Date.now()) {
       this.dueAt.set(lane, cursor.nextAt);
       return;
     }
 
-    const entries = await this.redis.xrange(
-      this.keys.logPartition(partition),
-      `(${cursor.checkpoint}`,
-      '+',
-      'COUNT',
-      this.options.batchSize,
-    );
+    // Opened at every read (kept at most a second, dropped by the next append to the partition), so
+    // an event held back by retries goes out as it reads after an erasure.
+    const { entries, more, readAfter } = await this.reads.after(partition, cursor.checkpoint);
     if (entries.length === 0) return;
-    // Read after the entries: an event appended after a disable (or delete) answered is never sent,
-    // even before this replica's copy of the subscriptions has caught up.
-    // Likewise a rotation or an update: the record's version says whether this copy is current.
-    const current = await this.current(subscription);
+    // The version is read after the entries: an event appended after a disable (or delete) answered
+    // is never sent, even before this replica's copy of the subscriptions has caught up. Likewise a
+    // rotation or an update: the record's version says whether this copy is current.
+    const current = await this.current(subscription, readAfter.get(subscription.id));
     if (!current?.enabled) {
       this.refreshDue = true;
-      this.wakeUp?.();
+      this.pause.wake();
       return;
     }
     subscription = current;
-    let checkpoint = cursor.checkpoint;
-    // Opened at every read, so an event held back by retries goes out as it reads after an erasure.
-    const events = await SEALED_ENVELOPES.open(
-      this.redis,
-      this.keys,
-      entries.map(([, fields]) => parseEnvelope(fields[1] ?? 'null')),
-    );
-    for (const [index, [entryId]] of entries.entries()) {
-      if (!this.running || !this.leases.owned.has(`${CONSUMER.name}:${partition}`)) break;
-      const event = events[index];
-      if (!event) continue;
-      const payload = payloadOf(event);
+    for (const { id: entryId, event } of entries) {
+      if (!this.running || !this.leases.owned.has(`${CONSUMER.name}:${partition}`)) return;
+      const payload = toPublicEvent(event);
       if (!payload || (subscription.eventTypes !== null && !subscription.eventTypes.has(event.eventType))) {
         continue; // Not for this subscription: passed over (the checkpoint moves with the next write).
       }
@@ -377,18 +399,9 @@ export class WebhookDispatcher {
       });
       const health = this.noteHealth(subscription, result.ok);
       if (status === 'retrying') {
-        const wait = withJitter(retries[attempt - 1] ?? 0);
-        const nextAt = Date.now() + wait;
-        const moving = this.redis.moveWebhookCursor(
-          cursorKey,
-          cursor.checkpoint,
-          checkpoint,
-          attempt,
-          event.eventId,
-          nextAt,
-          '',
-        );
-        await Promise.all([logged, health, moving]);
+        const nextAt = Date.now() + withJitter(retries[attempt - 1] ?? 0);
+        const waiting: Cursor = { ...cursor, attempt, eventId: event.eventId, nextAt };
+        await Promise.all([logged, health, this.moveCursor(lane, cursorKey, cursor.checkpoint, waiting)]);
         this.dueAt.set(lane, nextAt);
         return;
       }
@@ -399,41 +412,60 @@ export class WebhookDispatcher {
           attempts: attempt,
         });
       }
+      const settled: Cursor = { ...cursor, checkpoint: entryId, attempt: 0, eventId: '', nextAt: 0 };
       const [moved] = await Promise.all([
-        this.redis.moveWebhookCursor(cursorKey, cursor.checkpoint, entryId, 0, '', 0, ''),
+        this.moveCursor(lane, cursorKey, cursor.checkpoint, settled),
         logged,
         health,
       ]);
-      if (moved !== 1) return; // Another replica moved this lane on: it carries on from there.
-      cursor = { ...cursor, checkpoint: entryId, attempt: 0, eventId: '', nextAt: 0 };
-      checkpoint = entryId;
+      if (!moved) return; // Another replica moved this lane on: it carries on from there.
+      cursor = settled;
       this.undelivered.delete(lane);
     }
     // Entries passed over after the last delivery: the checkpoint moves past them too.
-    const last = entries.at(-1)?.[0];
-    if (last !== undefined && last !== checkpoint && this.running) {
-      const moved = await this.redis.moveWebhookCursor(cursorKey, cursor.checkpoint, last, 0, '', 0, '');
-      if (moved === 1) this.undelivered.delete(lane);
+    const last = entries.at(-1)?.id;
+    if (last !== undefined && last !== cursor.checkpoint && this.running) {
+      const passed: Cursor = { ...cursor, checkpoint: last, attempt: 0, eventId: '', nextAt: 0 };
+      if (await this.moveCursor(lane, cursorKey, cursor.checkpoint, passed)) this.undelivered.delete(lane);
     }
-    if (entries.length === this.options.batchSize) this.more.add(lane);
+    if (more) this.more.add(lane);
   }
 
-  /** The subscription as its record is now: the copy given when its version is current. */
-  private async current(subscription: ActiveSubscription): Promise<ActiveSubscription | null> {
-    const version = await this.redis.hget(
-      this.keys.aggregateRecord(webhookSubscriptionDecider.aggregateType, subscription.id),
-      'version',
-    );
-    if (Number(version) === subscription.version) return subscription;
+  /**
+   * The subscription as its record is now: the copy given when its version is current. The version
+   * comes from the partition read (read after its entries), or is read here when that read did not
+   * know the subscription yet.
+   */
+  private async current(
+    subscription: ActiveSubscription,
+    versionReadAfter: number | undefined,
+  ): Promise<ActiveSubscription | null> {
+    const version =
+      versionReadAfter ?? Number(await this.redis.hget(this.versionKey(subscription.id), 'version'));
+    if (version === subscription.version) return subscription;
     this.refreshDue = true;
     return loadSubscription(this.redis, this.keys, this.secrets, this.logger, subscription.id, Date.now());
+  }
+
+  /**
+   * Every subscription's record version, read together (one round trip per node) after a partition
+   * read, for all the lanes that read serves.
+   */
+  private async readVersions(): Promise<ReadonlyMap<string, number>> {
+    const ids = this.subscriptions.map((subscription) => subscription.id);
+    const versions = await Promise.all(ids.map((id) => this.redis.hget(this.versionKey(id), 'version')));
+    return new Map(ids.map((id, i) => [id, Number(versions[i])]));
+  }
+
+  private versionKey(subscriptionId: string): string {
+    return this.keys.aggregateRecord(webhookSubscriptionDecider.aggregateType, subscriptionId);
   }
 
   /** One signed POST: a fresh webhook-timestamp, one v1 signature per secret that signs now. */
   private attempt(subscription: ActiveSubscription, eventId: string, body: string): Promise<AttemptResult> {
     const timestamp = new Date();
     const signature = subscription.secrets
-      .map((secret) => new Webhook(secret).sign(eventId, timestamp, body))
+      .map((secret) => (this.signers.get(secret) ?? new Webhook(secret)).sign(eventId, timestamp, body))
       .join(' ');
     return this.sender.send(
       subscription.url,

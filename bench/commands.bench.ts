@@ -21,6 +21,7 @@ import { runOpenLoop } from './lib/open-loop';
 import { PausedWorker } from './lib/paused-worker';
 import { CostMeter, cpuRow } from './lib/process-cost';
 import { ensureBuilt, type ServerProcess, stopAll, track } from './lib/processes';
+import { ReadYourWritesProbe } from './lib/read-your-writes';
 import { type BenchReport, compareWith, type ComparisonRow, machineInfo, problemsOf } from './lib/report';
 import { runBenches } from './lib/runner';
 import {
@@ -46,6 +47,7 @@ import {
  *
  * Settings: BENCH_CONNECTIONS, BENCH_WARMUP, BENCH_DURATION (seconds), BENCH_ROUNDS;
  * BENCH_LAG_SAMPLES (projection-lag samples per measured run, default 200);
+ * BENCH_RYW_SAMPLES (read-your-writes pairs per round, default 200);
  * BENCH_PACED_RATE (req/s) forces the open-loop run at that rate, even above the closed-loop rate;
  * BENCH_CPU_PROF=1 writes a .cpuprofile of the ingress and the worker (when they stop).
  */
@@ -453,6 +455,17 @@ export async function run(): Promise<BenchReport> {
       reportRun('projection lag (open loop)', round, lag);
     }
 
+    // Read your own writes (ADR 0019), one request at a time on the service left idle by the load.
+    const rywSamples = Math.round(positiveNumberFromEnv('BENCH_RYW_SAMPLES', 200));
+    const ryw = new ReadYourWritesProbe(
+      ingress.baseUrl,
+      token,
+      await createTeams(ingress, token, PROBE_TEAM_COUNT),
+      rywSamples,
+    );
+    for (let round = 1; round <= settings.rounds; round += 1) await ryw.round(round);
+    const rywRows = ryw.rows();
+
     const pacedName = pacedRan
       ? `Link/Unlink, open loop at ${targetRate} req/s (${forcedRate ? 'BENCH_PACED_RATE' : `${RATE_TARGET} x baseline`})`
       : `Link/Unlink, open loop at ${targetRate} req/s (${RATE_TARGET} x baseline): not run, above the closed-loop rate`;
@@ -483,6 +496,7 @@ export async function run(): Promise<BenchReport> {
         p99BelowMs: P99_TARGET_MS,
       },
       ...lagRows,
+      ...rywRows,
     ];
     const missed = [...lagUnderClosedLoop, ...lagUnderPacedLoad].reduce((sum, run) => sum + run.missed, 0);
     const failures = [...pool.failures, ...probePool.failures]
@@ -524,6 +538,7 @@ export async function run(): Promise<BenchReport> {
         `The closed loop's latency is set by its connection count at saturation (Little's law), so "p99 under ${P99_TARGET_MS} ms at that rate" is judged on an open-loop run at the target rate itself (${RATE_TARGET} x the baseline's median, after the closed-loop rounds): requests start on a fixed schedule whatever the answers, latency from each scheduled start. ${pacedRan ? '' : 'It is not run when the closed loop fell short of that rate: above its capacity an open loop measures only a growing queue; BENCH_PACED_RATE forces it.'}`,
         `Projection lag: a probe in the bench process sends ${lagSamples} commands per measured run (${PROBE_LANES} at a time, evenly over the run, on its own teams) beside the load, notes when each 200 arrived, and polls the team's projection document (a dedicated Redis connection, about every 1 ms) until it shows the command's version. Target: p99 under ${LAG_P99_TARGET_MS} ms at the target rate${pacedRan ? ' (the open-loop row)' : '; judged under the closed loop, the highest rate this service reached'}. The "p99 per round" column shows it per run.`,
         `The worker-stopped row runs the same load with the worker process stopped (SIGSTOP before its warm-up, SIGCONT after its measured run), so the ingress's and Redis's CPU are the command path's alone, comparable with ref-command's (which has no projector); its worker column is 0. After each such run the worker catches up with the log while nothing else runs${catchUp ? `: median over the rounds, ${catchUp.events} events caught up per run, ${catchUp.workerMicrosPerEvent.toFixed(1)} us of worker CPU and ${catchUp.redisMicrosPerEvent.toFixed(1)} us of Redis CPU per event (the projector applying events in large batches; under the live load above it applies them as they come)` : ''}.`,
+        `Read your own writes: after the load, on the idle service, ${rywSamples} pairs per round, one request at a time on ${PROBE_TEAM_COUNT} teams of their own, alternating a command alone (Link or Unlink) and the same command followed at once by GetFantasyTeam with minVersion = the answer's version (it waits for the projector's announcement when the projection is behind). The total and the read alone are of the paired samples; a read that did not answer 200 at that version counts as an error.`,
         ...(missed > 0
           ? [
               `The probe skipped ${missed} sample(s) scheduled after its run ended (its own commands were slow).`,
@@ -531,7 +546,7 @@ export async function run(): Promise<BenchReport> {
           : []),
         ...(failures ? [`Answers other than 200: ${failures}.`] : []),
       ],
-      problems: [...problemsOf(measured), ...problemsOf([paced, ...lagRows])],
+      problems: [...problemsOf(measured), ...problemsOf([paced, ...lagRows, ...rywRows])],
     };
   } finally {
     await meter?.close();

@@ -73,6 +73,7 @@ export function buildApp(deps: AppDependencies, options: BuildAppOptions = {}): 
     accounts: deps.services.accounts,
     usersReader: deps.services.usersReader,
     deliveryLog: deps.services.deliveryLog,
+    projectionWaits: deps.services.projectionWaits,
   });
   const routes = new RouteTable(app);
   registerHealthRoutes(routes, deps.redis);

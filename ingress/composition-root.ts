@@ -21,6 +21,7 @@ import { SignInThrottle } from './auth/sign-in-throttle';
 import { TokenService } from './auth/token-service';
 import { EventStreams } from './events/event-streams';
 import { UsersReader } from './readmodel/list-users/users.reader';
+import { ProjectionWaits, READ_YOUR_WRITES_PROJECTIONS } from './readmodel/read-your-writes';
 
 export interface IngressServices extends CoreServices {
   readonly verifier: CredentialVerifier;
@@ -48,6 +49,8 @@ export interface IngressServices extends CoreServices {
   readonly deliveryLog: DeliveryLog;
   /** GET /api/events: the open streams and the log tail they share. */
   readonly eventStreams: EventStreams;
+  /** Reads with `minVersion` waiting for the projector (ADR 0019). */
+  readonly projectionWaits: ProjectionWaits;
   /** Closes what the services opened themselves (the cache's subscriber, the queue). */
   close(): Promise<void>;
 }
@@ -112,6 +115,14 @@ export async function createIngressServices(
     settings: config.events,
     ...(isEventStreamMetrics(signInMetrics) ? { metrics: signInMetrics } : {}),
   });
+  const projectionWaits = new ProjectionWaits(
+    core.keys,
+    READ_YOUR_WRITES_PROJECTIONS.map((projection) => projection.name),
+    // Opened when the first read has to wait: one per ingress, however many reads wait.
+    () => duplicateConnection(redis, logger, 'projection-progress'),
+    config.readYourWrites,
+    logger,
+  );
   return {
     ...core,
     verifier,
@@ -133,8 +144,14 @@ export async function createIngressServices(
     webhookSettings: config.webhooks,
     deliveryLog: new DeliveryLog(redis, core.keys, config.webhooks.deliveryLogMs),
     eventStreams,
+    projectionWaits,
     async close() {
-      await Promise.all([eventStreams.close(), accountCache.close(), importQueue.close()]);
+      await Promise.all([
+        eventStreams.close(),
+        accountCache.close(),
+        importQueue.close(),
+        projectionWaits.close(),
+      ]);
     },
   };
 }

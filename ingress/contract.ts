@@ -21,6 +21,7 @@ import { assembleOpenApiDocument, type OpenApiDocument } from './openapi/openapi
 import type { UsersReader } from './readmodel/list-users/users.reader';
 import { allQueries } from './readmodel/queries';
 import type { RegisteredQuery } from './readmodel/query-definition';
+import type { ProjectionWaits } from './readmodel/read-your-writes';
 import { readModelContract } from './readmodel/readmodel.contract';
 import { webhooksContract } from './webhooks/webhooks.contract';
 
@@ -94,6 +95,7 @@ export function repositoryDocument(): OpenApiDocument {
     accounts: notForHandlers<AccountService>('accounts'),
     usersReader: notForHandlers<UsersReader>('usersReader'),
     deliveryLog: notForHandlers<DeliveryLog>('deliveryLog'),
+    projectionWaits: notForHandlers<ProjectionWaits>('projectionWaits'),
   });
   return serviceDocument(queries, defaults.imports.maxRows);
 }

@@ -28,7 +28,28 @@ export type AppErrorCode =
   | 'METHOD_NOT_ALLOWED'
   | 'PAYLOAD_TOO_LARGE'
   | 'TOO_MANY_REQUESTS'
-  | 'SERVICE_UNAVAILABLE';
+  | 'SERVICE_UNAVAILABLE'
+  | ProblemCode;
+
+/**
+ * The codes a problem body names in its `code` member (an RFC 7807 extension member), each with the
+ * one status it is answered with and what it means: a client acts on them without reading `detail`.
+ * Other problems carry no code (their status and type say all). The OpenAPI document lists them
+ * from here.
+ */
+export const PROBLEM_CODES = {
+  PROJECTION_BEHIND: {
+    status: 503,
+    meaning:
+      'A read-model query named a `minVersion` the projection did not reach within READ_WAIT_MS, or this instance already holds READ_MAX_WAITERS such reads (READ_MAX_WAITERS_PER_ACCOUNT for the caller); retry after Retry-After seconds.',
+  },
+} as const;
+
+export type ProblemCode = keyof typeof PROBLEM_CODES;
+
+export function isProblemCode(code: string): code is ProblemCode {
+  return Object.hasOwn(PROBLEM_CODES, code);
+}
 
 /** Field name -> messages, the `errors` member of a 400 validation problem. */
 export type FieldErrors = Record<string, string[]>;
@@ -39,4 +60,11 @@ export function validationError(errors: FieldErrors): AppError {
 
 export function serviceUnavailable(reason: string, retryAfterSeconds = 1): AppError {
   return new AppError('SERVICE_UNAVAILABLE', reason, 503, { retryAfterSeconds });
+}
+
+/** A read not answered because the projection is behind the version it asked for (ADR 0019). */
+export function projectionBehind(reason: string, retryAfterSeconds = 1): AppError {
+  return new AppError('PROJECTION_BEHIND', reason, PROBLEM_CODES.PROJECTION_BEHIND.status, {
+    retryAfterSeconds,
+  });
 }

@@ -51,6 +51,7 @@ const COMMAND_EXAMPLES: OperationExamples = {
           success: true,
           eventCount: 1,
           commandType: 'LinkFantasyTeam',
+          version: 2,
         },
       },
     ],

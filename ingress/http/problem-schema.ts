@@ -1,3 +1,4 @@
+import { PROBLEM_CODES, type ProblemCode } from '../../shared/errors';
 import { PROBLEMS, type ProblemStatus } from '../../shared/http/problem';
 import type { JsonSchema } from './json-schema';
 
@@ -7,6 +8,9 @@ import type { JsonSchema } from './json-schema';
  */
 export function problemSchema(status: ProblemStatus): JsonSchema {
   const { type, title } = PROBLEMS[status];
+  const codes = (Object.keys(PROBLEM_CODES) as ProblemCode[]).filter(
+    (code) => PROBLEM_CODES[code].status === status,
+  );
   return {
     title: `Problem${status}`,
     type: 'object',
@@ -15,6 +19,15 @@ export function problemSchema(status: ProblemStatus): JsonSchema {
       title: { const: title },
       status: { const: status },
       detail: { type: 'string', description: 'What went wrong, for a person.' },
+      ...(codes.length > 0
+        ? {
+            code: {
+              type: 'string',
+              enum: codes,
+              description: codes.map((code) => `\`${code}\`: ${PROBLEM_CODES[code].meaning}`).join(' '),
+            },
+          }
+        : {}),
       errors: {
         type: 'object',
         description: 'Field name (PascalCase, `Users[3].Email`; `$` for the body) to its messages.',

@@ -21,7 +21,11 @@ interface Described {
   readonly examples?: readonly unknown[];
   readonly preferences?: Readonly<Record<string, unknown>>;
   /** Rules across an object's members (`.xor(a, b)`, `.with(...)`...). */
-  readonly dependencies?: readonly { readonly rel: string; readonly peers?: readonly string[] }[];
+  readonly dependencies?: readonly {
+    readonly rel: string;
+    readonly key?: string | null;
+    readonly peers?: readonly string[];
+  }[];
 }
 
 /** A field-level `.when('sibling', { is, then, otherwise })`. */
@@ -234,23 +238,35 @@ function objectSchema(described: Described, path: string): Record<string, unknow
   }
   if (described.flags?.unknown !== true) schema.additionalProperties = false;
   if (conditions.length) schema.allOf = conditions;
-  const exactlyOne = exactlyOneOf(described, path);
-  if (exactlyOne) schema.oneOf = exactlyOne;
+  Object.assign(schema, memberRules(described, path));
   return schema;
 }
 
 /**
- * `.xor(a, b, ...)`: exactly one of the peers, as `oneOf` of each peer required (a body with two
- * of them matches two branches, one with none matches no branch). Other member rules are refused.
+ * The object's member rules: `.xor(a, b, ...)`, exactly one of the peers, as `oneOf` of each peer
+ * required (a body with two of them matches two branches, one with none matches no branch), at most
+ * one; `.with(key, peers)`, the peers required whenever the key is sent, as `dependentRequired`.
+ * Other member rules are refused.
  */
-function exactlyOneOf(described: Described, path: string): JsonSchema[] | undefined {
+function memberRules(
+  described: Described,
+  path: string,
+): { oneOf?: JsonSchema[]; dependentRequired?: Record<string, string[]> } {
   const dependencies = described.dependencies ?? [];
-  if (dependencies.length === 0) return undefined;
-  const [dependency, ...others] = dependencies;
-  if (!dependency || others.length || dependency.rel !== 'xor' || !dependency.peers?.length) {
-    throw unsupported(path, `the member rule "${dependencies.map((rule) => rule.rel).join(', ')}"`);
+  const refused = () =>
+    unsupported(path, `the member rule "${dependencies.map((rule) => rule.rel).join(', ')}"`);
+  const rules: { oneOf?: JsonSchema[]; dependentRequired?: Record<string, string[]> } = {};
+  for (const dependency of dependencies) {
+    const peers = dependency.peers ?? [];
+    if (dependency.rel === 'xor' && peers.length && !rules.oneOf) {
+      rules.oneOf = peers.map((peer) => ({ required: [peer] }));
+    } else if (dependency.rel === 'with' && typeof dependency.key === 'string' && peers.length) {
+      rules.dependentRequired = { ...rules.dependentRequired, [dependency.key]: [...peers] };
+    } else {
+      throw refused();
+    }
   }
-  return dependency.peers.map((peer) => ({ required: [peer] }));
+  return rules;
 }
 
 /**

@@ -15,6 +15,7 @@ import { listUsersQuery } from './list-users/list-users.query';
 import type { UsersReader } from './list-users/users.reader';
 import { listWebhookSubscriptionsQuery } from './list-webhook-subscriptions/list-webhook-subscriptions.query';
 import type { RegisteredQuery } from './query-definition';
+import type { ProjectionWaits } from './read-your-writes';
 
 export interface QueryDependencies {
   readonly redis: RedisClient;
@@ -26,18 +27,20 @@ export interface QueryDependencies {
   readonly usersReader: UsersReader;
   /** GetWebhookDeliveries reads the delivery log the workers write. */
   readonly deliveryLog: DeliveryLog;
+  /** Holds the reads with `minVersion` until the projection has their version (ADR 0019). */
+  readonly projectionWaits: ProjectionWaits;
 }
 
 /** Every read-model query the service answers. Adding one is a folder plus a line here. */
 export function allQueries(deps: QueryDependencies): readonly RegisteredQuery[] {
   return [
-    getTeamRatingInputQuery(deps.redis, deps.keys),
-    getMappedPlayersQuery(deps.redis, deps.keys),
+    getTeamRatingInputQuery(deps.redis, deps.keys, deps.projectionWaits),
+    getMappedPlayersQuery(deps.redis, deps.keys, deps.projectionWaits),
     currentUserQuery,
-    getFantasyTeamQuery(deps.redis, deps.keys),
+    getFantasyTeamQuery(deps.redis, deps.keys, deps.projectionWaits),
     availableImportersQuery,
     getImportJobResultQuery(deps.importResults),
-    getUserQuery(deps.accounts),
+    getUserQuery(deps.accounts, deps.projectionWaits),
     listUsersQuery(deps.usersReader),
     listWebhookSubscriptionsQuery(deps.redis, deps.keys),
     getWebhookDeliveriesQuery(deps.deliveryLog),

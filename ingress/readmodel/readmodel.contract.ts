@@ -266,6 +266,13 @@ export function readModelContract(queries: readonly RegisteredQuery[]): Operatio
             responsesOf(examples, 404),
           ),
           ...answers.common({ authenticated: true }),
+          '503': {
+            ...answers.problem(
+              503,
+              'Redis is not reachable, or this instance is already checking AUTH_MAX_PENDING_VERIFICATIONS passwords; or (`code` `PROJECTION_BEHIND`) the query named a `minVersion` the projection did not reach within READ_WAIT_MS, or too many such reads are waiting. Retry after Retry-After seconds.',
+            ),
+            headers: { 'Retry-After': { schema: { type: 'integer' }, description: 'Seconds to wait.' } },
+          },
           ...answers.serverFailure(responsesOf(examples, 500)),
         },
         'x-query-types': contracts,

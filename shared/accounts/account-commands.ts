@@ -314,5 +314,5 @@ async function handleOnAccount(
   if (isDeletedUser(after)) {
     await services.erasure.afterDelete(input.aggregateId, after.tombstoneId, input.metadata);
   }
-  return { kind: 'succeeded', eventCount: handled.events.length };
+  return { kind: 'succeeded', eventCount: handled.events.length, version: handled.version };
 }

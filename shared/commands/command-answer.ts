@@ -47,6 +47,13 @@ export type CommandOutcome =
       readonly kind: 'succeeded';
       readonly eventCount: number;
       /**
+       * The aggregate's version once the command's events are written (unchanged when it decided
+       * none; on a repeat, the version the first answer named). A read with `minVersion` at it sees
+       * the write (ADR 0019). Absent only when replaying an answer remembered before versions were
+       * answered.
+       */
+      readonly version?: number;
+      /**
        * A webhook subscription's new signing secret (CreateWebhookSubscription,
        * RotateWebhookSecret): answered once, never remembered (see SECRET_NOT_REPEATED).
        */
@@ -70,12 +77,14 @@ export const SECRET_NOT_REPEATED =
  */
 export function withoutSecret(outcome: CommandOutcome): CommandOutcome {
   if (outcome.kind !== 'succeeded' || outcome.signingSecret === undefined) return outcome;
-  return { kind: 'succeeded', eventCount: outcome.eventCount, note: SECRET_NOT_REPEATED };
+  const { signingSecret: _secret, ...kept } = outcome;
+  return { ...kept, note: SECRET_NOT_REPEATED };
 }
 
 /**
- * The spec's 2.6 body: errorMessage and errorCode only on failure. `signingSecret` and `note` are
- * the service's additions, present only on the answers that need them.
+ * The spec's 2.6 body: errorMessage and errorCode only on failure. `version`, `signingSecret` and
+ * `note` are the service's additions: `version` on every success (see CommandOutcome), the others
+ * only on the answers that need them.
  */
 export interface CommandResponseBody {
   readonly requestId: string | null;
@@ -84,6 +93,7 @@ export interface CommandResponseBody {
   readonly errorMessage?: string;
   readonly errorCode?: CommandErrorCode;
   readonly commandType: string | null;
+  readonly version?: number;
   readonly signingSecret?: string;
   readonly note?: string;
 }
@@ -105,7 +115,7 @@ export function commandAnswer(
   commandType: string | null,
 ): CommandAnswer {
   if (outcome.kind === 'succeeded') {
-    const { eventCount, signingSecret, note } = outcome;
+    const { eventCount, version, signingSecret, note } = outcome;
     return {
       status: 200,
       body: {
@@ -113,6 +123,7 @@ export function commandAnswer(
         success: true,
         eventCount,
         commandType: commandType,
+        ...(version !== undefined ? { version } : {}),
         ...(signingSecret !== undefined ? { signingSecret } : {}),
         ...(note !== undefined ? { note } : {}),
       },
@@ -133,6 +144,7 @@ export function outcomeOf(answer: CommandAnswer): CommandOutcome {
     return {
       kind: 'succeeded',
       eventCount: body.eventCount,
+      ...(body.version !== undefined ? { version: body.version } : {}),
       ...(body.note !== undefined ? { note: body.note } : {}),
     };
   }

@@ -99,7 +99,8 @@ async function runOnTeam(
       ...(requestId ? { requestId } : {}),
     });
     written = handled.accepted;
-    if (handled.accepted) outcome = { kind: 'succeeded', eventCount: handled.events.length };
+    if (handled.accepted)
+      outcome = { kind: 'succeeded', eventCount: handled.events.length, version: handled.version };
     else if (handled.kind === 'forbidden') outcome = refused('COMMAND_FORBIDDEN', handled.message);
     else outcome = refused('COMMAND_VALIDATION_ERROR', handled.message);
   } catch (error) {

@@ -511,6 +511,40 @@ export const SETTINGS = [
     },
   }),
   setting({
+    env: 'READ_WAIT_MS',
+    joi: Joi.number().integer().min(0).max(60_000),
+    default: 2_000,
+    path: 'readYourWrites.waitMs',
+    doc: {
+      expects:
+        'how long a read-model query with `minVersion` waits for the projection to reach that version, in ms',
+      usedBy:
+        'ingress: then `503` problem with `code` `PROJECTION_BEHIND` and `Retry-After`; see [Read your own writes](#read-your-own-writes-for-integrators)',
+    },
+  }),
+  setting({
+    env: 'READ_MAX_WAITERS',
+    joi: Joi.number().integer().min(1).max(100_000),
+    default: 1_000,
+    path: 'readYourWrites.maxWaiters',
+    doc: {
+      expects: 'an integer 1-100000: reads with `minVersion` one ingress holds waiting at once',
+      usedBy: 'ingress: one more is answered `PROJECTION_BEHIND` at once (each waiter holds a request open)',
+    },
+  }),
+  setting({
+    env: 'READ_MAX_WAITERS_PER_ACCOUNT',
+    joi: Joi.number().integer().min(1).max(100_000),
+    default: 10,
+    path: 'readYourWrites.maxWaitersPerAccount',
+    doc: {
+      expects:
+        'an integer 1-100000: reads with `minVersion` one account holds waiting at once on one ingress',
+      usedBy:
+        'ingress: one more is answered `PROJECTION_BEHIND` at once, so one client flooding reads of versions that never come cannot take the waiters of READ_MAX_WAITERS from the others',
+    },
+  }),
+  setting({
     env: 'IMPORT_MAX_ROWS',
     joi: Joi.number().integer().min(1).max(1_000_000),
     default: 10_000,

@@ -57,6 +57,11 @@ export type CommandOutcome<State, Event extends DomainEvent> =
   | {
       readonly accepted: true;
       readonly events: readonly EventEnvelope<Event>[];
+      /**
+       * The version the command left the aggregate at (its events' last; the loaded version when
+       * it decided none). On a replay, the version the request's own events reached, as its first
+       * answer said, not whatever later commands moved it to.
+       */
       readonly version: number;
       readonly state: State;
       /** The request had appended these events already (an earlier attempt); nothing new was written. */
@@ -133,7 +138,7 @@ export class CommandHandler {
           firstVersion,
           lastVersion,
         )) as EventEnvelope<Event>[];
-        return { accepted: true, replayed: true, events, version, state };
+        return { accepted: true, replayed: true, events, version: lastVersion, state };
       }
 
       // 3. The caller's optimistic-concurrency check.

@@ -1,6 +1,6 @@
 import type { ErrorRequestHandler, RequestHandler } from 'express';
 
-import { AppError } from '../errors';
+import { AppError, isProblemCode } from '../errors';
 import type { Logger } from '../logger';
 import { isRedisOutOfMemory, isRedisUnavailable } from '../redis/connections';
 import { problem, sendProblem } from './problem';
@@ -56,7 +56,11 @@ export function errorHandler(logger: Logger): ErrorRequestHandler {
       const retryAfter = error.details.retryAfterSeconds;
       if (typeof retryAfter === 'number') res.setHeader('Retry-After', String(retryAfter));
       const errors = error.details.errors as Record<string, string[]> | undefined;
-      sendProblem(res, problem(error.status, traceId, errors ? { errors } : { detail: error.message }));
+      const code = isProblemCode(error.code) ? { code: error.code } : {};
+      sendProblem(
+        res,
+        problem(error.status, traceId, errors ? { errors } : { detail: error.message, ...code }),
+      );
       return;
     }
 

@@ -1,6 +1,6 @@
 import type { Response } from 'express';
 
-import type { FieldErrors } from '../errors';
+import type { FieldErrors, ProblemCode } from '../errors';
 
 /**
  * RFC 7807 problem types and titles, one entry per status the service answers with a problem.
@@ -32,6 +32,8 @@ export interface ProblemDetails {
   title: string;
   status: number;
   detail?: string;
+  /** The problem's code, on the problems that have one (PROBLEM_CODES in shared/errors.ts). */
+  code?: ProblemCode;
   errors?: FieldErrors;
   traceId: string;
 }
@@ -42,7 +44,7 @@ export const PROBLEM_CONTENT_TYPE = 'application/problem+json; charset=utf-8';
 export function problem(
   status: ProblemStatus,
   traceId: string,
-  extra: { detail?: string; errors?: FieldErrors } = {},
+  extra: { detail?: string; code?: ProblemCode; errors?: FieldErrors } = {},
 ): ProblemDetails {
   return { ...PROBLEMS[status], status, ...extra, traceId };
 }

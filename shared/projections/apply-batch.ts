@@ -7,12 +7,17 @@ import { registerScripts } from '../redis/scripts';
 import { documentKeysOf, eventsFor, type LogEntry, NO_CHECKPOINT, planBatch } from './batch-plan';
 import type { AnyProjection } from './projection';
 import { PROJECTION_SCRIPTS } from './projection.scripts';
+import { type ProjectedVersions, projectedVersionsOf } from './projection-progress';
 
 /** The codecs every projection's events are opened with (ADR 0014). */
 const SEALED_ENVELOPES = new EnvelopeCodecs(ALL_ENVELOPE_CODECS);
 
-/** The outcome of applying one batch: how many entries, or the fence saying someone else did. */
-export type BatchResult = { readonly entries: number; readonly checkpoint: string } | 'fenced';
+/**
+ * The outcome of applying one batch: how many entries and the version each aggregate of the batch
+ * reached in the projection (what the projector announces), or the fence saying someone else did.
+ */
+export type BatchResult =
+  { readonly entries: number; readonly checkpoint: string; readonly projected: ProjectedVersions } | 'fenced';
 
 /**
  * Applies the next batch of `projection` from one log partition after `checkpoint`: reads the
@@ -40,7 +45,7 @@ export async function applyNextBatch(
     batchSize,
   );
   const last = entries.at(-1);
-  if (!last) return { entries: 0, checkpoint };
+  if (!last) return { entries: 0, checkpoint, projected: new Map() };
   const events = await codecs.open(redis, keys, eventsFor(projection, entries));
   const docKeys = documentKeysOf(projection, keys, events);
   const stored = docKeys.length ? await redis.mget(...docKeys) : [];
@@ -60,7 +65,7 @@ export async function applyNextBatch(
     if (error instanceof ScriptFencedError) return 'fenced';
     throw error;
   }
-  return { entries: entries.length, checkpoint: last[0] };
+  return { entries: entries.length, checkpoint: last[0], projected: projectedVersionsOf(events) };
 }
 
 /** Where a projection stands on one partition: its stored checkpoint, or none. */

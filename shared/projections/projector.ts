@@ -10,6 +10,7 @@ import { applyNextBatch, readCheckpoint } from './apply-batch';
 import { ownedId, type OwnedPartition, PartitionLeases } from './partition-leases';
 import type { AnyProjection } from './projection';
 import { PROJECTION_SCRIPTS } from './projection.scripts';
+import { encodeProjectedVersions, type ProjectedVersions } from './projection-progress';
 
 export interface ProjectorOptions {
   /** Log entries applied per script call. */
@@ -179,11 +180,26 @@ export class Projector {
           return;
         }
         owned.checkpoint = result.checkpoint;
+        this.announceProgress(owned.projection, result.projected);
         if (result.entries === this.options.batchSize)
           backlog.add(ownedId(owned.projection, owned.partition));
       }),
     );
     this.backlog = backlog;
+  }
+
+  /**
+   * Tells reads waiting for a version (ADR 0019) what the batch just written made visible. Not
+   * awaited, and a failure only logged: the batch is written either way, and a waiter that misses
+   * the announcement answers PROJECTION_BEHIND, to be retried, rather than slowing the projector.
+   */
+  private announceProgress(projection: AnyProjection, projected: ProjectedVersions): void {
+    if (projected.size === 0) return;
+    this.redis
+      .publish(this.keys.projectionProgress(projection.name), encodeProjectedVersions(projected))
+      .catch((error: unknown) => {
+        this.logger.warn('projector progress not announced', { error: String(error) });
+      });
   }
 
   /** For tests and metrics: how many partitions this replica works on now. */

@@ -28,6 +28,11 @@ export function createKeys(prefix: string) {
     aggregateIdOfRecord: (recordKey: string) => recordKey.slice(recordKey.lastIndexOf(':') + 1),
     /** Pub/sub channel where every append announces the changed aggregate's id. */
     aggregateChanges: (aggregateType: string) => `${prefix}changes:${aggregateType}`,
+    /**
+     * Pub/sub channel where the projector announces, after each batch it applied, the version each
+     * aggregate of the batch has reached in that projection (projection-progress.ts).
+     */
+    projectionProgress: (projection: string) => `${prefix}projected:${projection}`,
     /** Serialises command handling on one aggregate across every process. */
     aggregateLock: aggregate('lock'),
     /**

@@ -234,12 +234,14 @@ async function runOnSubscription(
     return {
       kind: 'succeeded',
       eventCount: handled.events.length,
+      version: handled.version,
       ...(prepared.signingSecret !== undefined ? { note: SECRET_NOT_REPEATED } : {}),
     };
   }
   return {
     kind: 'succeeded',
     eventCount: handled.events.length,
+    version: handled.version,
     ...(prepared.signingSecret !== undefined ? { signingSecret: prepared.signingSecret } : {}),
   };
 }

@@ -110,7 +110,13 @@ describeOnServer('A command whose append ran in Redis but whose answer was lost'
 
     const retry = await send(link);
     expect(retry.status).toBe(200);
-    expect(retry.body).toEqual({ requestId, success: true, eventCount: 1, commandType: 'LinkFantasyTeam' });
+    expect(retry.body).toEqual({
+      requestId,
+      success: true,
+      eventCount: 1,
+      commandType: 'LinkFantasyTeam',
+      version: 2,
+    });
     expect(await streamLength(team)).toBe(2);
   });
 

@@ -96,7 +96,7 @@ describe('Redis restarted during a command (AOF, appendfsync always)', () => {
       // not remember it. A client that lost it anyway retries, as below.
       expect({ status: interrupted.status, body: interrupted.body }).toEqual({
         status: 200,
-        body: { requestId, success: true, eventCount: 1, commandType },
+        body: { requestId, success: true, eventCount: 1, commandType, version: 2 },
       });
 
       await durable.resume();
@@ -112,7 +112,7 @@ describe('Redis restarted during a command (AOF, appendfsync always)', () => {
       const retried = await send(body);
       expect({ status: retried.status, body: retried.body }).toEqual({
         status: 200,
-        body: { requestId, success: true, eventCount: 1, commandType },
+        body: { requestId, success: true, eventCount: 1, commandType, version: 2 },
       });
       const again = await send(body);
       expect({ status: again.status, body: again.body }).toEqual({

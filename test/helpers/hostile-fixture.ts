@@ -38,6 +38,8 @@ export async function createHostileSubject(env: Record<string, string> = {}): Pr
     RATE_LIMIT_PER_ACCOUNT: '0',
     // No worker runs: every accepted import stays Pending, and these tests accept thousands.
     MAX_PENDING_IMPORTS_PER_USER: '100000',
+    // Nor a projector: a read with minVersion answers PROJECTION_BEHIND at once instead of waiting.
+    READ_WAIT_MS: '0',
     ...env,
   });
   // One server for the thousands of requests of a file: supertest would start one per request.

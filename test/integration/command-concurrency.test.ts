@@ -57,7 +57,16 @@ function isAllowed(answer: Answer): boolean {
   const failure = { requestId: null, success: false, eventCount: 0, commandType };
   switch (status) {
     case 200:
-      return isDeepStrictEqual(body, { requestId: null, success: true, eventCount: 1, commandType });
+      return (
+        typeof body.version === 'number' &&
+        isDeepStrictEqual(body, {
+          requestId: null,
+          success: true,
+          eventCount: 1,
+          commandType,
+          version: body.version,
+        })
+      );
     case 400:
       return isDeepStrictEqual(body, {
         ...failure,

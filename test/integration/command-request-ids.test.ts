@@ -92,6 +92,7 @@ describe('POST /api/command: a requestId belongs to its caller', () => {
       success: true,
       eventCount: 1,
       commandType: 'LinkFantasyTeam',
+      version: 2,
     });
 
     // Another command: the stranger's use must not make the id a duplicate for the owner.

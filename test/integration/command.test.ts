@@ -93,6 +93,7 @@ describe('POST /api/command', () => {
         success: true,
         eventCount: 1,
         commandType: 'LinkFantasyTeam',
+        version: 2,
       });
       const events = await streamOf(id);
       expect(events.map((e) => e.eventType)).toEqual(['FantasyTeamCreatedEvent', 'FantasyTeamLinkedEvent']);

@@ -208,7 +208,7 @@ describe('The projector in process, fed through POST /api/command', () => {
       const res = await sendCommand(subject, owner, commandType, { aggregateRootId: id, ...command });
       expect({ status: res.status, body: res.body as unknown }).toEqual({
         status: 200,
-        body: { requestId: null, success: true, eventCount: 1, commandType },
+        body: { requestId: null, success: true, eventCount: 1, commandType, version: expected.version },
       });
       await expectProjected(subject, owner, id, expected);
     }

@@ -89,8 +89,16 @@ describe('runTeamCommand', () => {
     const caller = member();
     const teamId = randomUUID();
     const requestId = randomUUID();
-    expect(await run(caller, create(teamId, { requestId }))).toEqual({ kind: 'succeeded', eventCount: 1 });
-    expect(await run(caller, create(teamId, { requestId }))).toEqual({ kind: 'succeeded', eventCount: 1 });
+    expect(await run(caller, create(teamId, { requestId }))).toEqual({
+      kind: 'succeeded',
+      eventCount: 1,
+      version: 1,
+    });
+    expect(await run(caller, create(teamId, { requestId }))).toEqual({
+      kind: 'succeeded',
+      eventCount: 1,
+      version: 1,
+    });
     expect(await streamLength(teamId)).toBe(1);
   });
 
@@ -112,7 +120,11 @@ describe('runTeamCommand', () => {
     );
     const other = member();
     const otherTeam = randomUUID();
-    expect(await run(other, create(otherTeam, { requestId }))).toEqual({ kind: 'succeeded', eventCount: 1 });
+    expect(await run(other, create(otherTeam, { requestId }))).toEqual({
+      kind: 'succeeded',
+      eventCount: 1,
+      version: 1,
+    });
     expect(await streamLength(otherTeam)).toBe(1);
   });
 

@@ -74,6 +74,7 @@ describe('Webhook subscription commands', () => {
       success: true,
       eventCount: 1,
       commandType: 'CreateWebhookSubscription',
+      version: 1,
       note: SECRET_NOT_REPEATED,
     });
   });

@@ -150,6 +150,19 @@ describe('joiToJsonSchema', () => {
     );
   });
 
+  it('When a member needs its peer (.with), then dependentRequired names the peer', () => {
+    const schema = Joi.object({ minVersion: Joi.boolean(), platformId: Joi.string() }).with(
+      'minVersion',
+      'platformId',
+    );
+    expect(joiToJsonSchema(schema)).toEqual({
+      type: 'object',
+      properties: { minVersion: { type: 'boolean' }, platformId: { type: 'string' } },
+      additionalProperties: false,
+      dependentRequired: { minVersion: ['platformId'] },
+    });
+  });
+
   it('When a schema uses a joi feature without a conversion, then generation fails naming the path', () => {
     expect(() => joiToJsonSchema(Joi.object({ when: Joi.date() }))).toThrow(
       /\$\.when uses the joi type "date"/,

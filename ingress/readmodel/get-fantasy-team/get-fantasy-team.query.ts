@@ -1,15 +1,12 @@
 import { SELECTION_STATUS } from '../../../shared/domain/fantasy-team/fantasy-team.commands';
-import {
-  fantasyTeamProjection,
-  type FantasyTeamView,
-} from '../../../shared/projections/fantasy-team/fantasy-team.projection';
 import type { RedisClient } from '../../../shared/redis/connections';
 import type { Keys } from '../../../shared/redis/keys';
-import { isOwnerOrAdmin } from '../../../shared/roles';
 import { guid } from '../../../shared/validation';
 import { closedObject, GUID_SCHEMA } from '../../http/json-schema';
 import { listingSchema, notFoundListing } from '../listing';
 import { defineQuery, querySchema, type RegisteredQuery } from '../query-definition';
+import { MIN_VERSION_SCHEMA, type ProjectionWaits } from '../read-your-writes';
+import { readVisibleTeam } from './visible-team';
 
 const INT64 = { type: 'integer', format: 'int64' } as const;
 
@@ -41,26 +38,29 @@ export const FANTASY_TEAM_VIEW_SCHEMA = closedObject(
 );
 
 interface GetFantasyTeamBody {
-  readonly query: { readonly id: string };
+  readonly query: { readonly id: string; readonly minVersion?: number };
 }
 
 /**
  * `GetFantasyTeam`: the team's projection, to its owner or an Admin. Anyone else, and a missing
- * team, get the spec's 4.1 rule 2 answer (404, empty results): nobody learns a team exists.
+ * team, get the spec's 4.1 rule 2 answer (404, empty results): nobody learns a team exists. With
+ * `minVersion`, answered once the team's projection has that version (ADR 0019).
  */
-export function getFantasyTeamQuery(redis: RedisClient, keys: Keys): RegisteredQuery {
+export function getFantasyTeamQuery(redis: RedisClient, keys: Keys, waits: ProjectionWaits): RegisteredQuery {
   return defineQuery<GetFantasyTeamBody>({
     queryType: 'GetFantasyTeam',
     description: 'One fantasy team: name, season, owner, linked identity, roster, version.',
     schemes: ['Basic', 'Bearer'],
     roles: [],
-    schema: querySchema<GetFantasyTeamBody>('GetFantasyTeam', { id: guid().required() }),
+    schema: querySchema<GetFantasyTeamBody>('GetFantasyTeam', {
+      id: guid().required(),
+      minVersion: MIN_VERSION_SCHEMA,
+    }),
     response: listingSchema('GetFantasyTeamResult', FANTASY_TEAM_VIEW_SCHEMA),
     answersNotFoundListing: true,
     async handle({ principal, body }) {
-      const stored = await redis.get(keys.projectionDocument(fantasyTeamProjection.name, body.query.id));
-      const team = stored === null ? null : (JSON.parse(stored) as FantasyTeamView);
-      if (!team || !isOwnerOrAdmin(principal, team.ownerUserId)) {
+      const team = await readVisibleTeam(redis, keys, waits, principal, body.query);
+      if (!team) {
         return notFoundListing();
       }
       return { body: { results: [team], totalCount: 1 } };

@@ -1,11 +1,13 @@
 import Joi from 'joi';
 
+import { playersProjection, type PlayerView } from '../../../shared/projections/sport/players.projection';
 import type { RedisClient } from '../../../shared/redis/connections';
 import type { Keys } from '../../../shared/redis/keys';
 import { guid, long, seasonYear, text } from '../../../shared/validation';
 import { closedObject, GUID_SCHEMA } from '../../http/json-schema';
 import { listingSchema } from '../listing';
 import { defineQuery, querySchema, type RegisteredQuery } from '../query-definition';
+import { MIN_VERSION_SCHEMA, type ProjectionWaits } from '../read-your-writes';
 import {
   type MappedPlayerFilter,
   type MappedPlayerListing,
@@ -40,7 +42,7 @@ const MAPPED_PLAYER_SCHEMA = closedObject(
 );
 
 interface GetMappedPlayersBody {
-  readonly query: MappedPlayerFilter;
+  readonly query: MappedPlayerFilter & { readonly minVersion?: number };
   readonly skip: number;
   readonly take?: number;
 }
@@ -60,9 +62,15 @@ async function* listingJson(listing: MappedPlayerListing): AsyncGenerator<string
 /**
  * `GetMappedPlayers` (spec 4.2): every mapped player, for machines signing in by Basic with the
  * ServiceAccount role, while the sport-core module is enabled. Ordered by feed id; optionally
- * paged (skip, take) and filtered by one identifier or a season, each from its own index.
+ * paged (skip, take) and filtered by one identifier or a season, each from its own index. With
+ * `platformId` (the player aggregate's id), `minVersion` answers once the players projection has
+ * that player at that version (ADR 0019); without one no single aggregate is named, so it is refused.
  */
-export function getMappedPlayersQuery(redis: RedisClient, keys: Keys): RegisteredQuery {
+export function getMappedPlayersQuery(
+  redis: RedisClient,
+  keys: Keys,
+  waits: ProjectionWaits,
+): RegisteredQuery {
   const reader = new MappedPlayersReader(redis, keys);
   return defineQuery<GetMappedPlayersBody>({
     queryType: 'GetMappedPlayers',
@@ -80,14 +88,31 @@ export function getMappedPlayersQuery(redis: RedisClient, keys: Keys): Registere
         leaguePlayerId: text({ min: 1, max: 100 }),
         platformId: guid(),
         season: seasonYear(),
+        minVersion: MIN_VERSION_SCHEMA,
       },
       {
         skip: Joi.number().strict().integer().min(0).max(Number.MAX_SAFE_INTEGER).default(0),
         take: Joi.number().strict().integer().min(1).max(MAX_MAPPED_PLAYERS_TAKE),
       },
+      (query) => query.with('minVersion', 'platformId'),
     ),
     response: listingSchema('GetMappedPlayersResult', MAPPED_PLAYER_SCHEMA),
-    async handle({ body }) {
+    async handle({ principal, body }) {
+      const { platformId, minVersion } = body.query;
+      if (platformId !== undefined && minVersion !== undefined) {
+        await waits.until({
+          projection: playersProjection.name,
+          aggregateId: platformId,
+          minVersion,
+          accountId: principal.userId,
+          noun: 'player',
+          read: async () => {
+            const stored = await redis.get(playersProjection.documentKey(keys, platformId));
+            return stored === null ? 0 : (JSON.parse(stored) as PlayerView).version;
+          },
+          versionOf: (version) => version,
+        });
+      }
       const listing = await reader.list(body.query, body.skip, body.take);
       return { jsonPieces: listingJson(listing) };
     },

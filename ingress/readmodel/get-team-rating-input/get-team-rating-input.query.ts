@@ -3,19 +3,16 @@ import Joi from 'joi';
 import { DEFAULT_SEASON } from '../../../shared/domain/fantasy-team/fantasy-team.commands';
 import { SELECTION_STATUS } from '../../../shared/domain/fantasy-team/fantasy-team.commands';
 import { DEFAULT_FINAL_ROUND, DEFAULT_ROUND } from '../../../shared/domain/sport/sport.model';
-import {
-  fantasyTeamProjection,
-  type FantasyTeamView,
-} from '../../../shared/projections/fantasy-team/fantasy-team.projection';
 import { completeRatingInputEntry } from '../../../shared/projections/sport/rating-input';
 import type { SeasonRounds } from '../../../shared/projections/sport/seasons.projection';
 import type { RedisClient } from '../../../shared/redis/connections';
 import type { Keys } from '../../../shared/redis/keys';
-import { isOwnerOrAdmin } from '../../../shared/roles';
 import { guid, seasonYear } from '../../../shared/validation';
 import { closedObject } from '../../http/json-schema';
+import { readVisibleTeam } from '../get-fantasy-team/visible-team';
 import { listingSchema, notFoundListing } from '../listing';
 import { defineQuery, querySchema, type RegisteredQuery } from '../query-definition';
+import { MIN_VERSION_SCHEMA, type ProjectionWaits } from '../read-your-writes';
 
 export const TEAM_RATING_INPUT_DATA_TYPE = 'TeamRatingInput';
 
@@ -63,7 +60,7 @@ const TEAM_RATING_INPUT_SCHEMA = closedObject(
 );
 
 interface GetTeamRatingInputBody {
-  readonly query: { readonly id: string; readonly season: string };
+  readonly query: { readonly id: string; readonly season: string; readonly minVersion?: number };
   readonly dataType: string;
 }
 
@@ -72,9 +69,14 @@ interface GetTeamRatingInputBody {
  * for the season, keyed by feed id, with the season's rounds. Two round trips whatever the
  * roster's size: the team's document, then the roster's ready-made entries (the players
  * projection joins participant -> feed id and the season's stats in advance) with the rounds.
- * The answer is joined as text: nothing per player is parsed or serialised per request.
+ * The answer is joined as text: nothing per player is parsed or serialised per request. With
+ * `minVersion` (the team's version), answered once the team's projection has it (ADR 0019).
  */
-export function getTeamRatingInputQuery(redis: RedisClient, keys: Keys): RegisteredQuery {
+export function getTeamRatingInputQuery(
+  redis: RedisClient,
+  keys: Keys,
+  waits: ProjectionWaits,
+): RegisteredQuery {
   return defineQuery<GetTeamRatingInputBody>({
     queryType: 'GetTeamRatingInputByTeamId',
     description: "A team's roster with each player's rating, price, positions and breakdown for a season.",
@@ -85,6 +87,7 @@ export function getTeamRatingInputQuery(redis: RedisClient, keys: Keys): Registe
       {
         id: guid().required(),
         season: seasonYear().default(DEFAULT_SEASON),
+        minVersion: MIN_VERSION_SCHEMA,
       },
       { dataType: Joi.string().valid(TEAM_RATING_INPUT_DATA_TYPE).required() },
     ),
@@ -96,11 +99,10 @@ export function getTeamRatingInputQuery(redis: RedisClient, keys: Keys): Registe
     }),
     answersNotFoundListing: true,
     async handle({ principal, body, requestId }) {
-      const { id, season } = body.query;
+      const { season } = body.query;
       // 1. The team, loaded directly by id (rule 3); missing or not the caller's: rule 2's answer.
-      const stored = await redis.get(fantasyTeamProjection.documentKey(keys, id));
-      const team = stored === null ? null : (JSON.parse(stored) as FantasyTeamView);
-      if (!team || !isOwnerOrAdmin(principal, team.ownerUserId)) return notFoundListing();
+      const team = await readVisibleTeam(redis, keys, waits, principal, body.query);
+      if (!team) return notFoundListing();
 
       // 2. Each roster player's ready-made entry for the season, and the season's rounds: one
       // round trip (the two commands are pipelined automatically).

@@ -1,14 +1,16 @@
 import type { AccountService } from '../../../shared/accounts/account.service';
 import { userIdForEmail } from '../../../shared/domain/user/user-id';
 import { toUserView } from '../../../shared/projections/users/user-view';
+import { usersProjection } from '../../../shared/projections/users/users.projection';
 import { emailAddress, guid } from '../../../shared/validation';
 import { listingSchema, notFoundListing } from '../listing';
 import { defineQuery, querySchema, type RegisteredQuery } from '../query-definition';
+import { MIN_VERSION_SCHEMA, type ProjectionWaits } from '../read-your-writes';
 import { USER_ITEM_SCHEMA } from '../user-item';
 
 interface GetUserBody {
   /** Exactly one of the two (the schema's xor). */
-  readonly query: { readonly id?: string; readonly email?: string };
+  readonly query: { readonly id?: string; readonly email?: string; readonly minVersion?: number };
 }
 
 /**
@@ -16,23 +18,46 @@ interface GetUserBody {
  * normalised e-mail, ADR 0004), to a UserManager or an Admin. Read from the account's record, not
  * from a projection, so it shows a change as soon as its command was answered. A missing or
  * deleted account answers the spec's 404 listing, as a missing team does (GetFantasyTeam).
+ *
+ * `minVersion` (the account's version) is accepted as by the other single-aggregate queries: the
+ * record has every answered command already, so it waits only for a version no command has
+ * answered yet (one in flight), woken when the users projection announces it (ADR 0019). A missing
+ * or deleted account has nothing newer to wait for: it answers the 404 listing at once.
  */
-export function getUserQuery(accounts: Pick<AccountService, 'findById'>): RegisteredQuery {
+export function getUserQuery(
+  accounts: Pick<AccountService, 'findById'>,
+  waits: ProjectionWaits,
+): RegisteredQuery {
   return defineQuery<GetUserBody>({
     queryType: 'GetUser',
     description:
       'One account by id or e-mail (exactly one): e-mail, names, type, roles, disabled, dates, version.',
     schemes: ['Basic', 'Bearer'],
     roles: ['UserManager', 'Admin'],
-    schema: querySchema<GetUserBody>('GetUser', { id: guid(), email: emailAddress() }, {}, (query) =>
-      query.xor('id', 'email'),
+    schema: querySchema<GetUserBody>(
+      'GetUser',
+      { id: guid(), email: emailAddress(), minVersion: MIN_VERSION_SCHEMA },
+      {},
+      (query) => query.xor('id', 'email'),
     ),
     response: listingSchema('GetUserResult', USER_ITEM_SCHEMA),
     answersNotFoundListing: true,
-    async handle({ body }) {
-      const { id, email } = body.query;
+    async handle({ principal, body }) {
+      const { id, email, minVersion } = body.query;
       const userId = id ?? userIdForEmail(email ?? '');
-      const account = await accounts.findById(userId);
+      const read = () => accounts.findById(userId);
+      const account =
+        minVersion === undefined
+          ? await read()
+          : await waits.until({
+              projection: usersProjection.name,
+              aggregateId: userId,
+              minVersion,
+              accountId: principal.userId,
+              noun: 'user',
+              read,
+              versionOf: (found) => found?.version ?? Infinity,
+            });
       if (!account) return notFoundListing();
       return { body: { results: [toUserView(account, account.version)], totalCount: 1 } };
     },

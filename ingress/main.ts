@@ -1,4 +1,5 @@
 import { bootstrapAdmin } from '../shared/accounts/bootstrap-admin';
+import { bootstrapSandboxAdmin, sandboxBanner } from '../shared/accounts/sandbox-admin';
 import { ConfigError } from '../shared/config';
 import { listen, type RunningServer } from '../shared/http/server';
 import { installShutdownHooks, loadConfigOrExit } from '../shared/lifecycle';
@@ -42,8 +43,10 @@ async function main(): Promise<void> {
   await waitForRedis(redis, logger);
   services = await createIngressServices(config, redis, logger, metrics.commandHandlerHooks(), metrics);
   await bootstrapAdmin(config, services.accounts, logger);
-  // A deployment upgraded from before the last-Admin guard builds its set once, from every account.
+  // A deployment upgraded from before the last-Admin guard builds its set once, from every account
+  // (before the sandbox, which asks it whether the service has an administrator).
   await services.admins.ensureBuilt(services.store);
+  const sandbox = await bootstrapSandboxAdmin(config, services.accounts, services.admins, logger);
   // And indexes every team under its owner once: an Admin's were not before erasure (ADR 0014).
   await services.teamLimit.ensureIndexed();
 
@@ -54,6 +57,15 @@ async function main(): Promise<void> {
     config.http,
   );
   logger.info('ingress listening', { port: running.port, host: config.host });
+  // Straight to the console, never through the logger: the password must not reach a log shipper.
+  if (sandbox)
+    process.stdout.write(sandboxBanner(sandbox, `http://${localAddress(config.host)}:${running.port}`));
+}
+
+/** The address a person on this machine types: a wildcard bind answers on loopback too. */
+function localAddress(host: string): string {
+  if (host === '0.0.0.0' || host === '::' || host === '') return '127.0.0.1';
+  return host.includes(':') ? `[${host}]` : host;
 }
 
 main().catch((error: unknown) => {

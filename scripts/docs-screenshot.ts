@@ -1,8 +1,5 @@
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync } from 'node:fs';
 import path from 'node:path';
-
-import { chromium } from 'playwright-core';
 
 import { buildApp } from '../ingress/app';
 import { createIngressServices } from '../ingress/composition-root';
@@ -12,16 +9,16 @@ import { listen } from '../shared/http/server';
 import { createLogger } from '../shared/logger';
 import { Metrics } from '../shared/metrics/metrics';
 import { closeConnections, createRedisConnection, waitForRedis } from '../shared/redis/connections';
+import { launchHeadlessChromium } from './lib/chromium';
 import { startLocalRedis } from './lib/redis-server';
 
 /**
  * `npm run docs:screenshot`: starts the ingress against a private redis-server, opens /api/docs in
  * headless Chromium (Debian's, at CHROMIUM_PATH or /usr/bin/chromium; `apt-get install chromium`),
  * expands POST /api/readmodel and saves docs/images/api-docs.png for the README. Not part of
- * `npm test`: CI machines have no Chromium.
+ * `npm test` (the first-hour test drives Swagger UI there, with the same Chromium).
  */
 const OUTPUT = path.resolve(__dirname, '..', 'docs', 'images', 'api-docs.png');
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 
 async function main(): Promise<void> {
   const redisServer = await startLocalRedis();
@@ -32,7 +29,6 @@ async function main(): Promise<void> {
   });
   const logger = createLogger({ level: config.logLevel, processRole: 'docs-screenshot' });
   const redis = createRedisConnection(config.redis, 'request', logger);
-  const profile = mkdtempSync(path.join(tmpdir(), 'fts-chromium-'));
   try {
     await waitForRedis(redis, logger);
     const services = await createIngressServices(config, redis, logger);
@@ -44,22 +40,9 @@ async function main(): Promise<void> {
       config.http,
     );
     try {
-      const browser = await chromium.launchPersistentContext(profile, {
-        executablePath: CHROMIUM,
-        headless: true,
-        viewport: { width: 1400, height: 1500 },
-        args: [
-          '--no-sandbox',
-          '--disable-gpu',
-          '--disable-quic',
-          '--no-first-run',
-          '--disable-background-networking',
-          '--disable-component-update',
-          '--disable-sync',
-        ],
-      });
+      const browser = await launchHeadlessChromium();
       try {
-        const page = browser.pages()[0] ?? (await browser.newPage());
+        const page = browser.context.pages()[0] ?? (await browser.context.newPage());
         // The page runs under helmet's Content-Security-Policy: say so if it blocks anything.
         page.on('console', (message) => {
           if (/Content Security Policy/i.test(message.text())) {
@@ -88,7 +71,6 @@ async function main(): Promise<void> {
     await closeConnections(redis);
     logger.close();
     await redisServer.stop();
-    rmSync(profile, { recursive: true, force: true });
   }
 }
 

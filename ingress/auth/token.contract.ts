@@ -1,3 +1,4 @@
+import { SANDBOX_ADMIN_EMAIL } from '../../shared/accounts/sandbox-admin';
 import { closedObject, type JsonSchema } from '../http/json-schema';
 import {
   discriminatedOneOf,
@@ -58,7 +59,12 @@ export const TOKEN_CONTRACT: OperationContract = {
           {
             name: 'PasswordGrant',
             summary: 'Password grant',
-            value: { grant_type: 'password', username: 'member@example.com', password: 'a-long-password' },
+            // The sandbox's administrator: its password is the one its first start printed.
+            value: {
+              grant_type: 'password',
+              username: SANDBOX_ADMIN_EMAIL,
+              password: 'the-password-npm-start-printed',
+            },
           },
         ],
         [JSON_MEDIA, 'application/x-www-form-urlencoded'],

@@ -21,12 +21,20 @@ export interface OperationExamples {
   readonly responses: Readonly<Record<number, readonly SpecExample[]>>;
 }
 
-/** The made-up ids the examples share, so one example's team or job is another's. */
+/**
+ * The made-up ids the examples share, so one example's team or job is another's. They are also the
+ * sandbox's (`npm run seed:demo`, scripts/lib/demo-season.ts), so each request example runs as it
+ * is in Swagger UI against a seeded sandbox (ADR 0017).
+ */
 export const EXAMPLE_IDS = {
   team: '3f2b8c1e-6d4a-4f7b-9c2e-1a5d7e9f0b3c',
   request: '7c9e6679-7425-40de-944b-e07fc1f90ae7',
   trace: '0b5f4c3e-2d1a-4e8f-9a7b-6c5d4e3f2a1b',
-  importJob: 'a3bb189e-8bf9-3888-9912-ace4e6543002',
+  /** The requestId of the sandbox's players import. */
+  seedRequest: '5e1c0a6b-2f3d-4b8e-9a7c-6d5e4f3a2b1c',
+  /** That import's job, as the sandbox administrator submits it (importJobIdFor; a test checks). */
+  importJob: 'f32cb812-1f3d-58e9-822d-21cf83af0bdf',
+  webhookSubscription: 'c0ffee00-5a7d-4b0c-9e1f-2a3b4c5d6e7f',
   user: '9f8e7d6c-5b4a-5c3d-8e2f-1a0b9c8d7e6f',
   /** The service account the import examples seed and the CurrentUser example signs in as. */
   serviceAccount: 'rating-service@example.com',

@@ -74,6 +74,30 @@ const READ_MODEL_EXAMPLES: OperationExamples = {
         take: 100,
       },
     },
+    {
+      name: 'GetFantasyTeam',
+      summary: 'One team: its owner, linked identity, roster and version (owner or Admin)',
+      value: { query: { queryType: 'GetFantasyTeam', id: EXAMPLE_IDS.team } },
+    },
+    {
+      name: 'GetImportJobResult',
+      summary: 'An import job, queued or finished (its submitter or an Admin)',
+      value: { query: { queryType: 'GetImportJobResult', importJobId: EXAMPLE_IDS.importJob } },
+    },
+    {
+      name: 'ListWebhookSubscriptions',
+      summary: 'Every webhook subscription (Admin)',
+      value: { query: { queryType: 'ListWebhookSubscriptions' }, skip: 0, take: 100 },
+    },
+    {
+      name: 'GetWebhookDeliveries',
+      summary: "A subscription's deliveries, newest first (Admin)",
+      value: {
+        query: { queryType: 'GetWebhookDeliveries', subscriptionId: EXAMPLE_IDS.webhookSubscription },
+        skip: 0,
+        take: 100,
+      },
+    },
   ],
   responses: {
     200: [

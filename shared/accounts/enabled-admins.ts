@@ -76,6 +76,10 @@ export class EnabledAdmins {
     await this.redis.sadd(this.keys.enabledAdmins(), userId.toLowerCase());
   }
 
+  async has(userId: string): Promise<boolean> {
+    return (await this.redis.sismember(this.keys.enabledAdmins(), userId.toLowerCase())) === 1;
+  }
+
   async count(): Promise<number> {
     return this.redis.scard(this.keys.enabledAdmins());
   }

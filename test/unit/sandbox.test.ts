@@ -1,0 +1,51 @@
+import { spawnSync } from 'node:child_process';
+import path from 'node:path';
+
+import { EXAMPLE_IDS } from '../../ingress/openapi/spec-examples';
+import { DEMO_PLAYERS_IMPORT_JOB_ID, DEMO_ROSTER, DEMO_TEAM_ID } from '../../scripts/lib/demo-season';
+import { SEED_MESSAGES } from '../../scripts/seed-demo';
+import { SANDBOX_ADMIN_EMAIL, sandboxApplies, sandboxBanner } from '../../shared/accounts/sandbox-admin';
+import { PROJECT_ROOT } from '../helpers/processes';
+
+describe('sandbox (ADR 0017)', () => {
+  it.each([
+    ['development', undefined, true],
+    ['test', undefined, true],
+    ['production', undefined, false],
+    ['development', 'operator@example.com', false],
+  ] as const)(
+    'When NODE_ENV=%s and ADMIN_EMAIL=%s, then the sandbox applies: %s',
+    (nodeEnv, adminEmail, applies) => {
+      expect(sandboxApplies({ nodeEnv, adminEmail })).toBe(applies);
+    },
+  );
+
+  it("When the seed's players import is read by GetImportJobResult's example, then it is the same job, and the examples' team is the seeded one", () => {
+    expect(DEMO_PLAYERS_IMPORT_JOB_ID).toBe(EXAMPLE_IDS.importJob);
+    expect(DEMO_TEAM_ID).toBe(EXAMPLE_IDS.team);
+    expect(DEMO_ROSTER.filter((slot) => slot.selectionStatus === 0)).toHaveLength(1);
+  });
+
+  it('When a later start reports the account, then its lines never carry a password', () => {
+    const text = sandboxBanner({ status: 'exists', email: SANDBOX_ADMIN_EMAIL }, 'http://127.0.0.1:8080');
+    expect(text).toContain(`${SANDBOX_ADMIN_EMAIL} exists`);
+    expect(text).not.toMatch(/password: /);
+    expect(text).toContain('npm run seed:demo\n');
+  });
+
+  it('When seed:demo runs with NODE_ENV=production, then it refuses before asking for anything or calling the service', () => {
+    const run = spawnSync(
+      process.execPath,
+      ['--import', 'tsx', path.join('scripts', 'seed-demo.ts'), '--url', 'http://127.0.0.1:9'],
+      {
+        cwd: PROJECT_ROOT,
+        env: { ...process.env, NODE_ENV: 'production' },
+        input: 'a-password\n',
+        encoding: 'utf8',
+      },
+    );
+    expect(run.status).toBe(2);
+    expect(run.stderr).toBe(`${SEED_MESSAGES.refusedInProduction}\n`);
+    expect(run.stdout).toBe('');
+  });
+});

@@ -9,7 +9,6 @@ import { fantasyTeamProjection } from '../shared/projections/fantasy-team/fantas
 import type { Keys } from '../shared/redis/keys';
 import {
   type LoadResult,
-  measureInterleaved,
   percentile,
   positiveNumberFromEnv,
   reportRun,
@@ -407,12 +406,10 @@ export async function run(): Promise<BenchReport> {
       worker,
     }));
     const costs = meter;
-    const measured = await measureInterleaved(
-      [baseline, refCommand, closedLoop, pausedLoop].map((workload) => costs.track(workload)),
+    const measured = await costs.measure(
+      [baseline, refCommand, closedLoop, pausedLoop],
       settings,
-      async (workload, round, result) => {
-        reportRun(workload.name, round, result);
-        await costs.finish(workload, result);
+      async (_workload, round) => {
         const catchUp = await pausedWorker.resumeAndCatchUp();
         if (catchUp)
           process.stderr.write(

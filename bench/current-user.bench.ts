@@ -2,13 +2,7 @@ import { spawnSync } from 'node:child_process';
 import path from 'node:path';
 
 import { startLocalRedis } from '../scripts/lib/redis-server';
-import {
-  type Measured,
-  measureInterleaved,
-  reportWorkloadRun,
-  settingsFromEnv,
-  type Workload,
-} from './lib/load';
+import { type Measured, settingsFromEnv, type Workload } from './lib/load';
 import { CostMeter, cpuRow, type RunCost } from './lib/process-cost';
 import { ensureBuilt, REPO_ROOT, type ServerProcess, startServer, stopAll, track } from './lib/processes';
 import { type BenchReport, compareWith, machineInfo, problemsOf } from './lib/report';
@@ -230,14 +224,7 @@ export async function run(): Promise<BenchReport> {
       atInfo.bearer,
       ...(atBefore ? [atBefore.basic, atBefore.bearer] : []),
     ];
-    const measured = await measureInterleaved(
-      workloads.map((workload) => costs.track(workload)),
-      settings,
-      async (workload, round, result) => {
-        reportWorkloadRun(workload, round, result);
-        await costs.finish(workload, result);
-      },
-    );
+    const measured = await costs.measure(workloads, settings);
     const [base, ref, basicWarn, bearerWarn, basicInfo, bearerInfo, basicBefore, bearerBefore] = measured;
     if (!base || !ref || !basicWarn || !bearerWarn || !basicInfo || !bearerInfo)
       throw new Error('a workload is missing');

@@ -20,11 +20,9 @@ import type { AssignableRole } from '../shared/roles';
 import { seededRandom } from '../test/helpers/seeded-random';
 import {
   type LoadResult,
-  measureInterleaved,
   percentile,
   positiveNumberFromEnv,
   reportRun,
-  reportWorkloadRun,
   settingsFromEnv,
   summarise,
   type Workload,
@@ -388,14 +386,7 @@ export async function run(): Promise<BenchReport> {
       redis: redisServer.pid,
     }));
     const costs = meter;
-    const measured = await measureInterleaved(
-      [baseline, refRead, ...loaded].map((workload) => costs.track(workload)),
-      settings,
-      async (workload, round, result) => {
-        reportWorkloadRun(workload, round, result);
-        await costs.finish(workload, result);
-      },
-    );
+    const measured = await costs.measure([baseline, refRead, ...loaded], settings);
     const [base, ref, ...rest] = measured;
     if (!base || !ref) throw new Error('the baseline or the reference is missing');
     const cpu = [

@@ -10,11 +10,9 @@ import { seededRandom } from '../test/helpers/seeded-random';
 import { ImportClient, type ImportItem } from './lib/import-client';
 import {
   type LoadResult,
-  measureInterleaved,
   median,
   percentile,
   positiveNumberFromEnv,
-  reportWorkloadRun,
   settingsFromEnv,
   summarise,
   type Workload,
@@ -433,14 +431,7 @@ export async function run(): Promise<BenchReport> {
       redis: redisServer.pid,
     }));
     const costs = meter;
-    const measured = await measureInterleaved(
-      [baseline, refRead, rating].map((workload) => costs.track(workload)),
-      settings,
-      async (workload, round, result) => {
-        reportWorkloadRun(workload, round, result);
-        await costs.finish(workload, result);
-      },
-    );
+    const measured = await costs.measure([baseline, refRead, rating], settings);
     const [base, ref, rated] = measured;
     if (!base || !ref || !rated) throw new Error('a workload is missing');
     const cpu = [

@@ -2,8 +2,16 @@ import { readFileSync } from 'node:fs';
 
 import { Redis } from 'ioredis';
 
-import type { LoadResult, Workload } from './load';
-import { median } from './load';
+import {
+  type LoadResult,
+  type LoadSettings,
+  type Measured,
+  measureInterleaved,
+  median,
+  reportWorkloadRun,
+  type Workload,
+} from './load';
+import { markdownTable } from './markdown-table';
 
 /**
  * The processes a request-path workload runs on, by role: `ingress` is the HTTP server that
@@ -96,6 +104,26 @@ export class CostMeter {
         await workload.alongside?.(durationSeconds);
       },
     };
+  }
+
+  /**
+   * measureInterleaved over `workloads`, each run reported on stderr and its cost recorded, then
+   * `afterRun` (e.g. a step that must not count in the next run's cost).
+   */
+  measure(
+    workloads: readonly Workload[],
+    settings: LoadSettings & { rounds: number },
+    afterRun?: (workload: Workload, round: number, result: LoadResult) => Promise<void>,
+  ): Promise<Measured[]> {
+    return measureInterleaved(
+      workloads.map((workload) => this.track(workload)),
+      settings,
+      async (workload, round, result) => {
+        reportWorkloadRun(workload, round, result);
+        await this.finish(workload, result);
+        await afterRun?.(workload, round, result);
+      },
+    );
   }
 
   /** Ends the measured run `result` of `workload`: call from measureInterleaved's onRun. */
@@ -287,23 +315,7 @@ export function cpuTable(rows: readonly CpuRow[]): string {
     row.targets?.length ? (row.targets.every((target) => meetsCpuTarget(row, target)) ? 'yes' : 'NO') : '',
     row.runs.map((run) => micros(run.cpuMicros.ingress)).join(' / '),
   ]);
-  const widths = header.map((cell, column) =>
-    Math.max(cell.length, ...body.map((line) => (line[column] ?? '').length)),
-  );
-  const render = (cells: readonly string[]) =>
-    `| ${cells
-      .map((cell, column) =>
-        numeric.has(header[column] ?? '')
-          ? cell.padStart(widths[column] ?? 0)
-          : cell.padEnd(widths[column] ?? 0),
-      )
-      .join(' | ')} |`;
-  const rule = `| ${widths
-    .map((width, column) =>
-      numeric.has(header[column] ?? '') ? `${'-'.repeat(width - 1)}:` : '-'.repeat(width),
-    )
-    .join(' | ')} |`;
-  return [render(header), rule, ...body.map(render)].join('\n');
+  return markdownTable(header, body, numeric);
 }
 
 /** How the CPU table was measured: one note for every bench that reports one. */

@@ -6,6 +6,7 @@ import path from 'node:path';
 import prettier from 'prettier';
 
 import type { LoadSettings, Measured } from './load';
+import { markdownTable } from './markdown-table';
 import { CPU_TABLE_NOTE, type CpuRow, cpuRowNotes, cpuTable } from './process-cost';
 import { REPO_ROOT } from './processes';
 
@@ -134,23 +135,8 @@ export function table(rows: readonly ComparisonRow[], rateUnit = 'req/s'): strin
     metCell(row),
     perRoundCell(row),
   ]);
-  const widths = header.map((cell, column) =>
-    Math.max(cell.length, ...body.map((line) => (line[column] ?? '').length)),
-  );
   const numeric = new Set([rateHeader, 'p50 ms', 'p99 ms', 'vs baseline']);
-  const render = (cells: readonly string[]) =>
-    `| ${cells
-      .map((cell, column) => {
-        const width = widths[column] ?? 0;
-        return numeric.has(header[column] ?? '') ? cell.padStart(width) : cell.padEnd(width);
-      })
-      .join(' | ')} |`;
-  const rule = `| ${widths
-    .map((width, column) =>
-      numeric.has(header[column] ?? '') ? `${'-'.repeat(width - 1)}:` : '-'.repeat(width),
-    )
-    .join(' | ')} |`;
-  return [render(header), rule, ...body.map(render)].join('\n');
+  return markdownTable(header, body, numeric);
 }
 
 function git(...args: string[]): string {

@@ -7,6 +7,7 @@ import { fantasyTeamDecider } from '../shared/domain/fantasy-team/fantasy-team.d
 import type { EventEnvelope } from '../shared/event-store/envelope';
 import { EventStore } from '../shared/event-store/event-store';
 import { CommandHandler } from '../shared/event-store/handle-command';
+import { compactEnvelopeJson } from '../shared/event-store/stored-envelope';
 import { createLogger } from '../shared/logger';
 import { closeConnections, createRedisConnection, waitForRedis } from '../shared/redis/connections';
 import { createKeys } from '../shared/redis/keys';
@@ -31,20 +32,20 @@ const TEAM_COUNT = 1_000;
 const TEAM_TYPE = fantasyTeamDecider.aggregateType;
 const ACTOR = '11111111-1111-4111-8111-111111111111';
 
-interface Team {
+export interface Team {
   readonly id: string;
   linked: boolean;
   version: number;
 }
 
 /** One operation on one team; resolves when Redis has answered it. */
-type Operation = (team: Team) => Promise<void>;
+export type Operation = (team: Team) => Promise<void>;
 
 /**
  * Runs `operation` from `lanes` concurrent loops for `seconds`, each lane cycling through its own
  * teams (so no two operations ever wait on one aggregate), and measures each operation's latency.
  */
-async function drive(
+export async function drive(
   teams: readonly Team[],
   lanes: number,
   seconds: number,
@@ -82,7 +83,7 @@ async function drive(
   };
 }
 
-function linkOrUnlink(team: Team, step: number): FantasyTeamCommand {
+export function linkOrUnlink(team: Team, step: number): FantasyTeamCommand {
   return team.linked
     ? { type: 'UnlinkFantasyTeam', data: { unlinkReason: null } }
     : { type: 'LinkFantasyTeam', data: { fantasyTeamExternalId: step + 1, fantasyUserId: 1_000_000 + step } };
@@ -135,7 +136,7 @@ export async function run(): Promise<BenchReport> {
       data: { fantasyTeamExternalId: 1, fantasyUserId: 1_000_001, linkedAt: new Date().toISOString() },
       metadata: { actorUserId: ACTOR, requestId: null, correlationId: randomUUID() },
     };
-    const eventJson = JSON.stringify(sampleEvent);
+    const eventJson = compactEnvelopeJson(sampleEvent);
     const record = await store.loadRecord(TEAM_TYPE, teams[0]?.id ?? '', fantasyTeamDecider.initialState);
     const stateJson = JSON.stringify(record.state);
     const raw: Operation = async (team) => {
@@ -154,6 +155,7 @@ export async function run(): Promise<BenchReport> {
         Date.now(),
         0,
         team.id.toLowerCase(),
+        TEAM_TYPE,
         eventJson,
         stateJson,
       );

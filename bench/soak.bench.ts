@@ -4,6 +4,8 @@ import { readFileSync } from 'node:fs';
 import { Redis } from 'ioredis';
 
 import { fantasyTeamDecider } from '../shared/domain/fantasy-team/fantasy-team.decider';
+import { parseEnvelope } from '../shared/event-store/envelope';
+import { logEntryContent } from '../shared/event-stream/log-reader';
 import type { Keys } from '../shared/redis/keys';
 import { LOG_PARTITIONS } from '../shared/redis/partitions';
 import { type LoadResult, median, positiveNumberFromEnv } from './lib/load';
@@ -211,13 +213,16 @@ async function sampleMemory(processes: readonly ServerProcess[], until: number) 
 
 /** Events of one aggregate type in the global log (every partition, read in pages). */
 async function logEventsOfType(redis: Redis, keys: Keys, aggregateType: string) {
-  const marker = `"aggregateType":"${aggregateType}"`;
   let count = 0;
   for (let partition = 0; partition < LOG_PARTITIONS; partition += 1) {
     let from = '-';
     for (;;) {
       const page = await redis.xrange(keys.logPartition(partition), from, '+', 'COUNT', 5_000);
-      for (const [, fields] of page) if (fields.some((field) => field.includes(marker))) count += 1;
+      for (const entry of page) {
+        const content = logEntryContent(entry);
+        const type = 'copy' in content ? parseEnvelope(content.copy).aggregateType : content.aggregateType;
+        if (type === aggregateType) count += 1;
+      }
       if (page.length < 5_000) break;
       from = `(${page[page.length - 1]?.[0] ?? '0-0'}`;
     }

@@ -9,6 +9,7 @@ import { ALL_DECIDERS } from './domain/all-deciders';
 import { ALL_ENVELOPE_CODECS } from './envelope-codecs';
 import { EventStore } from './event-store/event-store';
 import { CommandHandler, type CommandHandlerHooks } from './event-store/handle-command';
+import { writeDurability } from './event-store/write-durability';
 import { ImportRecordErasure } from './importers/import-record-erasure';
 import type { RedisClient } from './redis/connections';
 import { createKeys, type Keys } from './redis/keys';
@@ -33,7 +34,12 @@ export function createEventStore(redis: RedisClient, keys: Keys): EventStore {
 export function createCoreServices(config: Config, redis: RedisClient, hooks: CommandHandlerHooks = {}) {
   const keys = createKeys(config.redisKeyPrefix);
   const store = createEventStore(redis, keys);
-  const commands = new CommandHandler(store, config.lock, hooks);
+  const commands = new CommandHandler(
+    store,
+    config.lock,
+    hooks,
+    writeDurability(config.writeDurability, redis, keys),
+  );
   const hasher = new Argon2PasswordHasher();
   const admins = new EnabledAdmins(redis, keys);
   const teamTombstone = new TeamTombstone(redis, keys, commands);

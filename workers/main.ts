@@ -1,6 +1,7 @@
 import { ConfigError } from '../shared/config';
 import type { WorkerConsumer } from '../shared/config/parse';
 import { createCoreServices } from '../shared/core-services';
+import { LogTrimmer } from '../shared/event-stream/log-retention';
 import { listen, type RunningServer } from '../shared/http/server';
 import { ImportQueue } from '../shared/importers/import-queue';
 import { ImportResults } from '../shared/importers/import-results';
@@ -10,6 +11,7 @@ import { createLogger } from '../shared/logger';
 import { Metrics } from '../shared/metrics/metrics';
 import { buildMetricsApp } from '../shared/metrics/metrics-app';
 import { ALL_PROJECTIONS } from '../shared/projections/all-projections';
+import { projectionsLogConsumer } from '../shared/projections/projections-log-consumer';
 import { Projector } from '../shared/projections/projector';
 import { readProjectorLag } from '../shared/projections/projector-lag';
 import {
@@ -18,7 +20,9 @@ import {
   duplicateConnection,
   waitForRedis,
 } from '../shared/redis/connections';
+import { checkStreamNodeSize } from '../shared/redis/stream-node-size';
 import { WebhookDispatcher } from '../shared/webhooks/delivery/webhook-dispatcher';
+import { webhookLogConsumer } from '../shared/webhooks/delivery/webhook-log-consumer';
 import { WebhookSender } from '../shared/webhooks/delivery/webhook-sender';
 import { DeliveryLog } from '../shared/webhooks/delivery-log';
 import { WebhookSecrets } from '../shared/webhooks/webhook-secrets';
@@ -62,13 +66,21 @@ async function main(): Promise<void> {
   metrics.watchConnection('webhooks', webhookConnection);
   metrics.watchConnection('webhook-subscriber', webhookSubscriber);
   const webhookSender = new WebhookSender(config.webhooks);
+  // LOG_RETENTION: trims what every projection and webhook subscription has passed (ADR 0020).
+  const logTrimmer = new LogTrimmer(
+    redis,
+    services.keys,
+    [projectionsLogConsumer(redis, services.keys, ALL_PROJECTIONS), webhookLogConsumer(redis, services.keys)],
+    config.logRetentionMs,
+    logger,
+  );
   let dispatcher: WebhookDispatcher | undefined;
   let importWorker: ReturnType<typeof startImportWorker> | undefined;
   let metricsServer: RunningServer | undefined;
 
   installShutdownHooks(logger, config.shutdownTimeoutMs, async () => {
     // Workers first: close() waits for jobs in progress, which still need Redis.
-    await Promise.all([importWorker?.close(), projector.stop(), dispatcher?.stop()]);
+    await Promise.all([importWorker?.close(), projector.stop(), dispatcher?.stop(), logTrimmer.stop()]);
     webhookSender.close();
     await metricsServer?.close(config.shutdownTimeoutMs);
     await queueForDepth.close();
@@ -85,8 +97,11 @@ async function main(): Promise<void> {
   }
 
   await waitForRedis(redis, logger);
+  await checkStreamNodeSize(redis, logger);
   const runs = (consumer: WorkerConsumer) => config.workerConsumers.includes(consumer);
   if (runs('projections')) projector.start();
+  // The log is trimmed where the projections run: every deployment has such a worker.
+  if (runs('projections')) logTrimmer.start();
   // Derived from a secret of the environment (the generated one only in development).
   const cipher = await JobDataCipher.create(config, redis, services.keys);
   if (cipher.source !== 'DATA_ENCRYPTION_KEY' && cipher.source !== 'JWT_SECRET') {

@@ -41,6 +41,8 @@ export interface BenchReport {
    * request-path bench: printed as a second table under the rates.
    */
   readonly cpu?: readonly CpuRow[];
+  /** Markdown tables of a bench that measures something other than a rate (bytes), after `rows`. */
+  readonly tables?: readonly string[];
   /** How to read the table: what was set up, and how. */
   readonly notes: readonly string[];
   /** Anything that makes the numbers meaningless (non-2xx answers, errors). Empty for a valid run. */
@@ -172,6 +174,15 @@ function settingsLine(settings: BenchReport['settings'], loadDescription?: strin
   );
 }
 
+/** The rate table (when the bench has rows) and its other tables, each followed by a blank line. */
+function rowsThenTables(report: BenchReport): string[] {
+  return [
+    ...(report.rows.length > 0 ? [table(report.rows, report.rateUnit)] : []),
+    ...(report.cpu?.length ? [cpuTable(report.cpu)] : []),
+    ...(report.tables ?? []),
+  ].flatMap((text) => [text, '']);
+}
+
 /** The report as a Markdown section (machine, settings, table, notes). */
 export function markdownSection(report: BenchReport): string {
   return [
@@ -182,9 +193,7 @@ export function markdownSection(report: BenchReport): string {
     ...Object.entries(report.machine).map(([key, value]) => `- ${key}: ${value}`),
     `- load: ${settingsLine(report.settings, report.loadDescription)}`,
     '',
-    table(report.rows, report.rateUnit),
-    '',
-    ...(report.cpu?.length ? [cpuTable(report.cpu), ''] : []),
+    ...rowsThenTables(report),
     ...report.notes.map((note) => `- ${note}`),
     ...(report.cpu?.length ? [CPU_TABLE_NOTE, ...cpuRowNotes(report.cpu)].map((note) => `- ${note}`) : []),
     ...(report.problems.length > 0
@@ -204,9 +213,7 @@ export function consoleReport(report: BenchReport): string {
     `== ${report.title}`,
     `   ${settingsLine(report.settings, report.loadDescription)}`,
     '',
-    table(report.rows, report.rateUnit),
-    '',
-    ...(report.cpu?.length ? [cpuTable(report.cpu), ''] : []),
+    ...rowsThenTables(report),
     ...report.notes.map((note) => `  - ${note}`),
     ...(report.cpu?.length ? [CPU_TABLE_NOTE, ...cpuRowNotes(report.cpu)].map((note) => `  - ${note}`) : []),
     ...(report.problems.length > 0

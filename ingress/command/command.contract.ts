@@ -151,7 +151,7 @@ export function commandContract(commands: readonly RoutedDefinition[]): Operatio
           '503': {
             ...answers.jsonOrProblem(
               503,
-              `Refused: ${codesOf(503)} Or Redis is not reachable (a problem). When Redis became unreachable after the command was sent to it, the problem's detail says that the command may have taken effect and names the requestId to send it again with. A command that checks or sets a password (ChangePassword, SetUserPassword) also gets the problem while too many sign-ins are being checked at once. All carry Retry-After.`,
+              `Refused: ${codesOf(503)} Or Redis is not reachable (a problem). When Redis became unreachable after the command was sent to it, or (with WRITE_DURABILITY=replicated) no Redis replica confirmed it in time, the problem's detail says that the command may have taken effect and names the requestId to send it again with. A command that checks or sets a password (ChangePassword, SetUserPassword) also gets the problem while too many sign-ins are being checked at once. All carry Retry-After.`,
               failed(503),
             ),
             headers: { 'Retry-After': { schema: { type: 'integer' } } },

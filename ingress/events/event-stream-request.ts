@@ -8,7 +8,12 @@ import { isPublicEventType, PUBLIC_EVENT_TYPES } from '../../shared/public-event
 export type StreamStart =
   | { readonly kind: 'beginning' }
   | { readonly kind: 'now' }
-  | { readonly kind: 'position'; readonly position: readonly EntryId[] };
+  | {
+      readonly kind: 'position';
+      readonly position: readonly EntryId[];
+      /** Where the position came from: the parameter a refusal names. */
+      readonly field: 'from' | typeof LAST_EVENT_ID_HEADER;
+    };
 
 export interface EventStreamRequest {
   readonly start: StreamStart;
@@ -30,6 +35,8 @@ export const MESSAGES = {
   tooLong: 'is longer than the list of every known event type.',
   from: "must be 'beginning', 'now' or a position (an event's id).",
   lastEventId: "is not a position this service wrote (an event's id).",
+  trimmed:
+    'is older than the event log keeps (LOG_RETENTION): events after it were trimmed. Start again from=beginning (the oldest event kept) or from=now.',
 } as const;
 
 /**
@@ -65,7 +72,7 @@ export function parseEventStreamRequest(req: Request): EventStreamRequest {
     else if (query.from === 'beginning' || query.from === 'now') start = { kind: query.from };
     else {
       const position = decodePosition(query.from);
-      if (position) start = { kind: 'position', position };
+      if (position) start = { kind: 'position', position, field: 'from' };
       else add('from', MESSAGES.from);
     }
   }
@@ -74,7 +81,7 @@ export function parseEventStreamRequest(req: Request): EventStreamRequest {
   const lastEventId = req.get(LAST_EVENT_ID_HEADER);
   if (lastEventId !== undefined && lastEventId !== '') {
     const position = decodePosition(lastEventId);
-    if (position) start = { kind: 'position', position };
+    if (position) start = { kind: 'position', position, field: LAST_EVENT_ID_HEADER };
     else add(LAST_EVENT_ID_HEADER, MESSAGES.lastEventId);
   }
 

@@ -1,9 +1,15 @@
 import type { Response } from 'express';
 
 import type { Account } from '../../shared/accounts/account';
-import { AppError, serviceUnavailable } from '../../shared/errors';
-import { beginningPosition, type EntryId } from '../../shared/event-stream/log-position';
-import { type EnvelopeOpener, logEnds, readLogAfter } from '../../shared/event-stream/log-reader';
+import { AppError, serviceUnavailable, validationError } from '../../shared/errors';
+import { compareEntryIds, type EntryId } from '../../shared/event-stream/log-position';
+import {
+  type EnvelopeOpener,
+  type LogBatch,
+  logEnds,
+  readLogAfter,
+} from '../../shared/event-stream/log-reader';
+import { partitionsTrimmedPast, trimmedThrough } from '../../shared/event-stream/log-retention';
 import { LogTail, type LogTailOptions } from '../../shared/event-stream/log-tail';
 import type { EventStreamMetrics, StreamEnd } from '../../shared/event-stream/stream-metrics';
 import type { Logger } from '../../shared/logger';
@@ -11,7 +17,7 @@ import type { RedisClient } from '../../shared/redis/connections';
 import type { Keys } from '../../shared/redis/keys';
 import { LOG_PARTITIONS } from '../../shared/redis/partitions';
 import { streamStillAllowed } from './event-stream-access';
-import type { EventStreamRequest } from './event-stream-request';
+import { type EventStreamRequest, MESSAGES } from './event-stream-request';
 import { EventStreamSession } from './event-stream-session';
 
 export interface EventStreamSettings {
@@ -105,7 +111,7 @@ export class EventStreams {
         session = new EventStreamSession(
           res,
           this.tail,
-          (from, count) => readLogAfter(this.deps.redis, this.deps.keys, this.deps.open, from, count),
+          (from, count) => this.readUntrimmed(from, count),
           start,
           request.types,
           { slowClientTimeoutMs: this.deps.settings.slowClientTimeoutMs, catchUpEntries: CATCH_UP_ENTRIES },
@@ -148,16 +154,39 @@ export class EventStreams {
   private async startOf(request: EventStreamRequest): Promise<EntryId[]> {
     switch (request.start.kind) {
       case 'beginning':
-        return beginningPosition();
+        // The oldest entry kept: with LOG_RETENTION, just after what each partition had trimmed.
+        return trimmedThrough(this.deps.redis, this.deps.keys);
       case 'now':
         return logEnds(this.deps.redis, this.deps.keys, LOG_PARTITIONS);
-      case 'position':
+      case 'position': {
+        // LOG_RETENTION: a position before trimmed entries is refused, never resumed with a gap.
+        const trimmed = await partitionsTrimmedPast(this.deps.redis, this.deps.keys, request.start.position);
+        if (trimmed.length > 0) throw validationError({ [request.start.field]: [MESSAGES.trimmed] });
         return [...request.start.position];
+      }
       default: {
         const _exhaustive: never = request.start;
         return _exhaustive;
       }
     }
+  }
+
+  /**
+   * A catch-up read, then a check that nothing after where it read from was trimmed (LOG_RETENTION)
+   * before it read: a stream that fell behind the window (or raced a trim at its start) ends with an
+   * error, and its client's reconnection is refused with the reason, instead of skipping entries.
+   * Checked after the read, so a trim that came later cannot have taken anything it returned.
+   */
+  private async readUntrimmed(from: ReadonlyMap<number, EntryId>, count: number): Promise<LogBatch> {
+    const batch = await readLogAfter(this.deps.redis, this.deps.keys, this.deps.open, from, count);
+    const trimmed = await trimmedThrough(this.deps.redis, this.deps.keys);
+    for (const [partition, position] of from) {
+      const through = trimmed[partition];
+      if (through && compareEntryIds(position, through) < 0) {
+        throw new Error(`log partition ${partition} was trimmed past the stream's position`);
+      }
+    }
+    return batch;
   }
 
   private ended(session: EventStreamSession, reason: StreamEnd): void {

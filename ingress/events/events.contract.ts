@@ -83,7 +83,7 @@ export const EVENTS_CONTRACT: OperationContract = {
       },
       '400': answers.problem(
         400,
-        'An unknown event type in `types`, an unknown parameter, or a `from` or Last-Event-ID that is not a position this service wrote.',
+        'An unknown event type in `types`, an unknown parameter, or a `from` or Last-Event-ID that is not a position this service wrote, or is older than the event log keeps (LOG_RETENTION: events after it were trimmed).',
       ),
       '401': unauthorizedAnswer(answers),
       '403': answers.problem(403, 'The account has neither the role Admin nor ServiceAccount.'),

@@ -24,13 +24,30 @@ export interface LocalRedisCluster {
   readonly nodeList: string;
   /** Where the nodes keep their cluster state (nodes-<port>.conf). */
   readonly dataDir: string;
+  /**
+   * Stops the node on `port` (SIGKILL: dead at once, as a crashed server, with no goodbye to the
+   * others); its replica, if any, is elected in its place after the node timeout.
+   */
+  stopNode(port: number, signal?: 'SIGTERM' | 'SIGKILL'): Promise<void>;
+  /**
+   * Starts a stopped node again on its port: it finds its cluster in its state file and rejoins (a
+   * master that was failed over rejoins as a replica of the node elected in its place).
+   */
+  startNode(port: number): Promise<void>;
+  /** Resolves once every node sees the whole cluster with every slot served and every replica linked. */
+  waitUntilHealthy(timeoutMs: number): Promise<void>;
   /** Stops every node; removes `dataDir` too when it was a temporary directory made here. */
   stop(): Promise<void>;
 }
 
 export interface LocalRedisClusterOptions {
-  /** Masters (each owns a third of the slots for three); no replicas. Default 3. */
+  /** Masters (each owns a third of the slots for three). Default 3. */
   readonly masters?: number;
+  /**
+   * Replicas of each master (`redis-cli --cluster create --cluster-replicas`), waited for until
+   * each one's link to its master is up. Default 0.
+   */
+  readonly replicasPerMaster?: number;
   /**
    * Keep cluster state here (and leave it on stop). Started again with the same `dataDir` and
    * `nodes`, the nodes find their cluster in their state files and form it again without a create.
@@ -89,9 +106,16 @@ function cliEnv(password: string | undefined): NodeJS.ProcessEnv {
   return password === undefined ? process.env : { ...process.env, REDISCLI_AUTH: password };
 }
 
-/** One node's `CLUSTER INFO` as a map (cluster_state, cluster_slots_ok, cluster_known_nodes...). */
-async function clusterInfo(port: number, password?: string): Promise<Map<string, string>> {
-  const { stdout } = await run('redis-cli', ['-h', HOST, '-p', String(port), 'cluster', 'info'], {
+/**
+ * One node's answer to an INFO-like command (`CLUSTER INFO`, `INFO replication`) as a map of its
+ * `name:value` lines.
+ */
+async function nodeInfo(
+  port: number,
+  command: readonly string[],
+  password?: string,
+): Promise<Map<string, string>> {
+  const { stdout } = await run('redis-cli', ['-h', HOST, '-p', String(port), ...command], {
     timeout: 5_000,
     env: cliEnv(password),
   });
@@ -102,6 +126,11 @@ async function clusterInfo(port: number, password?: string): Promise<Map<string,
       .filter((pair): pair is [string, string] => pair.length === 2)
       .map(([name, value]) => [name, value.trim()]),
   );
+}
+
+/** One node's `CLUSTER INFO` as a map (cluster_state, cluster_slots_ok, cluster_known_nodes...). */
+function clusterInfo(port: number, password?: string): Promise<Map<string, string>> {
+  return nodeInfo(port, ['cluster', 'info'], password);
 }
 
 /** True when every node sees a whole cluster of `count` nodes with every slot served. */
@@ -137,15 +166,41 @@ async function waitUntilWhole(
   }
 }
 
+/** One node's `INFO replication` as a map (role, master_link_status, connected_slaves...). */
+function replicationInfo(port: number, password?: string): Promise<Map<string, string>> {
+  return nodeInfo(port, ['info', 'replication'], password);
+}
+
+/** Waits until every replica's link to its master is up (its first sync done). */
+async function waitUntilReplicasLinked(
+  nodes: readonly ClusterNodePorts[],
+  timeoutMs: number,
+  password: string | undefined,
+): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const infos = await Promise.all(nodes.map(({ port }) => replicationInfo(port, password)));
+    const linked = infos.every(
+      (info) => info.get('role') === 'master' || info.get('master_link_status') === 'up',
+    );
+    if (linked) return;
+    if (Date.now() > deadline)
+      throw new Error(`the replicas did not link to their masters within ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
 /**
- * Starts `masters` redis-server processes in cluster mode on free loopback ports, joins them with
- * `redis-cli --cluster create` (unless their state files already hold the cluster), and resolves
- * once every node reports cluster_state:ok. Nothing is persisted but the cluster state.
+ * Starts `masters` redis-server processes (and `replicasPerMaster` replicas of each) in cluster mode
+ * on free loopback ports, joins them with `redis-cli --cluster create` (unless their state files
+ * already hold the cluster), and resolves once every node reports cluster_state:ok (and every
+ * replica's link is up). Nothing is persisted but the cluster state.
  */
 export async function startLocalRedisCluster(
   options: LocalRedisClusterOptions = {},
 ): Promise<LocalRedisCluster> {
-  const masters = options.nodes?.length ?? options.masters ?? 3;
+  const replicasPerMaster = options.replicasPerMaster ?? 0;
+  const nodeCount = options.nodes?.length ?? (options.masters ?? 3) * (1 + replicasPerMaster);
   const ownDir = options.dataDir === undefined;
   const dataDir = options.dataDir ?? (await mkdtemp(path.join(tmpdir(), 'fts-redis-cluster-')));
   const nodeTimeoutMs = options.nodeTimeoutMs ?? 2_000;
@@ -158,7 +213,7 @@ export async function startLocalRedisCluster(
   try {
     const taken = new Set<number>();
     const nodes: ClusterNodePorts[] = [];
-    for (let i = 0; i < masters; i++) {
+    for (let i = 0; i < nodeCount; i++) {
       const given = options.nodes?.[i];
       // A free port can be taken by someone else before redis-server binds it: try fresh ones.
       for (let attempt = 1; ; attempt++) {
@@ -176,7 +231,7 @@ export async function startLocalRedisCluster(
     const reformed =
       options.nodes !== undefined &&
       (await clusterInfo(nodes[0]?.port ?? 0, options.password)).get('cluster_known_nodes') ===
-        String(masters);
+        String(nodeCount);
     if (!reformed) {
       await run(
         'redis-cli',
@@ -185,18 +240,33 @@ export async function startLocalRedisCluster(
           'create',
           ...nodes.map(({ port }) => `${HOST}:${port}`),
           '--cluster-replicas',
-          '0',
+          String(replicasPerMaster),
           '--cluster-yes',
         ],
         { timeout: 30_000, env: cliEnv(options.password) },
       );
     }
     await waitUntilWhole(nodes, 30_000, options.password);
+    if (replicasPerMaster > 0) await waitUntilReplicasLinked(nodes, 30_000, options.password);
+    const serverOn = (port: number) => servers.find((server) => server.port === port);
     return {
       nodes,
       nodeList: nodes.map(({ port }) => `${HOST}:${port}`).join(','),
       dataDir,
       stop,
+      async stopNode(port, signal = 'SIGKILL') {
+        await serverOn(port)?.stop(signal);
+      },
+      async startNode(port) {
+        const ports = nodes.find((node) => node.port === port);
+        if (!ports) throw new Error(`no node of this cluster listens on ${port}`);
+        const index = servers.findIndex((server) => server.port === port);
+        servers[index] = await startNode(ports, dataDir, nodeTimeoutMs, options.password);
+      },
+      async waitUntilHealthy(timeoutMs) {
+        await waitUntilWhole(nodes, timeoutMs, options.password);
+        await waitUntilReplicasLinked(nodes, timeoutMs, options.password);
+      },
     };
   } catch (error) {
     await stop();

@@ -299,7 +299,16 @@ async function handleOnAccount(
     handled = await services.commands.handle(userDecider, input);
   } catch (error) {
     if (error instanceof AppendOutcomeUnknownError) {
-      throw serviceUnavailable(outcomeUnknownMessage(request.requestId, 'user'));
+      // A deletion that is on the master but not yet confirmed on a replica (WRITE_DURABILITY) has
+      // dropped the credential and the personal-data key already: its teams pass to the tombstone
+      // now too, rather than only when the caller retries (step 6 is idempotent; a failure of it
+      // is left to that retry).
+      if (error.reason === 'unreplicated' && input.command.type === 'DeleteUser') {
+        await services.erasure
+          .afterDelete(input.aggregateId, input.command.data.tombstoneId, input.metadata)
+          .catch(() => undefined);
+      }
+      throw serviceUnavailable(outcomeUnknownMessage(request.requestId, 'user', error.reason));
     }
     const refusal = refusalOfStoreError(error, 'user');
     if (!refusal) throw error;

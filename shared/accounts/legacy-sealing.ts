@@ -1,8 +1,10 @@
 import { isDeletedUser, userDecider, type UserState } from '../domain/user/user.decider';
-import { type EventEnvelope, parseEnvelope } from '../event-store/envelope';
+import type { EventEnvelope } from '../event-store/envelope';
 import type { EventStore } from '../event-store/event-store';
 import { EVENT_STORE_SCRIPTS } from '../event-store/event-store.scripts';
-import { type RawLogEntry, rewriteLogPartition } from '../event-store/rewrite-log';
+import { rewriteLogPartition } from '../event-store/rewrite-log';
+import { compactEnvelopeJson, storedEnvelopes } from '../event-store/stored-envelope';
+import { logEntryContent, logReferenceFields, type RawLogEntry } from '../event-stream/log-reader';
 import { LOG_PARTITIONS } from '../redis/partitions';
 import { registerScripts } from '../redis/scripts';
 import { personalDataCodec as codec } from './personal-data';
@@ -37,8 +39,9 @@ function isPlain(envelope: EventEnvelope): boolean {
  *    fenced by its length and its key): under the account's key, attached now if it had none; an
  *    erased account's under a key thrown away at once (its fields are erased, as they would have
  *    been had they been sealed), and a key an erased account kept is removed.
- * 2. Each log partition is rewritten with those events' copies replaced by the sealed envelopes of
- *    the streams (rewriteLogPartition): same ids, so projectors go on from their checkpoints.
+ * 2. Each log partition is rewritten with those events' copies (entries written before ADR 0020)
+ *    replaced by references to the sealed envelopes of the streams (rewriteLogPartition): same
+ *    ids, so projectors go on from their checkpoints. A reference holds nothing to seal.
  *
  * Runs beside live traffic and may run again: what is sealed is left alone. Redis keeps the old
  * text in its files until they are rewritten (BGREWRITEAOF, the next BGSAVE).
@@ -76,7 +79,7 @@ async function sealAccount(store: EventStore, userId: string): Promise<'sealed' 
       redis.hmget(recordKey, 'state', codec.keyField),
       redis.xrange(streamKey, '-', '+'),
     ]);
-    const envelopes = entries.map(([, fields]) => parseEnvelope(fields[1] ?? 'null'));
+    const envelopes = storedEnvelopes(userDecider.aggregateType, userId, entries);
     const erased = isDeletedUser(JSON.parse(state ?? 'null') as UserState);
     if (!envelopes.some(isPlain) && !(erased && key)) return 'unchanged';
     // Events of an erased life (up to the last UserDeletedEvent: the account, or an earlier account
@@ -90,7 +93,7 @@ async function sealAccount(store: EventStore, userId: string): Promise<'sealed' 
     const rewritten = entries.map(([, fields], i) => {
       const envelope = envelopes[i] as EventEnvelope;
       if (!isPlain(envelope)) return fields[1] ?? 'null';
-      return JSON.stringify(codec.seal(envelope, i <= lastErasure ? thrownAway : liveKey));
+      return compactEnvelopeJson(codec.seal(envelope, i <= lastErasure ? thrownAway : liveKey));
     });
     const reply = await redis.rewriteStream(
       streamKey,
@@ -109,21 +112,27 @@ async function sealAccount(store: EventStore, userId: string): Promise<'sealed' 
 }
 
 /**
- * For each log entry, the sealed envelope its aggregate's stream now holds at its version (the
- * same event), when the entry is a plain user event; null for every other entry.
+ * For each log entry, a reference to the sealed envelope its aggregate's stream now holds at its
+ * version (the same event), when the entry is a copy of a plain user event; null for every other
+ * entry.
  */
-async function sealedCopies(store: EventStore, entries: readonly RawLogEntry[]): Promise<(string | null)[]> {
+async function sealedCopies(
+  store: EventStore,
+  entries: readonly RawLogEntry[],
+): Promise<(string[] | null)[]> {
   const { redis, keys } = store;
   return Promise.all(
-    entries.map(async ([, fields]) => {
-      const envelope = parseEnvelope(fields[1] ?? 'null');
+    entries.map(async (entry) => {
+      const content = logEntryContent(entry);
+      if (!('copy' in content)) return null;
+      const envelope = JSON.parse(content.copy) as EventEnvelope;
       if (envelope.aggregateType !== userDecider.aggregateType || !isPlain(envelope)) return null;
       const stream = keys.aggregateStream(envelope.aggregateType, envelope.aggregateId);
-      const [entry] = await redis.xrange(stream, `0-${envelope.version}`, `0-${envelope.version}`);
-      const inStream = entry?.[1][1];
-      if (!inStream) return null;
-      const candidate = parseEnvelope(inStream);
-      return candidate.eventId === envelope.eventId && codec.isSealed(candidate) ? inStream : null;
+      const stored = await redis.xrange(stream, `0-${envelope.version}`, `0-${envelope.version}`);
+      const [candidate] = storedEnvelopes(envelope.aggregateType, envelope.aggregateId, stored);
+      return candidate?.eventId === envelope.eventId && codec.isSealed(candidate)
+        ? logReferenceFields(envelope)
+        : null;
     }),
   );
 }

@@ -1,4 +1,9 @@
-import { AggregateBusyError, ExpectedVersionMismatchError, StaleAppendError } from '../event-store/errors';
+import {
+  AggregateBusyError,
+  ExpectedVersionMismatchError,
+  type OutcomeUnknownReason,
+  StaleAppendError,
+} from '../event-store/errors';
 import { isRedisOutOfMemory, isRedisUnavailable } from '../redis/connections';
 import { type CommandOutcome, refused } from './command-answer';
 import type { CommandIdempotency, CommandRequestKey } from './command-idempotency';
@@ -72,13 +77,24 @@ export function refusalOfStoreError(error: unknown, noun: StoreNoun): CommandOut
   return undefined;
 }
 
+/** Why the outcome is unknown, as the 503 problem says it first. */
+const OUTCOME_UNKNOWN_LEADS: Readonly<Record<OutcomeUnknownReason, string>> = {
+  unanswered: 'Redis became unreachable after the command was sent to it: the command may have taken effect.',
+  unreplicated:
+    'No Redis replica confirmed the command in time (WRITE_DURABILITY=replicated): the command may have taken effect.',
+};
+
 /**
  * The message of the 503 problem when the append's outcome is unknown (Redis went away after it was
- * sent): it may have taken effect; with a requestId a resend is safe and learns which.
+ * sent, or no replica confirmed it): it may have taken effect; with a requestId a resend is safe and
+ * learns which.
  */
-export function outcomeUnknownMessage(requestId: string | null, noun: StoreNoun): string {
-  const lead =
-    'Redis became unreachable after the command was sent to it: the command may have taken effect.';
+export function outcomeUnknownMessage(
+  requestId: string | null,
+  noun: StoreNoun,
+  reason: OutcomeUnknownReason = 'unanswered',
+): string {
+  const lead = OUTCOME_UNKNOWN_LEADS[reason];
   return requestId
     ? `${lead} Send it again with the same requestId ${requestId} to learn its outcome; it is applied at most once.`
     : `${lead} It carried no requestId, so sending it again could apply it twice: read the ${noun} first.`;

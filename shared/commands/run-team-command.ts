@@ -105,9 +105,9 @@ async function runOnTeam(
     else outcome = refused('COMMAND_VALIDATION_ERROR', handled.message);
   } catch (error) {
     if (error instanceof AppendOutcomeUnknownError) {
-      // Redis went away with the append sent: the same 503 problem as any Redis outage, saying that
-      // this one may have taken effect.
-      throw serviceUnavailable(outcomeUnknownMessage(requestId, 'team'));
+      // Redis went away with the append sent, or no replica confirmed it: the same 503 problem as
+      // any Redis outage, saying that this one may have taken effect.
+      throw serviceUnavailable(outcomeUnknownMessage(requestId, 'team', error.reason));
     }
     const refusal = refusalOfStoreError(error, 'team');
     if (!refusal) throw error;

@@ -11,4 +11,5 @@ export {
   type NodeEnv,
   type PreviousJwtSecret,
   type RedisTarget,
+  type WriteDurabilityMode,
 } from './settings';

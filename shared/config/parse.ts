@@ -141,6 +141,15 @@ const DURATION_UNITS: Readonly<Record<string, number>> = {
   d: 86_400_000,
 };
 
+/** LOG_RETENTION: `forever`, or a duration (`30d`, `12h`). */
+export const RETENTION = /^(?:forever|\d+(?:\.\d+)?\s*(?:ms|s|m|h|d)?)$/i;
+
+/** `forever` as null (nothing is trimmed), else the duration in milliseconds. */
+export function parseRetention(text: string): number | null {
+  if (text.trim().toLowerCase() === 'forever') return null;
+  return parseDurationList(text)[0] ?? null;
+}
+
 /** A comma-separated list of durations (`0,5s,5m,30m`), each 0 or more. */
 export const DURATION_LIST =
   /^\s*\d+(?:\.\d+)?\s*(?:ms|s|m|h|d)?\s*(?:,\s*\d+(?:\.\d+)?\s*(?:ms|s|m|h|d)?\s*)*$/i;

@@ -12,9 +12,11 @@ import {
   parseConsumers,
   parseDurationList,
   parseModules,
+  parseRetention,
   parseSize,
   parseTrustProxy,
   type RedisNodeAddress,
+  RETENTION,
   SIZE,
   trustProxySchema,
   urlHasPassword,
@@ -24,6 +26,10 @@ import { type Derived, type EnvOf, setting } from './setting';
 
 export const NODE_ENVS = ['development', 'production', 'test'] as const;
 export type NodeEnv = (typeof NODE_ENVS)[number];
+
+/** What a command's success promises about its events (WRITE_DURABILITY; README "Durability"). */
+export const WRITE_DURABILITY_MODES = ['local', 'replicated'] as const;
+export type WriteDurabilityMode = (typeof WRITE_DURABILITY_MODES)[number];
 
 export const LOG_LEVELS = ['error', 'warn', 'info', 'http', 'verbose', 'debug', 'silly'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
@@ -454,6 +460,31 @@ export const SETTINGS = [
     },
   }),
   setting({
+    env: 'WRITE_DURABILITY',
+    joi: Joi.string<WriteDurabilityMode>()
+      .valid(...WRITE_DURABILITY_MODES)
+      .description('"local" or "replicated"'),
+    default: 'local',
+    path: 'writeDurability.mode',
+    doc: {
+      expects: '`local` or `replicated`',
+      usedBy:
+        "both: `replicated` answers a command that wrote events only once a replica of the aggregate's Redis master confirmed them (`WAIT 1`), else 503 saying it may have taken effect; `local` once its master has them. See [Durability](#durability)",
+    },
+  }),
+  setting({
+    env: 'WRITE_DURABILITY_TIMEOUT_MS',
+    // Below the request connection's 2 s command timeout, which would otherwise end the WAIT first.
+    joi: Joi.number().integer().min(10).max(1_500),
+    default: 500,
+    path: 'writeDurability.timeoutMs',
+    doc: {
+      expects: 'milliseconds 10-1500',
+      usedBy:
+        'both, with `WRITE_DURABILITY=replicated`: how long a command waits for a replica to confirm its events before the 503',
+    },
+  }),
+  setting({
     env: 'MAX_TEAMS_PER_OWNER',
     joi: Joi.number()
       .integer()
@@ -719,6 +750,18 @@ export const SETTINGS = [
     doc: {
       expects: 'milliseconds, at least 60000',
       usedBy: 'worker: how long each webhook delivery attempt stays in the delivery log',
+    },
+  }),
+  setting({
+    env: 'LOG_RETENTION',
+    joi: Joi.string().pattern(RETENTION).description("'forever' or a duration such as 30d or 12h"),
+    default: 'forever',
+    path: 'logRetentionMs',
+    parse: parseRetention,
+    doc: {
+      expects: '`forever`, or a duration (`ms`, `s`, `m`, `h`, `d`; bare numbers are ms) such as `30d`',
+      usedBy:
+        'worker: entries of the global event log older than this that every projection and webhook subscription has passed are trimmed (every minute); the aggregate streams keep every event. An event stream resuming from an older `Last-Event-ID` is refused (400); see [Memory and log retention](#memory-and-log-retention)',
     },
   }),
 ] as const;

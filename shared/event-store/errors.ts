@@ -43,21 +43,30 @@ export class AggregateBusyError extends Error {
 }
 
 /**
+ * Why an append's outcome is unknown: its answer never came (`unanswered`), or it was written on
+ * the aggregate's master but no replica confirmed it in time under WRITE_DURABILITY=replicated
+ * (`unreplicated`: a failover now could still lose it).
+ */
+export type OutcomeUnknownReason = 'unanswered' | 'unreplicated';
+
+/**
  * The append's script was sent, but its answer never came (the connection failed or timed out on
  * the way back): the events may or may not be stored. Never retried on the same connection (the
  * request connection does not re-send an unanswered command), since a re-sent append would meet its
  * own events and be refused by the fence as if nothing had been written. The caller's retry with the
  * same request id learns the outcome: the aggregate recorded the id with the events if they were
- * written.
+ * written. Also thrown, as `unreplicated`, when the events were written but no replica confirmed
+ * them (write-durability.ts): the same retry is safe, and answers once a replica has them.
  */
 export class AppendOutcomeUnknownError extends Error {
   override readonly name = 'AppendOutcomeUnknownError';
   constructor(
     readonly aggregateId: string,
     override readonly cause: unknown,
+    readonly reason: OutcomeUnknownReason = 'unanswered',
   ) {
     super(
-      `The append to ${aggregateId} was sent but not answered: ${cause instanceof Error ? cause.message : String(cause)}`,
+      `The append to ${aggregateId} was sent but its outcome is unknown (${reason}): ${cause instanceof Error ? cause.message : String(cause)}`,
     );
   }
 }

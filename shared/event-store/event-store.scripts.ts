@@ -28,6 +28,16 @@ export const EVENT_STORE_SCRIPTS: readonly ScriptDefinition[] = [
     numberOfKeys: 2,
   }),
   defineScript({
+    name: 'logPartitionCounters',
+    file: path.join(__dirname, 'lua', 'log-partition-counters-1.lua'),
+    numberOfKeys: 1,
+  }),
+  defineScript({
+    name: 'trimLogPartition',
+    file: path.join(__dirname, 'lua', 'trim-log-partition-2.lua'),
+    numberOfKeys: 2,
+  }),
+  defineScript({
     name: 'swapLogPartition',
     file: path.join(__dirname, 'lua', 'swap-log-partition-2.lua'),
     numberOfKeys: 2,
@@ -52,6 +62,8 @@ declare module 'ioredis' {
       stateVersion: number,
     ): Result<number, Context>;
     rewriteStream(...keysThenArgs: (string | number)[]): Result<number, Context>;
+    logPartitionCounters(partitionKey: string): Result<[lastId: string, entriesAdded: number], Context>;
+    trimLogPartition(partitionKey: string, trimmedThroughKey: string, minId: string): Result<number, Context>;
     swapLogPartition(
       partitionKey: string,
       copyKey: string,

@@ -4,10 +4,11 @@ import type { Keys } from '../redis/keys';
 import { partitionOf } from '../redis/partitions';
 import { ScriptFencedError, scriptReply } from '../redis/script-codes';
 import { registerScripts } from '../redis/scripts';
-import { type EventEnvelope, parseEnvelope } from './envelope';
+import type { EventEnvelope } from './envelope';
 import { type EnvelopeCodec, EnvelopeCodecs } from './envelope-codec';
 import { StaleAppendError } from './errors';
 import { EVENT_STORE_SCRIPTS } from './event-store.scripts';
+import { compactEnvelopeJson, storedEnvelopes, type StreamEntry } from './stored-envelope';
 
 /** An aggregate's version and folded state as last written, read in one round trip. */
 export interface AggregateRecord<State> {
@@ -294,7 +295,8 @@ export class EventStore {
       REQUEST_ID_WINDOW_MS,
       // Announced as the keys spell it (lower case), so a listener's id matches the key's.
       aggregateId.toLowerCase(),
-      ...events.map((event) => JSON.stringify(event)),
+      aggregateType,
+      ...events.map((event) => compactEnvelopeJson(event)),
       JSON.stringify(request.state),
       removed.length,
       ...removed,
@@ -342,7 +344,16 @@ export class EventStore {
   /** Every event of the aggregate, opened. */
   async readStream(aggregateType: string, aggregateId: string): Promise<EventEnvelope[]> {
     const entries = await this.redis.xrange(this.keys.aggregateStream(aggregateType, aggregateId), '-', '+');
-    return this.opened(entries.map(([, fields]) => parseEnvelope(fields[1] ?? 'null')));
+    return this.opened(storedEnvelopes(aggregateType, aggregateId, entries));
+  }
+
+  /** The aggregate's stream entries as stored (sealed fields sealed), each with its envelope. */
+  async readStoredEntries(
+    aggregateType: string,
+    aggregateId: string,
+  ): Promise<{ readonly entries: StreamEntry[]; readonly envelopes: EventEnvelope[] }> {
+    const entries = await this.redis.xrange(this.keys.aggregateStream(aggregateType, aggregateId), '-', '+');
+    return { entries, envelopes: storedEnvelopes(aggregateType, aggregateId, entries) };
   }
 
   /**
@@ -351,10 +362,7 @@ export class EventStore {
    */
   async readHeaders(aggregateType: string, aggregateId: string): Promise<Omit<EventEnvelope, 'data'>[]> {
     const entries = await this.redis.xrange(this.keys.aggregateStream(aggregateType, aggregateId), '-', '+');
-    return entries.map(([, fields]) => {
-      const { data: _data, ...header } = parseEnvelope(fields[1] ?? 'null');
-      return header;
-    });
+    return storedEnvelopes(aggregateType, aggregateId, entries).map(({ data: _data, ...header }) => header);
   }
 
   /** The events at versions `from`..`to` (inclusive), opened. */
@@ -369,7 +377,7 @@ export class EventStore {
       `0-${from}`,
       `0-${to}`,
     );
-    return this.opened(entries.map(([, fields]) => parseEnvelope(fields[1] ?? 'null')));
+    return this.opened(storedEnvelopes(aggregateType, aggregateId, entries));
   }
 
   /** The aggregate's first event (its creation), opened, or null for an empty stream. */
@@ -382,7 +390,7 @@ export class EventStore {
       1,
     );
     if (!first) return null;
-    const [event] = await this.opened([parseEnvelope(first[1][1] ?? 'null')]);
+    const [event] = await this.opened(storedEnvelopes(aggregateType, aggregateId, [first]));
     return event ?? null;
   }
 

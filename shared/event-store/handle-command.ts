@@ -6,6 +6,7 @@ import type { EventEnvelope, EventMetadata } from './envelope';
 import { AppendOutcomeUnknownError, ExpectedVersionMismatchError, StaleAppendError } from './errors';
 import { type EventStore, requestRecordField } from './event-store';
 import { type LockOptions, lockToken, waitForLock } from './lock';
+import { LOCAL_DURABILITY, type WriteDurability } from './write-durability';
 
 /**
  * Steps of a rule kept beside the aggregate (in keys of its own) that must change with it, so they
@@ -95,6 +96,8 @@ export class CommandHandler {
     private readonly store: EventStore,
     private readonly lockOptions: LockOptions,
     private readonly hooks: CommandHandlerHooks = {},
+    /** What must hold of the events before a command answers success (WRITE_DURABILITY). */
+    private readonly durability: WriteDurability = LOCAL_DURABILITY,
   ) {}
 
   async handle<State, Command, Event extends DomainEvent>(
@@ -138,6 +141,8 @@ export class CommandHandler {
           firstVersion,
           lastVersion,
         )) as EventEnvelope<Event>[];
+        // The first attempt may have answered 503 for want of a replica: this one confirms it too.
+        await this.durability.confirm(aggregateType, aggregateId);
         return { accepted: true, replayed: true, events, version: lastVersion, state };
       }
 
@@ -196,6 +201,7 @@ export class CommandHandler {
       else released = true;
       this.hooks.eventsAppended?.(aggregateType, envelopes);
       await this.hooks.afterAppend?.(aggregateId);
+      await this.durability.confirm(aggregateType, aggregateId);
       return { accepted: true, events: envelopes, version: newVersion, state: nextState };
     } finally {
       if (!released) await this.store.unlock(aggregateType, aggregateId, token).catch(() => undefined);
@@ -205,10 +211,10 @@ export class CommandHandler {
 
 /**
  * Redis refusals that come before a script runs: the request connection had no link to send it on,
- * or the server refused it unexecuted (a cluster slot moving or down, a server still loading).
+ * or the server refused it unexecuted (a cluster slot moving, moved or down, a server still loading).
  */
 const REFUSED_UNSENT =
-  /Stream isn't writeable|Cluster isn't ready|Redis connection is not ready|None of startup nodes is available|^(LOADING|CLUSTERDOWN|TRYAGAIN|MASTERDOWN)\b/;
+  /Stream isn't writeable|Cluster isn't ready|Redis connection is not ready|None of startup nodes is available|^(LOADING|CLUSTERDOWN|TRYAGAIN|MASTERDOWN|MOVED|ASK)\b/;
 
 /**
  * True when an append that failed may still have been applied: Redis became unreachable after the

@@ -1,10 +1,8 @@
+import type { RawLogEntry } from '../event-stream/log-reader';
 import type { RedisClient } from '../redis/connections';
 import type { Keys } from '../redis/keys';
 import { registerScripts } from '../redis/scripts';
 import { EVENT_STORE_SCRIPTS } from './event-store.scripts';
-
-/** One entry of a log partition as XRANGE answers it: its id and `['event', envelope JSON]`. */
-export type RawLogEntry = [id: string, fields: string[]];
 
 /** Entries copied per read, and the most the final atomic step copies by itself. */
 const CHUNK = 1_000;
@@ -12,8 +10,8 @@ const CHUNK = 1_000;
 /**
  * Rewrites one partition of the global log with some entries in another form, keeping every entry's
  * id and order, beside live traffic: the partition is copied chunk by chunk into
- * `logPartitionRewrite` (`replace` gives each chunk's new envelopes, null to keep an entry as it
- * is), then swap-log-partition-2.lua copies what was appended meanwhile and puts the copy in the
+ * `logPartitionRewrite` (`replace` gives each chunk's entries their new fields, null to keep an
+ * entry as it is), then swap-log-partition-2.lua copies what was appended meanwhile and puts the copy in the
  * partition's place in one atomic step. Projectors never see a gap or a repeat: their checkpoints
  * are entry ids. Returns how many entries were replaced. The copy costs the partition's memory once
  * more until the swap.
@@ -22,7 +20,7 @@ export async function rewriteLogPartition(
   redis: RedisClient,
   keys: Keys,
   partition: number,
-  replace: (entries: readonly RawLogEntry[]) => Promise<readonly (string | null)[]>,
+  replace: (entries: readonly RawLogEntry[]) => Promise<readonly (readonly string[] | null)[]>,
 ): Promise<number> {
   registerScripts(redis, EVENT_STORE_SCRIPTS);
   const log = keys.logPartition(partition);
@@ -39,9 +37,9 @@ export async function rewriteLogPartition(
       // In order: explicit ids must grow. The copy and the partition share a slot (one node).
       const pipeline = redis.pipeline();
       entries.forEach(([id, fields], i) => {
-        const envelope = replacements[i];
-        if (envelope !== null && envelope !== undefined) replaced += 1;
-        pipeline.xadd(copy, id, ...(envelope ? ['event', envelope] : fields));
+        const replacement = replacements[i];
+        if (replacement) replaced += 1;
+        pipeline.xadd(copy, id, ...(replacement ?? fields));
       });
       for (const [error] of (await pipeline.exec()) ?? []) if (error) throw error;
       lastCopied = entries.at(-1)?.[0] ?? lastCopied;

@@ -1,6 +1,9 @@
 import { type EventEnvelope, parseEnvelope } from '../event-store/envelope';
+import { EVENT_STORE_SCRIPTS } from '../event-store/event-store.scripts';
+import { storedEnvelopes } from '../event-store/stored-envelope';
 import type { RedisClient } from '../redis/connections';
 import type { Keys } from '../redis/keys';
+import { registerScripts } from '../redis/scripts';
 import { compareEntryIds, type EntryId, formatEntryId, parseEntryId } from './log-position';
 
 /**
@@ -25,7 +28,124 @@ export interface LogBatch {
   readonly more: boolean;
 }
 
-type RawEntry = [id: string, fields: string[]];
+/** One entry of a log partition as XRANGE answers it: its id and its fields. */
+export type RawLogEntry = [id: string, fields: string[]];
+type RawEntry = RawLogEntry;
+
+/**
+ * The fields of a log entry (append-events-6.lua): a reference to the event, which its aggregate's
+ * stream holds, in the partition's slot (ADR 0020).
+ */
+const REFERENCE = { type: 'type', id: 'id', version: 'version' } as const;
+/** The one field of a log entry written before ADR 0020: a full copy of the envelope (JSON). */
+const LEGACY_COPY_FIELD = 'event';
+
+/** The event a log entry names: its aggregate and version, or (written before ADR 0020) itself. */
+export type LogEntryContent =
+  | { readonly aggregateType: string; readonly aggregateId: string; readonly version: number }
+  | { readonly copy: string };
+
+/** What a log entry holds, from its fields; throws on fields no version of the service writes. */
+export function logEntryContent([entryId, fields]: RawLogEntry): LogEntryContent {
+  if (fields[0] === LEGACY_COPY_FIELD && fields[1] !== undefined) return { copy: fields[1] };
+  const [typeField, aggregateType, idField, aggregateId, versionField, version] = fields;
+  if (
+    typeField !== REFERENCE.type ||
+    idField !== REFERENCE.id ||
+    versionField !== REFERENCE.version ||
+    aggregateType === undefined ||
+    aggregateId === undefined ||
+    !Number.isSafeInteger(Number(version))
+  ) {
+    throw new Error(`log entry ${entryId} holds neither a reference nor a copy of an event`);
+  }
+  return { aggregateType, aggregateId, version: Number(version) };
+}
+
+/** The fields of a log entry referring to one event (what append-events-6.lua writes). */
+export function logReferenceFields(
+  envelope: Pick<EventEnvelope, 'aggregateType' | 'aggregateId' | 'version'>,
+): string[] {
+  return [
+    REFERENCE.type,
+    envelope.aggregateType,
+    REFERENCE.id,
+    envelope.aggregateId.toLowerCase(),
+    REFERENCE.version,
+    String(envelope.version),
+  ];
+}
+
+/**
+ * The envelopes of log entries as stored (sealed fields still sealed: the caller opens them), in
+ * the entries' order: THE way every reader of the log turns entries into events. An entry refers
+ * to its event, which is read from its aggregate's stream (one XRANGE per aggregate, sent together:
+ * every stream of a partition shares its slot); an entry written before ADR 0020 holds a copy,
+ * read as it is. Entries of a type `wanted` refuses are null, and their streams are not read.
+ * Throws when a stream does not hold the event an entry names (streams are never trimmed).
+ */
+export async function resolveLogEntries(
+  redis: RedisClient,
+  keys: Keys,
+  entries: readonly RawLogEntry[],
+): Promise<EventEnvelope[]>;
+export async function resolveLogEntries(
+  redis: RedisClient,
+  keys: Keys,
+  entries: readonly RawLogEntry[],
+  wanted: (aggregateType: string) => boolean,
+): Promise<(EventEnvelope | null)[]>;
+export async function resolveLogEntries(
+  redis: RedisClient,
+  keys: Keys,
+  entries: readonly RawLogEntry[],
+  wanted: (aggregateType: string) => boolean = () => true,
+): Promise<(EventEnvelope | null)[]> {
+  const resolved: (EventEnvelope | null)[] = entries.map(() => null);
+  const reads = new Map<
+    string,
+    { aggregateType: string; aggregateId: string; from: number; to: number; at: Map<number, number> }
+  >();
+  entries.forEach((entry, index) => {
+    const content = logEntryContent(entry);
+    if ('copy' in content) {
+      const envelope = parseEnvelope(content.copy);
+      if (wanted(envelope.aggregateType)) resolved[index] = envelope;
+      return;
+    }
+    const { aggregateType, aggregateId, version } = content;
+    if (!wanted(aggregateType)) return;
+    const streamKey = keys.aggregateStream(aggregateType, aggregateId);
+    const read = reads.get(streamKey) ?? {
+      aggregateType,
+      aggregateId,
+      from: version,
+      to: version,
+      at: new Map(),
+    };
+    read.from = Math.min(read.from, version);
+    read.to = Math.max(read.to, version);
+    read.at.set(version, index);
+    reads.set(streamKey, read);
+  });
+  await Promise.all(
+    [...reads].map(async ([streamKey, read]) => {
+      const stored = (await redis.xrange(streamKey, `0-${read.from}`, `0-${read.to}`)) as RawEntry[];
+      for (const envelope of storedEnvelopes(read.aggregateType, read.aggregateId, stored)) {
+        const index = read.at.get(envelope.version);
+        if (index !== undefined) resolved[index] = envelope;
+      }
+      for (const [version, index] of read.at) {
+        if (resolved[index] === null) {
+          throw new Error(
+            `log entry ${entries[index]?.[0]} refers to ${read.aggregateType} ${read.aggregateId} version ${version}, which its stream does not hold`,
+          );
+        }
+      }
+    }),
+  );
+  return resolved;
+}
 
 /**
  * The entries after `from` (partition -> last id passed) of each partition named, at most `count`
@@ -57,7 +177,7 @@ export async function readLogAfter(
     ),
   );
   let watermark: EntryId | undefined;
-  const raw: { partition: number; id: EntryId; json: string }[] = [];
+  const raw: { partition: number; id: EntryId; entry: RawEntry }[] = [];
   partitions.forEach((partition, i) => {
     const reply = replies[i] ?? [];
     const last = reply.at(-1);
@@ -65,14 +185,18 @@ export async function readLogAfter(
       const lastId = parseEntryId(last[0]);
       if (!watermark || compareEntryIds(lastId, watermark) < 0) watermark = lastId;
     }
-    for (const [id, fields] of reply) {
-      raw.push({ partition, id: parseEntryId(id), json: fields[1] ?? 'null' });
-    }
+    for (const entry of reply) raw.push({ partition, id: parseEntryId(entry[0]), entry });
   });
   const kept = raw
     .filter((entry) => !watermark || compareEntryIds(entry.id, watermark) <= 0)
     .sort((a, b) => compareEntryIds(a.id, b.id) || a.partition - b.partition);
-  const opened = await open(kept.map((entry) => parseEnvelope(entry.json)));
+  const opened = await open(
+    await resolveLogEntries(
+      redis,
+      keys,
+      kept.map((entry) => entry.entry),
+    ),
+  );
   return {
     entries: kept.map((entry, i) => ({
       partition: entry.partition,
@@ -83,17 +207,28 @@ export async function readLogAfter(
   };
 }
 
-/** The last entry id of every partition now ({0, 0} for an empty one): the position "now". */
+/**
+ * The last entry id ever appended to every partition ({0, 0} for none): the position "now". Not the
+ * last entry there: a partition trimmed empty (LOG_RETENTION) still ends where it ended.
+ */
 export async function logEnds(redis: RedisClient, keys: Keys, partitions: number): Promise<EntryId[]> {
-  const replies = await Promise.all(
-    Array.from(
-      { length: partitions },
-      (_, partition) =>
-        redis.xrevrange(keys.logPartition(partition), '+', '-', 'COUNT', 1) as Promise<RawEntry[]>,
+  const counters = await Promise.all(
+    Array.from({ length: partitions }, (_, partition) =>
+      partitionCounters(redis, keys.logPartition(partition)),
     ),
   );
-  return replies.map((reply) => {
-    const last = reply[0];
-    return last ? parseEntryId(last[0]) : { ms: 0, seq: 0 };
-  });
+  return counters.map(({ lastId }) => parseEntryId(lastId));
+}
+
+/**
+ * A log partition's last entry id ever appended (`0-0` for none) and how many entries were ever
+ * appended to it, in one read (XINFO STREAM): neither goes down when the partition is trimmed.
+ */
+export async function partitionCounters(
+  redis: RedisClient,
+  partitionKey: string,
+): Promise<{ readonly lastId: string; readonly entriesAdded: number }> {
+  registerScripts(redis, EVENT_STORE_SCRIPTS);
+  const [lastId, entriesAdded] = await redis.logPartitionCounters(partitionKey);
+  return { lastId, entriesAdded: Number(entriesAdded) };
 }

@@ -1,16 +1,18 @@
 import { ALL_ENVELOPE_CODECS } from '../envelope-codecs';
+import type { EventEnvelope } from '../event-store/envelope';
 import { EnvelopeCodecs } from '../event-store/envelope-codec';
+import { type RawLogEntry, resolveLogEntries } from '../event-stream/log-reader';
 import type { RedisClient } from '../redis/connections';
 import type { Keys } from '../redis/keys';
 import { ScriptFencedError, scriptReply } from '../redis/script-codes';
 import { registerScripts } from '../redis/scripts';
-import { documentKeysOf, eventsFor, type LogEntry, NO_CHECKPOINT, planBatch } from './batch-plan';
+import { documentKeysOf, eventsFor, NO_CHECKPOINT, planBatch, readsType } from './batch-plan';
 import type { AnyProjection } from './projection';
 import { PROJECTION_SCRIPTS } from './projection.scripts';
 import { type ProjectedVersions, projectedVersionsOf } from './projection-progress';
 
 /** The codecs every projection's events are opened with (ADR 0014). */
-const SEALED_ENVELOPES = new EnvelopeCodecs(ALL_ENVELOPE_CODECS);
+export const SEALED_ENVELOPES = new EnvelopeCodecs(ALL_ENVELOPE_CODECS);
 
 /**
  * The outcome of applying one batch: how many entries and the version each aggregate of the batch
@@ -21,7 +23,7 @@ export type BatchResult =
 
 /**
  * Applies the next batch of `projection` from one log partition after `checkpoint`: reads the
- * entries, opens the sealed ones (their aggregates' keys in one pipelined read, none when the batch
+ * entries and the events they refer to (of the projection's type only), opens the sealed ones (their aggregates' keys in one pipelined read, none when the batch
  * holds no sealed event: a projection always sees events as they were decided, an erased account's
  * personal fields as null), reads the documents they touch, plans the writes (batch-plan.ts), and
  * writes the documents, their index entries and the new checkpoint in one fenced script.
@@ -37,7 +39,7 @@ export async function applyNextBatch(
 ): Promise<BatchResult> {
   registerScripts(redis, PROJECTION_SCRIPTS);
   const start = checkpoint === NO_CHECKPOINT ? '-' : `(${checkpoint}`;
-  const entries: LogEntry[] = await redis.xrange(
+  const entries: RawLogEntry[] = await redis.xrange(
     keys.logPartition(partition),
     start,
     '+',
@@ -46,7 +48,32 @@ export async function applyNextBatch(
   );
   const last = entries.at(-1);
   if (!last) return { entries: 0, checkpoint, projected: new Map() };
-  const events = await codecs.open(redis, keys, eventsFor(projection, entries));
+  const resolved = await resolveLogEntries(redis, keys, entries, readsType(projection));
+  const events = await codecs.open(redis, keys, eventsFor(projection, resolved));
+  const applied = await applyEvents(redis, keys, projection, partition, events, {
+    expected: checkpoint,
+    next: last[0],
+    entries: entries.length,
+  });
+  return applied
+    ? { entries: entries.length, checkpoint: last[0], projected: projectedVersionsOf(events) }
+    : 'fenced';
+}
+
+/**
+ * Evolves the documents `events` (opened) touch and writes them, their index entries and the
+ * checkpoint's move from `expected` to `next` (counting `entries` log entries applied) in one
+ * fenced script; false when the checkpoint was no longer `expected` (nothing written).
+ */
+export async function applyEvents(
+  redis: RedisClient,
+  keys: Keys,
+  projection: AnyProjection,
+  partition: number,
+  events: readonly EventEnvelope[],
+  checkpoint: { readonly expected: string; readonly next: string; readonly entries: number },
+): Promise<boolean> {
+  registerScripts(redis, PROJECTION_SCRIPTS);
   const docKeys = documentKeysOf(projection, keys, events);
   const stored = docKeys.length ? await redis.mget(...docKeys) : [];
   const writes = planBatch(
@@ -59,13 +86,15 @@ export async function applyNextBatch(
   try {
     scriptReply(
       'applyProjectionBatch',
-      await redis.applyProjectionBatch(...writes.scriptArguments(checkpoint, last[0], entries.length)),
+      await redis.applyProjectionBatch(
+        ...writes.scriptArguments(checkpoint.expected, checkpoint.next, checkpoint.entries),
+      ),
     );
   } catch (error) {
-    if (error instanceof ScriptFencedError) return 'fenced';
+    if (error instanceof ScriptFencedError) return false;
     throw error;
   }
-  return { entries: entries.length, checkpoint: last[0], projected: projectedVersionsOf(events) };
+  return true;
 }
 
 /** Where a projection stands on one partition: its stored checkpoint, or none. */

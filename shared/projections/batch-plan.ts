@@ -1,4 +1,4 @@
-import { type EventEnvelope, parseEnvelope } from '../event-store/envelope';
+import type { EventEnvelope } from '../event-store/envelope';
 import type { Keys } from '../redis/keys';
 import { BatchWrites } from './batch-writes';
 import type { AnyProjection } from './projection';
@@ -6,20 +6,22 @@ import type { AnyProjection } from './projection';
 /** The checkpoint of a partition nothing has been applied from. */
 export const NO_CHECKPOINT = '0-0';
 
-/** One entry of a log partition as XRANGE answers it: its id and `['event', envelope JSON]`. */
-export type LogEntry = [id: string, fields: string[]];
+/** Whether `projection` reads events of an aggregate type: the others are never read from their streams. */
+export function readsType(projection: AnyProjection): (aggregateType: string) => boolean {
+  return (aggregateType) => aggregateType === projection.aggregateType;
+}
 
 /**
- * The events of `entries` that `projection` reads, in log order. Envelopes are JSON.stringify'd, so
- * an event of the projected type contains its `"aggregateType":...` text; the others (most of a
- * partition, for most projections) are skipped without being parsed.
+ * The events `projection` reads among a batch's resolved log entries (null: an entry of a type it
+ * does not read, left unread by resolveLogEntries), in log order.
  */
-export function eventsFor(projection: AnyProjection, entries: readonly LogEntry[]): EventEnvelope[] {
-  const marker = `"aggregateType":${JSON.stringify(projection.aggregateType)}`;
-  return entries
-    .filter(([, fields]) => fields[1]?.includes(marker))
-    .map(([, fields]) => parseEnvelope(fields[1] ?? 'null'))
-    .filter((event) => event.aggregateType === projection.aggregateType);
+export function eventsFor(
+  projection: AnyProjection,
+  envelopes: readonly (EventEnvelope | null)[],
+): EventEnvelope[] {
+  return envelopes.filter(
+    (event): event is EventEnvelope => event !== null && event.aggregateType === projection.aggregateType,
+  );
 }
 
 /** The documents `events` touch, once each, in the order first touched. */

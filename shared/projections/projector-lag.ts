@@ -1,3 +1,4 @@
+import { partitionCounters } from '../event-stream/log-reader';
 import type { RedisClient } from '../redis/connections';
 import type { Keys } from '../redis/keys';
 import { LOG_PARTITIONS } from '../redis/partitions';
@@ -13,9 +14,10 @@ export interface ProjectorLag {
 
 /**
  * The lag of every (projection, partition), in two reads each: the batch script counts the
- * entries it applied beside the checkpoint, and the log is never trimmed (ADR 0003), so its length
- * is the number of entries ever appended. Counts are read before lengths: an append in between
- * makes the lag read high for one scrape, never negative.
+ * entries it applied beside the checkpoint, and the partition counts the entries ever appended to
+ * it (`entries-added`, which trimming by LOG_RETENTION does not lower, unlike its length). Counts
+ * are read before the partitions: an append in between makes the lag read high for one scrape,
+ * never negative.
  *
  * A (projection, partition) whose checkpoint predates the count (built before the count existed)
  * has no sample: its lag is unknown until `npm run projections:rebuild`, and a guess would mislead.
@@ -40,7 +42,11 @@ export async function readProjectorLag(
       }),
     ),
   );
-  const heads = await Promise.all(partitions.map((partition) => redis.xlen(keys.logPartition(partition))));
+  const heads = await Promise.all(
+    partitions.map(
+      async (partition) => (await partitionCounters(redis, keys.logPartition(partition))).entriesAdded,
+    ),
+  );
   return applied.flatMap(({ projection, partition, entriesApplied }) =>
     entriesApplied === null
       ? []

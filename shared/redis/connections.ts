@@ -1,3 +1,4 @@
+import keySlot from 'cluster-key-slot';
 import { Cluster, type ClusterOptions, Redis, type RedisOptions } from 'ioredis';
 
 import { ConfigError, type RedisTarget } from '../config';
@@ -91,6 +92,10 @@ function clusterPurposeOptions(purpose: ConnectionPurpose, connectionName: strin
     retryDelayOnFailover: 200,
     retryDelayOnClusterDown: 200,
     slotsRefreshTimeout: 2_000,
+    // The slot map is read again every 2 s, so one gone stale in a failover heals by itself: the
+    // client follows a MOVED (and refreshes the map) only when every command of an auto-pipeline got
+    // the same one; otherwise the MOVED reaches the caller (a 503) and nothing else refreshes it.
+    slotsRefreshInterval: 2_000,
     // Replicas lag: a read right after a command must see it, so every command goes to a master.
     scaleReads: 'master',
   };
@@ -216,6 +221,23 @@ export function keyHoldingNodes(client: RedisClient): Redis[] {
 }
 
 /**
+ * The connection to the server that holds `key` as its master: the one server, or the cluster
+ * master that the client's slot map gives the key's slot to (the node it sends that slot's commands
+ * to, so a command sent here after one on `key` runs on the same server connection). Throws when the
+ * slot map names no master this client is connected to (the cluster is moving the slot).
+ */
+export function masterHolding(client: RedisClient, key: string): Redis {
+  if (!(client instanceof Cluster)) return client;
+  const slot = keySlot(key);
+  const nodeKey = client.slots[slot]?.[0];
+  const master = client
+    .nodes('master')
+    .find(({ options }) => nodeKey !== undefined && `${options.host}:${options.port}` === nodeKey);
+  if (!master) throw new Error(`Cluster isn't ready: no known master serves slot ${slot}`);
+  return master;
+}
+
+/**
  * Every key matching `pattern`, in batches (SCAN on each server that holds keys). Keys written
  * while it runs may or may not be seen, as SCAN promises.
  */
@@ -303,7 +325,8 @@ export function isRedisOutOfMemory(error: unknown): boolean {
 
 /**
  * True when an error means "Redis is unreachable right now", which callers answer with a 503.
- * The cluster's own words for it: not ready yet, no node answers, a failover in progress.
+ * The cluster's own words for it: not ready yet, no node answers, a failover in progress, a slot
+ * that moved (MOVED, ASK: a redirect the client did not follow by itself, see slotsRefreshInterval).
  * And rate-limiter-flexible's own refusal (`rejectIfRedisNotReady`).
  */
 export function isRedisUnavailable(error: unknown): boolean {
@@ -311,7 +334,7 @@ export function isRedisUnavailable(error: unknown): boolean {
   return (
     error.name === 'MaxRetriesPerRequestError' ||
     error.name === 'ClusterAllFailedError' ||
-    /Stream isn't writeable|Connection is closed|Command timed out|ECONNREFUSED|ECONNRESET|EPIPE|connect ETIMEDOUT|LOADING|Cluster isn't ready|None of startup nodes is available|Failed to refresh slots cache|CLUSTERDOWN|TRYAGAIN|MASTERDOWN|Too many Cluster redirections|Redis connection is not ready/.test(
+    /Stream isn't writeable|Connection is closed|Command timed out|ECONNREFUSED|ECONNRESET|EPIPE|connect ETIMEDOUT|LOADING|Cluster isn't ready|None of startup nodes is available|Failed to refresh slots cache|CLUSTERDOWN|TRYAGAIN|MASTERDOWN|Too many Cluster redirections|Redis connection is not ready|^(MOVED|ASK) \d+ /.test(
       error.message,
     )
   );

@@ -18,12 +18,18 @@ export function createKeys(prefix: string) {
 
   return Object.freeze({
     prefix,
-    /** The aggregate's events, one entry per version (entry id `0-<version>`), never trimmed. */
+    /**
+     * The aggregate's events, one entry per version (entry id `0-<version>`), never trimmed: each
+     * envelope without what the key and the entry id say (ADR 0020, stored-envelope.ts).
+     */
     aggregateStream: aggregate('stream'),
     /** The aggregate's version, folded state and private attachments, written with each append. */
     aggregateRecord: aggregate('record'),
     /** Every record of one aggregate type, in every partition (for a snapshot rebuild). */
     aggregateRecordPattern: (aggregateType: string) => `${prefix}{p*}:record:${aggregateType}:*`,
+    /** Every record of one aggregate type in one partition (a projection folded from the streams). */
+    aggregateRecordPatternIn: (aggregateType: string, partition: number) =>
+      `${prefix}${partitionTag(partition)}:record:${aggregateType}:*`,
     /** The aggregate id a record key (aggregateRecord) ends with. */
     aggregateIdOfRecord: (recordKey: string) => recordKey.slice(recordKey.lastIndexOf(':') + 1),
     /** Pub/sub channel where every append announces the changed aggregate's id. */
@@ -42,8 +48,17 @@ export function createKeys(prefix: string) {
     aggregateRequests: aggregate('requests'),
     /** Sorted set: request id -> when it was appended (unix ms), to forget the old ones. */
     aggregateRequestTimes: aggregate('request-times'),
-    /** One partition of the global event log that projectors consume. */
+    /**
+     * One partition of the global event log that projectors consume: a reference to each event
+     * (its aggregate's type, id and version; before ADR 0020 a copy), trimmed by LOG_RETENTION.
+     */
     logPartition: (partition: number) => `${prefix}${partitionTag(partition)}:log`,
+    /**
+     * The id of the newest entry ever trimmed from a log partition (LOG_RETENTION): a reader
+     * resuming from an older position would miss entries, and is told so (ADR 0020).
+     */
+    logPartitionTrimmedThrough: (partition: number) =>
+      `${prefix}${partitionTag(partition)}:log:trimmed-through`,
     /**
      * A partition's copy while it is rewritten (legacy events sealed, ADR 0014), in its slot: it
      * takes the partition's place when complete.

@@ -10,10 +10,12 @@ import {
 } from '../commands/command-steps';
 import type { WebhookSubscriptionCommand } from '../domain/webhook-subscription/webhook-subscription.commands';
 import { webhookSubscriptionDecider } from '../domain/webhook-subscription/webhook-subscription.decider';
+import { WEBHOOK_MESSAGES } from '../domain/webhook-subscription/webhook-subscription.messages';
 import { serviceUnavailable } from '../errors';
 import { AppendOutcomeUnknownError } from '../event-store/errors';
 import type { EventStore } from '../event-store/event-store';
 import type { CommandHandler, CommandInput } from '../event-store/handle-command';
+import { trimmedThrough } from '../event-stream/log-retention';
 import type { RedisClient } from '../redis/connections';
 import type { Keys } from '../redis/keys';
 import { hasAnyRole, lacksRolesMessage, type Role } from '../roles';
@@ -164,13 +166,20 @@ async function prepare(
       return { command: { type: 'EnableWebhookSubscription', data: {} } };
     case 'DeleteWebhookSubscription':
       return { command: { type: 'DeleteWebhookSubscription', data: {} } };
-    case 'ReplayWebhookEvents':
+    case 'ReplayWebhookEvents': {
+      const from = new Date(String(fields.from));
+      // LOG_RETENTION: a replay from before trimmed entries would skip them silently; refused instead.
+      const trimmed = await trimmedThrough(services.redis, services.keys);
+      if (trimmed.some((through) => through.ms >= from.getTime())) {
+        return refused('COMMAND_VALIDATION_ERROR', WEBHOOK_MESSAGES.replayFromTrimmed);
+      }
       return {
         command: {
           type: 'ReplayWebhookEvents',
-          data: { from: new Date(String(fields.from)).toISOString(), replayId: randomUUID() },
+          data: { from: from.toISOString(), replayId: randomUUID() },
         },
       };
+    }
     default: {
       const _exhaustive: never = definition.commandType;
       return _exhaustive;
@@ -217,7 +226,9 @@ async function runOnSubscription(
     handled = await services.commands.handle(webhookSubscriptionDecider, input);
   } catch (error) {
     if (error instanceof AppendOutcomeUnknownError) {
-      throw serviceUnavailable(outcomeUnknownMessage(request.requestId, 'webhook subscription'));
+      throw serviceUnavailable(
+        outcomeUnknownMessage(request.requestId, 'webhook subscription', error.reason),
+      );
     }
     const refusal = refusalOfStoreError(error, 'webhook subscription');
     if (!refusal) throw error;

@@ -12,7 +12,7 @@ import { randomUUID } from 'node:crypto';
 import request from 'supertest';
 
 import { fantasyTeamDecider } from '../../shared/domain/fantasy-team/fantasy-team.decider';
-import { parseEnvelope } from '../../shared/event-store/envelope';
+import { resolveLogEntries } from '../../shared/event-stream/log-reader';
 import { partitionOf } from '../../shared/redis/partitions';
 import { createTestApp, type TestApp, uniquePrefix } from '../helpers/app-fixture';
 import { eventually } from '../helpers/processes';
@@ -139,9 +139,13 @@ describe('A command whose holder is paused past its lock’s expiry', () => {
         [1, 'FantasyTeamCreatedEvent', null],
         [2, 'FantasyTeamLinkedEvent', otherRequestId],
       ]);
-      const log = (await stalled.redis.xrange(keys.logPartition(partitionOf(teamId)), '-', '+'))
-        .map(([, fields]) => parseEnvelope(fields[1] ?? 'null'))
-        .filter((event) => event.aggregateId === teamId);
+      const log = (
+        await resolveLogEntries(
+          stalled.redis,
+          keys,
+          await stalled.redis.xrange(keys.logPartition(partitionOf(teamId)), '-', '+'),
+        )
+      ).filter((event) => event.aggregateId === teamId);
       expect(log).toEqual(stream);
       expect(await store.loadRecord(TEAM, teamId, fantasyTeamDecider.initialState)).toMatchObject({
         version: 2,

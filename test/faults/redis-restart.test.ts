@@ -13,7 +13,7 @@ import request from 'supertest';
 import { fantasyTeamDecider } from '../../shared/domain/fantasy-team/fantasy-team.decider';
 import type { FantasyTeamEvent } from '../../shared/domain/fantasy-team/fantasy-team.events';
 import type { EventEnvelope } from '../../shared/event-store/envelope';
-import { parseEnvelope } from '../../shared/event-store/envelope';
+import { resolveLogEntries } from '../../shared/event-stream/log-reader';
 import { partitionOf } from '../../shared/redis/partitions';
 import { createTestApp, type TestApp, uniquePrefix } from '../helpers/app-fixture';
 import { DurableRedis } from '../helpers/durable-redis';
@@ -30,9 +30,9 @@ async function eventsOf(subject: TestApp, teamId: string) {
   const { redis, services } = subject;
   const { keys, store } = services;
   const stream = await store.readStream(TEAM, teamId);
-  const log = (await redis.xrange(keys.logPartition(partitionOf(teamId)), '-', '+'))
-    .map(([, fields]) => parseEnvelope(fields[1] ?? 'null'))
-    .filter((event) => event.aggregateId === teamId.toLowerCase());
+  const log = (
+    await resolveLogEntries(redis, keys, await redis.xrange(keys.logPartition(partitionOf(teamId)), '-', '+'))
+  ).filter((event) => event.aggregateId === teamId.toLowerCase());
   const entryIds = (await redis.xrange(keys.aggregateStream(TEAM, teamId), '-', '+')).map(([id]) => id);
   const record = await store.loadRecord(TEAM, teamId, fantasyTeamDecider.initialState);
   return { stream, log, entryIds, record };

@@ -1,5 +1,8 @@
+import { SYSTEM_ACTOR } from '../../shared/accounts/account';
 import { loadConfig } from '../../shared/config';
 import { createCoreServices } from '../../shared/core-services';
+import type { FantasyTeamCommand } from '../../shared/domain/fantasy-team/fantasy-team.commands';
+import { fantasyTeamDecider } from '../../shared/domain/fantasy-team/fantasy-team.decider';
 import type { CommandHandlerHooks } from '../../shared/event-store/handle-command';
 import { createLogger } from '../../shared/logger';
 import {
@@ -41,3 +44,18 @@ export function coreFixture() {
 }
 
 export type Core = Awaited<ReturnType<ReturnType<typeof coreFixture>['buildCore']>>;
+
+/** Runs a team command as the service's own account on `core`; the test fails if it is refused. */
+export async function acceptedTeamCommand(
+  core: Core,
+  aggregateId: string,
+  command: FantasyTeamCommand,
+): Promise<void> {
+  const outcome = await core.commands.handle(fantasyTeamDecider, {
+    aggregateId,
+    command,
+    context: { now: new Date(), actorUserId: SYSTEM_ACTOR.userId, actorRoles: ['Admin'] },
+    metadata: { actorUserId: SYSTEM_ACTOR.userId, requestId: null, correlationId: 'core-fixture' },
+  });
+  expect(outcome.accepted).toBe(true);
+}

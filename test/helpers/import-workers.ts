@@ -3,7 +3,8 @@ import { randomUUID } from 'node:crypto';
 import request from 'supertest';
 
 import { userIdForEmail } from '../../shared/domain/user/user-id';
-import { type EventEnvelope, parseEnvelope } from '../../shared/event-store/envelope';
+import type { EventEnvelope } from '../../shared/event-store/envelope';
+import { resolveLogEntries } from '../../shared/event-stream/log-reader';
 import { scanKeys } from '../../shared/redis/connections';
 import { LOG_PARTITIONS } from '../../shared/redis/partitions';
 import { createTestApp, type TestApp, testRedisEnv, uniquePrefix } from './app-fixture';
@@ -164,10 +165,8 @@ export async function createImportWorkersHarness(
           subject.redis.xrange(subject.services.keys.logPartition(partition), '-', '+'),
         ),
       );
-      return partitions
-        .flat()
-        .map(([, fields]) => parseEnvelope(fields[1] ?? 'null'))
-        .filter((event) => event.aggregateType === 'user');
+      const events = await resolveLogEntries(subject.redis, subject.services.keys, partitions.flat());
+      return events.filter((event) => event.aggregateType === 'user');
     },
     async close() {
       await Promise.all(

@@ -3,6 +3,7 @@ import { isDeepStrictEqual } from 'node:util';
 
 import { fantasyTeamDecider } from '../../shared/domain/fantasy-team/fantasy-team.decider';
 import type { FantasyTeamEvent } from '../../shared/domain/fantasy-team/fantasy-team.events';
+import { resolveLogEntries } from '../../shared/event-stream/log-reader';
 import { fantasyTeamProjection } from '../../shared/projections/fantasy-team/fantasy-team.projection';
 import { rebuildProjection } from '../../shared/projections/rebuild';
 import { partitionOf } from '../../shared/redis/partitions';
@@ -191,9 +192,13 @@ describe('Concurrent commands on one team through several ingress processes', ()
     expect(unlinkReasons).toEqual(acceptedReasons);
 
     // The global log mirrors the stream, in the same order.
-    const logged = (await redis.xrange(keys.logPartition(partitionOf(teamId)), '-', '+'))
-      .map(([, fields]) => JSON.parse(fields[1] ?? 'null') as { aggregateId: string; eventId: string })
-      .filter((event) => event.aggregateId === teamId);
+    const logged = (
+      await resolveLogEntries(
+        redis,
+        keys,
+        await redis.xrange(keys.logPartition(partitionOf(teamId)), '-', '+'),
+      )
+    ).filter((event) => event.aggregateId === teamId);
     expect(logged.map((event) => event.eventId)).toEqual(events.map((event) => event.eventId));
 
     // Final state: linked iff the last event is a link, with that link's ids.

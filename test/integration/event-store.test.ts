@@ -4,9 +4,10 @@ import type { DecisionContext } from '../../shared/domain/decider';
 import type { CreateUser } from '../../shared/domain/user/user.commands';
 import { userDecider } from '../../shared/domain/user/user.decider';
 import { userIdForEmail } from '../../shared/domain/user/user-id';
-import { type EventEnvelope, type EventMetadata, parseEnvelope } from '../../shared/event-store/envelope';
+import type { EventEnvelope, EventMetadata } from '../../shared/event-store/envelope';
 import { AggregateBusyError, ConcurrencyConflictError } from '../../shared/event-store/errors';
 import type { CommandInput } from '../../shared/event-store/handle-command';
+import { resolveLogEntries } from '../../shared/event-stream/log-reader';
 import { partitionOf } from '../../shared/redis/partitions';
 import { testRedisEnv } from '../helpers/app-fixture';
 import { type Core, coreFixture } from '../helpers/core-fixture';
@@ -46,9 +47,9 @@ const incrementInput = (aggregateId: string): CommandInput<Increment> => ({
 /** The events of one aggregate as mirrored into its partition of the global log, in log order. */
 async function logEventsOf(core: Core, aggregateId: string): Promise<EventEnvelope[]> {
   const entries = await core.redis.xrange(core.keys.logPartition(partitionOf(aggregateId)), '-', '+');
-  return entries
-    .map(([, fields]) => parseEnvelope(fields[1] ?? 'null'))
-    .filter((event) => event.aggregateId === aggregateId);
+  return (await resolveLogEntries(core.redis, core.keys, entries)).filter(
+    (event) => event.aggregateId === aggregateId,
+  );
 }
 
 async function lengths(core: Core, aggregateId: string) {

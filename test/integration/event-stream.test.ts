@@ -4,9 +4,12 @@ import Ajv2020 from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
 import request from 'supertest';
 
+import { MESSAGES } from '../../ingress/events/event-stream-request';
 import type { UserCommand } from '../../shared/domain/user/user.commands';
 import { userDecider } from '../../shared/domain/user/user.decider';
 import { beginningPosition, encodePosition } from '../../shared/event-stream/log-position';
+import { logEnds, resolveLogEntries } from '../../shared/event-stream/log-reader';
+import { partitionsTrimmedPast, trimLog } from '../../shared/event-stream/log-retention';
 import { listen, type RunningServer } from '../../shared/http/server';
 import {
   isPublicEventType,
@@ -93,8 +96,7 @@ describe('The event stream (GET /api/events)', () => {
     const keys: string[] = [];
     for (let partition = 0; partition < LOG_PARTITIONS; partition++) {
       const entries = await subject.redis.xrange(subject.services.keys.logPartition(partition), '-', '+');
-      for (const [, fields] of entries) {
-        const envelope = JSON.parse(fields[1] ?? 'null') as { aggregateId: string; version: number };
+      for (const envelope of await resolveLogEntries(subject.redis, subject.services.keys, entries)) {
         keys.push(`${envelope.aggregateId}@${envelope.version}`);
       }
     }
@@ -563,6 +565,43 @@ describe('The event stream (GET /api/events)', () => {
     await client.until((c) => c.ended, 5_000, 'the end of the stream');
     expect(own.services.eventStreams.open).toBe(0);
     await own.close();
+  });
+});
+
+describe('The event stream after the log was trimmed (LOG_RETENTION)', () => {
+  it('When Last-Event-ID or from lies before trimmed entries, then 400 naming it with the reason (never a silent gap), and a position after them still resumes', async () => {
+    const own = await createTestApp();
+    try {
+      const admin = 'events-trimmed-admin@example.com';
+      await own.createUser({ email: admin, password: PASSWORD, roles: ['Admin'] });
+      for (let i = 0; i < 6; i++)
+        await own.createUser({ email: `trimmed-${randomUUID()}@example.com`, roles: ['Member'] });
+      const { keys } = own.services;
+      // Every projection has passed everything (none reads here): a 0 ms window trims the whole log.
+      const trims = await trimLog(own.redis, keys, [], 0, Date.now() + 1_000);
+      expect(trims.reduce((sum, trim) => sum + trim.removed, 0)).toBeGreaterThan(0);
+      const old = encodePosition(beginningPosition());
+
+      const byHeader = await request(own.app)
+        .get('/api/events')
+        .set('Authorization', basic(admin))
+        .set('Last-Event-ID', old);
+      expect(byHeader.status).toBe(400);
+      expect((byHeader.body as { errors: Record<string, string[]> }).errors).toEqual({
+        'Last-Event-ID': [MESSAGES.trimmed],
+      });
+      const byQuery = await request(own.app)
+        .get(`/api/events?from=${encodeURIComponent(old)}`)
+        .set('Authorization', basic(admin));
+      expect(byQuery.status).toBe(400);
+      expect(Object.keys((byQuery.body as { errors: object }).errors)).toEqual(['from']);
+
+      // The log's end now is after everything trimmed: resuming there is allowed.
+      const ends = await logEnds(own.redis, keys, LOG_PARTITIONS);
+      expect(await partitionsTrimmedPast(own.redis, keys, ends)).toEqual([]);
+    } finally {
+      await own.close();
+    }
   });
 });
 

@@ -23,6 +23,7 @@ import { NO_CHECKPOINT } from '../../shared/projections/batch-plan';
 import type { Projection } from '../../shared/projections/projection';
 import { LOG_PARTITIONS, partitionOf } from '../../shared/redis/partitions';
 import { coreFixture } from '../helpers/core-fixture';
+import { rewriteInPre0020Format } from '../helpers/pre-0020-format';
 import { redisContents } from '../helpers/redis-state';
 
 const { buildCore } = coreFixture();
@@ -113,6 +114,8 @@ describe('Sealing the user events written before sealing', () => {
       context: context(),
       metadata,
     });
+    // Stored as that version stored it: full envelopes, and the log holding copies of them.
+    await rewriteInPre0020Format(redis, core.keys);
     for (let partition = 0; partition < LOG_PARTITIONS; partition++) {
       await applyNextBatch(redis, core.keys, countUsers, partition, NO_CHECKPOINT, 1000);
     }
@@ -214,8 +217,8 @@ describe('Rewriting a log partition beside live appends', () => {
       const replaced = await rewriteLogPartition(redis, core.keys, partition, async (entries) => {
         calls += 1;
         if (calls === 1) for (let i = 0; i < appendedDuring; i++) await teamCommand('roster');
-        // The first entry is "rewritten" (to the same text: what matters here is where it goes).
-        return entries.map(([id, fields]) => (id === before[0]?.[0] ? (fields[1] ?? null) : null));
+        // The first entry is "rewritten" (to the same fields: what matters here is where it goes).
+        return entries.map(([id, fields]) => (id === before[0]?.[0] ? fields : null));
       });
 
       expect(replaced).toBe(1);

@@ -61,8 +61,14 @@ describe('Projector woken by change announcements', () => {
     const reads = jest.spyOn(subject.redis, 'xrange');
     try {
       const id = await createTeamOnceIdle('Targeted');
-      const partitionsRead = new Set(reads.mock.calls.map(([key]) => String(key)));
-      expect([...partitionsRead]).toEqual([subject.services.keys.logPartition(partitionOf(id))]);
+      const { keys } = subject.services;
+      const logKeys = new Set(Array.from({ length: LOG_PARTITIONS }, (_, p) => keys.logPartition(p)));
+      const keysRead = new Set(reads.mock.calls.map(([key]) => String(key)));
+      expect([...keysRead].filter((key) => logKeys.has(key))).toEqual([keys.logPartition(partitionOf(id))]);
+      // Besides the partition, only the stream its entry refers to (ADR 0020).
+      expect([...keysRead].filter((key) => !logKeys.has(key))).toEqual([
+        keys.aggregateStream(fantasyTeamDecider.aggregateType, id),
+      ]);
     } finally {
       reads.mockRestore();
     }

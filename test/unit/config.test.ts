@@ -38,6 +38,17 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ HTTP_REQUEST_TIMEOUT_MS: '0' })).toThrow(/HTTP_REQUEST_TIMEOUT_MS/);
   });
 
+  it('When WRITE_DURABILITY is unset, then it is local with a 500 ms wait; replicated is taken, and an unknown mode or a wait the 2 s command timeout would cut is refused naming it', () => {
+    expect(loadConfig({}).writeDurability).toEqual({ mode: 'local', timeoutMs: 500 });
+    expect(
+      loadConfig({ WRITE_DURABILITY: 'replicated', WRITE_DURABILITY_TIMEOUT_MS: '1500' }).writeDurability,
+    ).toEqual({ mode: 'replicated', timeoutMs: 1500 });
+    expect(() => loadConfig({ WRITE_DURABILITY: 'quorum' })).toThrow(
+      /WRITE_DURABILITY: .*"local" or "replicated"/,
+    );
+    expect(() => loadConfig({ WRITE_DURABILITY_TIMEOUT_MS: '2000' })).toThrow(/WRITE_DURABILITY_TIMEOUT_MS/);
+  });
+
   it("When no AUTH_* is set, then failures count 10 per account and address, 100 per address, and 16 verifications may wait (4 x libuv's 4 threads)", () => {
     expect(loadConfig({}).auth).toEqual({
       cacheTtlSeconds: 60,
@@ -67,6 +78,14 @@ describe('loadConfig', () => {
       loadConfig({ AUTH_MAX_FAILURES_PER_ACCOUNT: '7', AUTH_MAX_FAILURES_PER_ACCOUNT_AND_ADDRESS: '4' }).auth
         .maxFailuresPerAccountAndAddress,
     ).toBe(4);
+  });
+
+  it('When LOG_RETENTION is unset, forever, or a duration, then the log is kept forever (null) or for that many ms; anything else names it', () => {
+    expect(loadConfig({}).logRetentionMs).toBeNull();
+    expect(loadConfig({ LOG_RETENTION: 'forever' }).logRetentionMs).toBeNull();
+    expect(loadConfig({ LOG_RETENTION: '30d' }).logRetentionMs).toBe(30 * 86_400_000);
+    expect(loadConfig({ LOG_RETENTION: '12h' }).logRetentionMs).toBe(12 * 3_600_000);
+    expect(() => loadConfig({ LOG_RETENTION: 'a month' })).toThrow(/LOG_RETENTION/);
   });
 
   it('When PORT is not a number, then loading fails with a message naming PORT', () => {

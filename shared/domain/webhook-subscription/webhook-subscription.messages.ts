@@ -8,4 +8,6 @@ export const WEBHOOK_MESSAGES = {
   nothingToUpdate: 'Give at least one of url, eventTypes, description to update',
   disabledReplay: 'Enable the webhook subscription before replaying events to it',
   replayFromFuture: 'from must not be in the future',
+  replayFromTrimmed:
+    'from is older than the event log keeps (LOG_RETENTION): events after it were trimmed, so a replay from there would skip them. Replay from a later time.',
 } as const;

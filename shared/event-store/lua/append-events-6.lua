@@ -17,13 +17,15 @@
     ARGV[5] the caller's request id, scoped by the caller: '<caller>:<request id>' ('' for none)
     ARGV[6] now, unix ms
     ARGV[7] how long a request id is remembered, in ms
-    ARGV[8] the aggregate's id, published on ARGV[3]
-    ARGV[9 .. 8+N] event envelopes as JSON, versions expected+1 .. expected+N
-    ARGV[9+N] the folded state after the events, as JSON
-    ARGV[10+N] number M of attachment fields removed from the record
-    ARGV[11+N .. 10+N+M] attachment fields removed from the record, before any is written (an
+    ARGV[8] the aggregate's id as its keys spell it (lower case), published on ARGV[3]
+    ARGV[9] the aggregate's type
+    ARGV[10 .. 9+N] event envelopes as the stream stores them (JSON without what the stream's key
+            and entry ids say: stored-envelope.ts), versions expected+1 .. expected+N
+    ARGV[10+N] the folded state after the events, as JSON
+    ARGV[11+N] number M of attachment fields removed from the record
+    ARGV[12+N .. 11+N+M] attachment fields removed from the record, before any is written (an
             erased account's credential and personal-data key)
-    ARGV[11+N+M ..] attachment field/value pairs written to the record (e.g. a credential)
+    ARGV[12+N+M ..] attachment field/value pairs written to the record (e.g. a credential)
 
   Output:
     the new version, or
@@ -45,7 +47,7 @@ if current ~= expected then
   if count > 0 and current >= expected + count then
     local stored = redis.call('XRANGE', KEYS[1], '0-' .. (expected + 1), '0-' .. (expected + count))
     for i = 1, count do
-      if stored[i] == nil or stored[i][2][2] ~= ARGV[8 + i] then
+      if stored[i] == nil or stored[i][2][2] ~= ARGV[9 + i] then
         return -1
       end
     end
@@ -55,18 +57,18 @@ if current ~= expected then
 end
 
 for i = 1, count do
-  local envelope = ARGV[8 + i]
-  redis.call('XADD', KEYS[1], '0-' .. (expected + i), 'event', envelope)
-  redis.call('XADD', KEYS[2], '*', 'event', envelope)
+  local version = expected + i
+  redis.call('XADD', KEYS[1], '0-' .. version, 'event', ARGV[9 + i])
+  redis.call('XADD', KEYS[2], '*', 'type', ARGV[9], 'id', ARGV[8], 'version', version)
 end
 
 local version = expected + count
-redis.call('HSET', KEYS[3], 'version', version, 'state', ARGV[9 + count])
-local removed = tonumber(ARGV[10 + count])
+redis.call('HSET', KEYS[3], 'version', version, 'state', ARGV[10 + count])
+local removed = tonumber(ARGV[11 + count])
 if removed > 0 then
-  redis.call('HDEL', KEYS[3], unpack(ARGV, 11 + count, 10 + count + removed))
+  redis.call('HDEL', KEYS[3], unpack(ARGV, 12 + count, 11 + count + removed))
 end
-for i = 11 + count + removed, #ARGV, 2 do
+for i = 12 + count + removed, #ARGV, 2 do
   redis.call('HSET', KEYS[3], ARGV[i], ARGV[i + 1])
 end
 

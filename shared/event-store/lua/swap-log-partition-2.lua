@@ -27,12 +27,17 @@ end
 if redis.call('EXISTS', KEYS[2]) == 0 then
   return 0
 end
--- New entries must keep getting ids above every id the partition ever gave.
+-- New entries must keep getting ids above every id the partition ever gave, and the count of
+-- entries ever appended (the lag metric's, which trimmed entries are part of) stays.
 local info = redis.call('XINFO', 'STREAM', KEYS[1])
+local lastId, added
 for i = 1, #info, 2 do
   if info[i] == 'last-generated-id' then
-    redis.call('XSETID', KEYS[2], info[i + 1])
+    lastId = info[i + 1]
+  elseif info[i] == 'entries-added' then
+    added = info[i + 1]
   end
 end
+redis.call('XSETID', KEYS[2], lastId, 'ENTRIESADDED', added)
 redis.call('RENAME', KEYS[2], KEYS[1])
 return #tail

@@ -1,6 +1,7 @@
 import { ALL_ENVELOPE_CODECS } from '../../envelope-codecs';
-import { type EventEnvelope, parseEnvelope } from '../../event-store/envelope';
+import type { EventEnvelope } from '../../event-store/envelope';
 import { EnvelopeCodecs } from '../../event-store/envelope-codec';
+import { resolveLogEntries } from '../../event-stream/log-reader';
 import type { RedisClient } from '../../redis/connections';
 import type { Keys } from '../../redis/keys';
 
@@ -121,7 +122,7 @@ export class PartitionReads {
     const events = await SEALED_ENVELOPES.open(
       this.redis,
       this.keys,
-      raw.map(([, fields]) => parseEnvelope(fields[1] ?? 'null')),
+      await resolveLogEntries(this.redis, this.keys, raw),
     );
     const entries = raw.map(([id], i) => ({ id, event: events[i] as EventEnvelope }));
     const full = entries.length >= this.batchSize;

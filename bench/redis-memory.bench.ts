@@ -1,0 +1,303 @@
+import { randomUUID } from 'node:crypto';
+
+import { startLocalRedis } from '../scripts/lib/redis-server';
+import { SYSTEM_ACTOR } from '../shared/accounts/account';
+import { loadConfig } from '../shared/config';
+import { createCoreServices, createEventStore } from '../shared/core-services';
+import type { FantasyTeamCommand } from '../shared/domain/fantasy-team/fantasy-team.commands';
+import { fantasyTeamDecider } from '../shared/domain/fantasy-team/fantasy-team.decider';
+import { CommandHandler } from '../shared/event-store/handle-command';
+import {
+  type PlayerSeedingData,
+  playerSeedingImporter,
+} from '../shared/importers/player-seeding/player-seeding.importer';
+import { createLogger } from '../shared/logger';
+import { ALL_PROJECTIONS } from '../shared/projections/all-projections';
+import { applyNextBatch } from '../shared/projections/apply-batch';
+import { NO_CHECKPOINT } from '../shared/projections/batch-plan';
+import { rebuildProjection } from '../shared/projections/rebuild';
+import {
+  closeConnections,
+  createRedisConnection,
+  type RedisClient,
+  waitForRedis,
+} from '../shared/redis/connections';
+import { createKeys } from '../shared/redis/keys';
+import { LOG_PARTITIONS } from '../shared/redis/partitions';
+import { RECOMMENDED_STREAM_NODE_MAX_BYTES } from '../shared/redis/stream-node-size';
+import { seedPlayer } from '../test/helpers/seed-players';
+import { stopAll, track } from './lib/processes';
+import { type BenchReport, machineInfo } from './lib/report';
+import { runBenches } from './lib/runner';
+
+/**
+ * Redis memory per event and per team: N teams each created, linked, unlinked, linked and unlinked
+ * (5 events) through the command path in-process (CommandHandler, the event store every process
+ * builds), the projections caught up, then `INFO memory` and `MEMORY USAGE` of every key, summed by
+ * key kind, against the empty server. Targets (issue 22): <= 700 bytes per event and <= 3 KB per
+ * team.
+ *
+ * Then per account and per player: N accounts created (CreateUser, no password) and N players
+ * seeded (PlayerSeeding), each on a fresh server, with their projections.
+ *
+ * Settings: BENCH_TEAMS (default 10,000), BENCH_CONNECTIONS (concurrent lanes, default 32),
+ * BENCH_USERS_AND_PLAYERS (default 2,000).
+ */
+
+const NAME = 'redis-memory';
+const EVENTS_PER_TEAM = 5;
+const BYTES_PER_EVENT_TARGET = 700;
+const BYTES_PER_TEAM_TARGET = 3 * 1024;
+const ACTOR = '11111111-1111-4111-8111-111111111111';
+/** The default REDIS_KEY_PREFIX: key names are part of what a key costs. */
+const PREFIX = 'fts:';
+
+const COMMANDS: readonly FantasyTeamCommand[] = [
+  { type: 'CreateFantasyTeam', data: { name: 'Bench team', season: '2026' } },
+  { type: 'LinkFantasyTeam', data: { fantasyTeamExternalId: 4_711, fantasyUserId: 1_004_711 } },
+  { type: 'UnlinkFantasyTeam', data: { unlinkReason: null } },
+  { type: 'LinkFantasyTeam', data: { fantasyTeamExternalId: 4_712, fantasyUserId: 1_004_712 } },
+  { type: 'UnlinkFantasyTeam', data: { unlinkReason: 'season over' } },
+];
+
+function positiveIntFromEnv(name: string, fallback: number): number {
+  const value = Number(process.env[name] ?? fallback);
+  if (!Number.isSafeInteger(value) || value <= 0) throw new Error(`${name} must be a positive integer`);
+  return value;
+}
+
+async function usedMemory(redis: RedisClient): Promise<number> {
+  const info = await redis.info('memory');
+  return Number(/^used_memory:(\d+)/m.exec(info)?.[1] ?? NaN);
+}
+
+/**
+ * The kind of a key, from its name: what follows the partition tag without the aggregate's id
+ * (`stream:FantasyTeam`, `log`, `projection:fantasy-team`), or the name less its last part.
+ */
+function kindOf(key: string): string {
+  const rest = key.slice(PREFIX.length).replace(/^\{[^}]*\}:/, '');
+  const parts = rest.split(':');
+  if (['stream', 'record', 'requests', 'request-times', 'projection'].includes(parts[0] ?? ''))
+    return parts.slice(0, 2).join(':');
+  if (parts[0] === 'checkpoint' || parts[0] === 'lease') return parts[0];
+  return parts.length > 1 ? parts.slice(0, -1).join(':') : rest;
+}
+
+/** Every key's MEMORY USAGE (all of its elements counted), summed by kind: kind -> {keys, bytes}. */
+async function usageByKind(redis: RedisClient): Promise<Map<string, { keys: number; bytes: number }>> {
+  const kinds = new Map<string, { keys: number; bytes: number }>();
+  let cursor = '0';
+  do {
+    const [next, found] = await redis.scan(cursor, 'MATCH', `${PREFIX}*`, 'COUNT', 1_000);
+    cursor = next;
+    const sizes = await Promise.all(
+      found.map((key) => redis.call('MEMORY', 'USAGE', key, 'SAMPLES', '0') as Promise<number | null>),
+    );
+    found.forEach((key, i) => {
+      const kind = kindOf(key);
+      const sum = kinds.get(kind) ?? { keys: 0, bytes: 0 };
+      sum.keys += 1;
+      sum.bytes += sizes[i] ?? 0;
+      kinds.set(kind, sum);
+    });
+  } while (cursor !== '0');
+  return kinds;
+}
+
+function bytes(value: number): string {
+  return Math.round(value).toLocaleString('en-US');
+}
+
+/** What one server measured: the totals, and MEMORY USAGE by key kind. */
+interface Measurement {
+  readonly streamNodeMaxBytes: string;
+  readonly total: number;
+  readonly kinds: Map<string, { keys: number; bytes: number }>;
+}
+
+/** N teams' history on a fresh redis-server started with `serverArgs`, then the projections caught up. */
+async function measure(teamCount: number, lanes: number, serverArgs: string[]): Promise<Measurement> {
+  const logger = createLogger({ level: 'warn', processRole: 'bench' });
+  const redisServer = track(await startLocalRedis({ extraArgs: serverArgs }));
+  const redis = createRedisConnection({ kind: 'standalone', url: redisServer.url }, 'request', logger);
+  try {
+    await waitForRedis(redis, logger);
+    const keys = createKeys(PREFIX);
+    const store = createEventStore(redis, keys);
+    const commands = new CommandHandler(store, { ttlMs: 5_000, waitMs: 2_000 });
+    const [, streamNodeMaxBytes = ''] = (await redis.config('GET', 'stream-node-max-bytes')) as string[];
+    const before = await usedMemory(redis);
+
+    const teamIds = Array.from({ length: teamCount }, () => randomUUID());
+    await Promise.all(
+      Array.from({ length: lanes }, async (_, lane) => {
+        for (let index = lane; index < teamIds.length; index += lanes) {
+          const aggregateId = teamIds[index] as string;
+          for (const command of COMMANDS) {
+            const outcome = await commands.handle(fantasyTeamDecider, {
+              aggregateId,
+              command,
+              context: { now: new Date(), actorUserId: ACTOR, actorRoles: ['Admin'] },
+              metadata: { actorUserId: ACTOR, requestId: null, correlationId: randomUUID() },
+            });
+            if (!outcome.accepted) throw new Error(`${command.type} refused: ${outcome.message}`);
+          }
+        }
+      }),
+    );
+    // The projections caught up, as the projector would have them.
+    for (const projection of ALL_PROJECTIONS) {
+      for (let partition = 0; partition < LOG_PARTITIONS; partition++) {
+        let checkpoint = NO_CHECKPOINT;
+        for (;;) {
+          const result = await applyNextBatch(redis, keys, projection, partition, checkpoint, 500);
+          if (result === 'fenced') throw new Error('fenced: nothing else runs here');
+          if (result.entries === 0) break;
+          checkpoint = result.checkpoint;
+        }
+      }
+    }
+    const after = await usedMemory(redis);
+    return { streamNodeMaxBytes, total: after - before, kinds: await usageByKind(redis) };
+  } finally {
+    // The server stops with the others at the end (stopAll keeps node alive while it waits).
+    await closeConnections(redis);
+    logger.close();
+  }
+}
+
+/** N accounts (no password: no hash to compute) and N players, each on a fresh server with the recommended node size. */
+async function measureOthers(count: number): Promise<{ perUser: number; perPlayer: number }> {
+  const logger = createLogger({ level: 'warn', processRole: 'bench' });
+  const results: number[] = [];
+  for (const kind of ['users', 'players'] as const) {
+    const redisServer = track(
+      await startLocalRedis({
+        extraArgs: ['--stream-node-max-bytes', String(RECOMMENDED_STREAM_NODE_MAX_BYTES)],
+      }),
+    );
+    const config = loadConfig({ NODE_ENV: 'test', REDIS_URL: redisServer.url, REDIS_KEY_PREFIX: PREFIX });
+    const redis = createRedisConnection(config.redis, 'request', logger);
+    try {
+      await waitForRedis(redis, logger);
+      const services = createCoreServices(config, redis);
+      const before = await usedMemory(redis);
+      if (kind === 'users') {
+        for (let n = 0; n < count; n++) {
+          const created = await services.accounts.createUser(
+            SYSTEM_ACTOR,
+            {
+              email: `bench-user-${n}@example.com`,
+              userName: `bench-user-${n}`,
+              firstName: `First${n}`,
+              lastName: `Last${n}`,
+              userType: 'Human',
+              roles: ['Member'],
+            },
+            { requestId: null, correlationId: randomUUID() },
+          );
+          if (created.status !== 'created') throw new Error(`user ${n} not created: ${created.status}`);
+        }
+      } else {
+        const { value } = playerSeedingImporter.schema(count).validate({
+          season: '2026',
+          round: 1,
+          finalRound: 38,
+          players: Array.from({ length: count }, (_, i) => seedPlayer(i + 1)),
+        });
+        const outcome = await playerSeedingImporter.run(
+          value as PlayerSeedingData,
+          {
+            actor: SYSTEM_ACTOR,
+            importJobId: randomUUID(),
+            requestId: randomUUID(),
+            dryRun: false,
+            concurrency: 16,
+            onProgress: () => undefined,
+          },
+          services,
+        );
+        if (outcome.status !== 'Completed')
+          throw new Error(`players not seeded: ${JSON.stringify(outcome).slice(0, 300)}`);
+      }
+      for (const projection of ALL_PROJECTIONS) await rebuildProjection(redis, services.keys, projection);
+      results.push(((await usedMemory(redis)) - before) / count);
+    } finally {
+      await closeConnections(redis);
+    }
+  }
+  logger.close();
+  return { perUser: results[0] ?? NaN, perPlayer: results[1] ?? NaN };
+}
+
+export async function run(): Promise<BenchReport> {
+  const machine = machineInfo();
+  const teamCount = positiveIntFromEnv('BENCH_TEAMS', 10_000);
+  const lanes = positiveIntFromEnv('BENCH_CONNECTIONS', 32);
+  try {
+    // Redis's default stream node size, and the one docs/capacity.md recommends (ADR 0020).
+    const measured = [
+      await measure(teamCount, lanes, []),
+      await measure(teamCount, lanes, ['--stream-node-max-bytes', String(RECOMMENDED_STREAM_NODE_MAX_BYTES)]),
+    ];
+    const othersCount = positiveIntFromEnv('BENCH_USERS_AND_PLAYERS', 2_000);
+    const others = await measureOthers(othersCount);
+    const events = teamCount * EVENTS_PER_TEAM;
+    const met = (ok: boolean) => (ok ? 'yes' : '**no**');
+    const totals = [
+      '| stream-node-max-bytes | used_memory after - before | per event | target | met? | per team | target | met? |',
+      '| --- | ---: | ---: | ---: | --- | ---: | ---: | --- |',
+      ...measured.map(({ streamNodeMaxBytes, total }) => {
+        const perEvent = total / events;
+        const perTeam = total / teamCount;
+        return `| ${streamNodeMaxBytes} | ${bytes(total)} | ${bytes(perEvent)} | ${BYTES_PER_EVENT_TARGET} | ${met(perEvent <= BYTES_PER_EVENT_TARGET)} | ${bytes(perTeam)} | ${bytes(BYTES_PER_TEAM_TARGET)} | ${met(perTeam <= BYTES_PER_TEAM_TARGET)} |`;
+      }),
+    ].join('\n');
+    const kindTables = measured.map(({ streamNodeMaxBytes, kinds }) => {
+      const rows = [...kinds.entries()].sort((a, b) => b[1].bytes - a[1].bytes);
+      const keyTotal = rows.reduce((sum, [, usage]) => sum + usage.bytes, 0);
+      return [
+        `| Key kind (stream-node-max-bytes ${streamNodeMaxBytes}) | keys | MEMORY USAGE, bytes | per team | per key |`,
+        '| --- | ---: | ---: | ---: | ---: |',
+        ...rows.map(
+          ([kind, usage]) =>
+            `| ${kind} | ${usage.keys.toLocaleString('en-US')} | ${bytes(usage.bytes)} | ${bytes(usage.bytes / teamCount)} | ${bytes(usage.bytes / usage.keys)} |`,
+        ),
+        `| every key | ${rows.reduce((sum, [, usage]) => sum + usage.keys, 0).toLocaleString('en-US')} | ${bytes(keyTotal)} | ${bytes(keyTotal / teamCount)} | |`,
+      ].join('\n');
+    });
+    const problems = measured.every(({ total }) => Number.isFinite(total))
+      ? []
+      : ['INFO memory did not report used_memory'];
+    return {
+      name: NAME,
+      title: 'Redis memory per event and per team (link/unlink, 5 events per team)',
+      settings: { connections: lanes, warmupSeconds: 0, durationSeconds: 0, rounds: 1 },
+      rateUnit: 'n/a',
+      loadDescription: `${teamCount.toLocaleString('en-US')} teams through CommandHandler in the bench process (${lanes} lanes), each created, linked, unlinked, linked, unlinked (${events.toLocaleString('en-US')} events); every projection then caught up; each on a fresh redis-server, key prefix \`${PREFIX}\``,
+      machine,
+      rows: [],
+      tables: [
+        totals,
+        [
+          `| Other aggregates (stream-node-max-bytes ${RECOMMENDED_STREAM_NODE_MAX_BYTES}, ${othersCount.toLocaleString('en-US')} each) | used_memory per aggregate |`,
+          '| --- | ---: |',
+          `| account (CreateUser without a password, its users projection entries) | ${bytes(others.perUser)} |`,
+          `| player (PlayerSeeding: identity and one season's stats, the sport projections) | ${bytes(others.perPlayer)} |`,
+        ].join('\n'),
+        ...kindTables,
+      ],
+      notes: [
+        '`used_memory` counts everything Redis allocated for the data (keys, values, the main dictionary); `MEMORY USAGE` is per key with every element counted (`SAMPLES 0`), an estimate (for a stream it counts its nodes as if full), so the key kinds say where the bytes are, and `used_memory` is the figure to size by.',
+        `Redis gives a stream's newest node min(4096, stream-node-max-bytes) bytes up front: with the default every aggregate stream costs ~4 KB however few its events; ${RECOMMENDED_STREAM_NODE_MAX_BYTES} is what docs/capacity.md recommends (ADR 0020).`,
+        'No request ids: an HTTP command with a `requestId` also keeps, for 24 h, the request hash and times of its aggregate and its remembered answer (those expire; see docs/capacity.md).',
+      ],
+      problems,
+    };
+  } finally {
+    await stopAll();
+  }
+}
+
+if (require.main === module) void runBenches([{ name: NAME, load: () => Promise.resolve({ run }) }]);

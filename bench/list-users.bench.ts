@@ -20,15 +20,14 @@ import type { AssignableRole } from '../shared/roles';
 import { seededRandom } from '../test/helpers/seeded-random';
 import {
   type LoadResult,
-  measureInterleaved,
   percentile,
   positiveNumberFromEnv,
   reportRun,
-  reportWorkloadRun,
   settingsFromEnv,
   summarise,
   type Workload,
 } from './lib/load';
+import { CostMeter, cpuRow } from './lib/process-cost';
 import { ensureBuilt, stopAll } from './lib/processes';
 import { type BenchReport, compareWith, type ComparisonRow, machineInfo, problemsOf } from './lib/report';
 import { runBenches } from './lib/runner';
@@ -39,6 +38,7 @@ import {
   postJson,
   sleep,
   startBareExpress,
+  startRefRead,
   startService,
 } from './lib/service';
 
@@ -287,6 +287,7 @@ export async function run(): Promise<BenchReport> {
   ensureBuilt();
   const logger = createLogger({ level: 'warn', processRole: 'bench' });
   let redis: RedisClient | undefined;
+  let meter: CostMeter | undefined;
   try {
     const baselineServer = await startBareExpress();
     const { redisServer, keys, credentials, ingress } = await startService(NAME, {
@@ -295,7 +296,8 @@ export async function run(): Promise<BenchReport> {
     });
     redis = createRedisConnection({ kind: 'standalone', url: redisServer.url }, 'request', logger);
     const url = `${ingress.baseUrl}/api/readmodel`;
-    const authorization = `Bearer ${await issueToken(ingress, credentials)}`;
+    const token = await issueToken(ingress, credentials);
+    const authorization = `Bearer ${token}`;
 
     // 1. The accounts, and the projection the worker builds from them.
     const all = accounts(userCount);
@@ -366,9 +368,32 @@ export async function run(): Promise<BenchReport> {
       headers: { ...JSON_HEADERS, authorization },
       body: listing.body,
     }));
-    const measured = await measureInterleaved([baseline, ...loaded], settings, reportWorkloadRun);
-    const [base, ...rest] = measured;
-    if (!base) throw new Error('the baseline is missing');
+    const refReadServer = await startRefRead(credentials);
+    const refRead: Workload = {
+      name: 'ref-read: Express 5 + express.json() + HS256 verify (reference)',
+      url: `${refReadServer.baseUrl}/api/readmodel`,
+      method: 'POST',
+      headers: { ...JSON_HEADERS, authorization },
+      body: listings[0]?.body ?? '',
+    };
+    const servers = new Map([
+      [baseline.name, baselineServer.pid],
+      [refRead.name, refReadServer.pid],
+      ...loaded.map((workload) => [workload.name, ingress.pid] as const),
+    ]);
+    meter = CostMeter.open(redisServer.url, (workload) => ({
+      ingress: servers.get(workload.name) ?? 0,
+      redis: redisServer.pid,
+    }));
+    const costs = meter;
+    const measured = await costs.measure([baseline, refRead, ...loaded], settings);
+    const [base, ref, ...rest] = measured;
+    if (!base || !ref) throw new Error('the baseline or the reference is missing');
+    const cpu = [
+      cpuRow(costs, base.workload),
+      cpuRow(costs, ref.workload),
+      ...rest.map((row) => cpuRow(costs, row.workload, { reference: ref.workload })),
+    ];
 
     // 4. One request at a time: the latency one caller sees.
     const probeRuns = listings.map((): LoadResult[] => []);
@@ -386,7 +411,7 @@ export async function run(): Promise<BenchReport> {
       standalone: true,
       p50BelowMs: P50_TARGET_MS,
     }));
-    const rows: ComparisonRow[] = [...compareWith(base, rest, null), ...probeRows];
+    const rows: ComparisonRow[] = [...compareWith(base, [ref, ...rest], null), ...probeRows];
 
     // 5. Memory, last: it deletes the projection.
     const memory = await projectionMemory(redis, keys, userCount + 1);
@@ -405,10 +430,11 @@ export async function run(): Promise<BenchReport> {
       settings,
       machine,
       rows,
+      cpu,
       notes: [
         `Setup (not measured): ${count(userCount)} accounts created in the bench process through the command handler (CreateUser without a password, so no argon2 hash; ${SEED_CONCURRENCY} at once; ${all.filter((account) => account.disabled).length.toLocaleString('en-US')} then DisableUser) in ${seedSeconds.toFixed(1)} s, ${(userCount / seedSeconds).toFixed(0)} accounts/s; the worker's projector had them all in ListUsers ${catchUpSeconds.toFixed(1)} s after the last command. E-mails \`<name>.<n>@example<n mod 7>.com\` over ${NAMES.length} names; roles 80% [Member], 8% [ServiceAccount] (userType ServiceAccount), 7% [Member, UserManager], 5% [Admin]; 10% disabled; plus the bootstrap Admin (${count(total)} accounts).`,
         `Requests: POST /api/readmodel by the Admin's Bearer token (AUTH_CACHE_TTL_SECONDS=3600), \`take\` ${PAGE}: \`${listings[0]?.body ?? ''}\`, the same at skip ${count(middle)}, and \`${listings[2]?.body ?? ''}\` (${count(filtered.length)} matches). Each answer was checked once before the load (200, ${PAGE} results, the expected totalCount and first e-mail).`,
-        `Under load: autocannon, ${settings.connections} connections, against the bare Express 5 baseline (bench/baselines/bare-express.cjs, the same body, no Authorization header); "vs baseline" is the ratio of the medians. One at a time: ${probeSamples} sequential requests per round by fetch in the bench process (after ${PROBE_WARMUP_SAMPLES} discarded), the round trip to the last byte; target p50 under ${P50_TARGET_MS} ms; the "per round" column of these rows shows the p99 per round.`,
+        `Under load: autocannon, ${settings.connections} connections, against the bare Express 5 baseline (bench/baselines/bare-express.cjs, the same body, no Authorization header) and ref-read (bench/baselines/ref-read.cjs: the same body and token, an HS256 verify and an answer from its claims; the CPU table sets each listing's CPU per request beside it, no target: a listing also reads its page from Redis); "vs baseline" is the ratio of the medians. One at a time: ${probeSamples} sequential requests per round by fetch in the bench process (after ${PROBE_WARMUP_SAMPLES} discarded), the round trip to the last byte; target p50 under ${P50_TARGET_MS} ms; the "per round" column of these rows shows the p99 per round.`,
         `The service runs compiled (\`npm run build\`): one \`node dist/ingress/main.js\` (NODE_ENV=production, LOG_LEVEL=warn) and one \`node dist/workers/main.js\`, on a private redis-server on loopback.`,
         `Memory of the users projection (Redis ${redisVersion}): its ${memory.indexKeys} e-mail index keys take ${count(memory.indexBytes)} bytes (MEMORY USAGE ... SAMPLES 0, every element counted; ${count(indexEntries)} index entries), its ${count(total)} documents about ${count(Math.round(memory.documentBytes))} bytes (MEMORY USAGE of ${MEMORY_SAMPLE_DOCUMENTS} documents, scaled), ${perUser(memory.indexBytes + memory.documentBytes)} bytes per account in all. Deleting every key of the projection at the end freed ${count(memory.freedBytes)} bytes of used_memory (${perUser(memory.freedBytes)} bytes per account). For scale: used_memory grew by ${count(memoryAfterSeed - memoryBeforeSeed)} bytes (${perUser(memoryAfterSeed - memoryBeforeSeed)} per account) while the accounts were created and projected: their streams, log entries and records as well as the projection.`,
       ],
@@ -416,6 +442,7 @@ export async function run(): Promise<BenchReport> {
     };
   } finally {
     if (redis) await closeConnections(redis);
+    await meter?.close();
     logger.close();
     await stopAll();
   }

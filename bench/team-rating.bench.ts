@@ -10,15 +10,14 @@ import { seededRandom } from '../test/helpers/seeded-random';
 import { ImportClient, type ImportItem } from './lib/import-client';
 import {
   type LoadResult,
-  measureInterleaved,
   median,
   percentile,
   positiveNumberFromEnv,
-  reportWorkloadRun,
   settingsFromEnv,
   summarise,
   type Workload,
 } from './lib/load';
+import { CostMeter, cpuRow } from './lib/process-cost';
 import { ensureBuilt, type ServerProcess, stopAll } from './lib/processes';
 import { type BenchReport, compareWith, type ComparisonRow, machineInfo, problemsOf } from './lib/report';
 import { runBenches } from './lib/runner';
@@ -31,6 +30,7 @@ import {
   postJson,
   sleep,
   startBareExpress,
+  startRefRead,
   startService,
 } from './lib/service';
 
@@ -363,9 +363,10 @@ export async function run(): Promise<BenchReport> {
   if (mappedPlayers < players) throw new Error('BENCH_MAPPED_PLAYERS must be at least BENCH_PLAYERS');
   ensureBuilt();
   const problems: string[] = [];
+  let meter: CostMeter | undefined;
   try {
     const baselineServer = await startBareExpress();
-    const { credentials, ingress } = await startService(NAME, {
+    const { credentials, ingress, redisServer } = await startService(NAME, {
       env: { IMPORT_MAX_ROWS: String(IMPORT_MAX_ROWS), MODULES: 'sport-core' },
       // Basic verifications (the Admin polling imports, the service account) stay cached: one hash each.
       ingressEnv: { AUTH_CACHE_TTL_SECONDS: '3600' },
@@ -412,9 +413,32 @@ export async function run(): Promise<BenchReport> {
         ];
       },
     };
-    const measured = await measureInterleaved([baseline, rating], settings, reportWorkloadRun);
-    const [base, rated] = measured;
-    if (!base || !rated) throw new Error('a workload is missing');
+    const refReadServer = await startRefRead(credentials);
+    const refRead: Workload = {
+      name: 'ref-read: Express 5 + express.json() + HS256 verify (reference)',
+      url: `${refReadServer.baseUrl}/api/readmodel`,
+      method: 'POST',
+      headers: { ...JSON_HEADERS, authorization: `Bearer ${token}` },
+      body: bodies[0] ?? '',
+    };
+    const servers = new Map([
+      [baseline.name, baselineServer.pid],
+      [refRead.name, refReadServer.pid],
+      [rating.name, ingress.pid],
+    ]);
+    meter = CostMeter.open(redisServer.url, (workload) => ({
+      ingress: servers.get(workload.name) ?? 0,
+      redis: redisServer.pid,
+    }));
+    const costs = meter;
+    const measured = await costs.measure([baseline, refRead, rating], settings);
+    const [base, ref, rated] = measured;
+    if (!base || !ref || !rated) throw new Error('a workload is missing');
+    const cpu = [
+      cpuRow(costs, base.workload),
+      cpuRow(costs, ref.workload),
+      cpuRow(costs, rated.workload, { reference: ref.workload }),
+    ];
 
     // 3. GetMappedPlayers over the whole table, as a service account by Basic.
     const moreSeedSeconds =
@@ -497,27 +521,30 @@ export async function run(): Promise<BenchReport> {
       target: null,
       standalone: true,
     };
-    const rows: ComparisonRow[] = [...compareWith(base, [rated], RATE_TARGET), mappedRow];
+    const rows: ComparisonRow[] = [...compareWith(base, [ref, rated], null), mappedRow];
     const seededMore = mappedPlayers - players;
 
     return {
       name: NAME,
-      title: 'GetTeamRatingInputByTeamId vs a bare Express 5 app, and GetMappedPlayers over the whole table',
+      title:
+        'GetTeamRatingInputByTeamId: CPU per request beside ref-read, and GetMappedPlayers over the whole table',
       settings,
       machine,
       rows,
+      cpu,
       notes: [
         `Setup (not measured): ${count(players)} players seeded for season ${SEASON} (round ${ROUND} of ${FINAL_ROUND}) by Normal PlayerSeeding imports of at most ${count(IMPORT_MAX_ROWS)} rows (IMPORT_MAX_ROWS), at least ${WORKER_COUNT} at once, sent by the bootstrap Admin by Basic and run by ${WORKER_COUNT} worker processes (${seedSeconds.toFixed(1)} s, ${(players / seedSeconds).toFixed(0)} players/s, GetImportJobResult polled every ${IMPORT_POLL_MS} ms until Completed). Each player: unique feed, fantasy and platform ids, rounds ${ROUND}-${ROUND + 2} in its breakdown. A ${count(IMPORT_MAX_ROWS)}-row PlayerSeeding body is about 5 MB, within the default IMPORT_BODY_LIMIT (16mb).`,
         `Then the Admin creates ${count(TEAM_COUNT)} teams (CreateFantasyTeam, SetFantasyTeamRoster; ${TEAM_SETUP_CONCURRENCY} at once, by Bearer), each with ${ROSTER_SIZE} distinct players drawn pseudo-randomly (fixed seed) from the ${count(players)}: one Captain, one ViceCaptain, the rest Selected, Reserve or Bench. Before any load every team's answer is checked in full (200, its ${ROSTER_SIZE} players under the expected feed ids and selection statuses, round ${ROUND} of ${FINAL_ROUND}).`,
         `Load: POST /api/readmodel \`{"query":{"queryType":"GetTeamRatingInputByTeamId","id":"<team>"},"dataType":"TeamRatingInput"}\` with the Admin's Bearer token (POST /api/auth/token); each request names the next of the ${count(TEAM_COUNT)} teams in turn. The baseline (bench/baselines/bare-express.cjs, Express 5 with express.json() and one POST route answering JSON) gets the same body without an Authorization header.`,
         'The service runs compiled (`npm run build`): one `node dist/ingress/main.js` (NODE_ENV=production, LOG_LEVEL=warn, AUTH_CACHE_TTL_SECONDS=3600) and two `node dist/workers/main.js` (idle during the load but for their projectors), on a private redis-server on loopback.',
-        `"vs baseline" is the ratio of the medians; each round runs both workloads once, in rotated order. Target: ${RATE_TARGET} of the baseline's rate.`,
+        `"vs baseline" is the ratio of the medians; each round runs every workload once, in rotated order. The rate target (${RATE_TARGET} of the baseline's rate) is retired (issue 22): a bare app measures Express, not the work a read must do. The reference (bench/baselines/ref-read.cjs, ref-read: Express 5, express.json(), an HS256 verify of the same token, an answer from its claims) gets the same bodies; the CPU table sets the rating read's CPU per request beside it (no target: the read also loads 25 players from Redis, which ref-read does not).`,
         `GetMappedPlayers: after the rating rounds, ${count(seededMore)} more players are seeded the same way (${moreSeedSeconds.toFixed(1)} s${seededMore > 0 ? `, ${(seededMore / moreSeedSeconds).toFixed(0)} players/s` : ''}; ${count(mappedPlayers)} in all) and a ServiceAccount user is imported (UserSeeding). It then sends \`${MAPPED_BODY}\` (no skip/take: the whole table, streamed a page at a time) by Basic, ${MAPPED_WARMUP_FETCHES} discarded then ${mappedFetches} measured, one at a time; time = from sending to the last byte read by fetch in the bench process. Every answer: 200, totalCount ${count(mappedPlayers)}, ${count(mappedPlayers)} results. Per fetch (ms): ${times.map((ms) => ms.toFixed(0)).join(' / ')}; median ${median(times).toFixed(0)} ms, max ${Math.max(...times).toFixed(0)} ms (the p99 column; the "per round" column shows each fetch). Answer: ${count(answerBytes)} bytes (${mib(answerBytes)}).`,
         `Ingress memory (from /proc/<pid>/status): VmRSS ${mib(before.rss)} just before the fetches (VmHWM ${mib(before.hwm)}, the peak over the whole run so far, rating load included); peak during the fetches ${mib(peak)} (${peakReset ? 'the larger of VmHWM, reset just before the first fetch by writing 5 to /proc/<pid>/clear_refs, and' : 'VmHWM could not be reset: the largest'} VmRSS sampled every ${MEMORY_SAMPLE_MS} ms), i.e. ${mib(peak - before.rss)} above the RSS before, against an answer of ${mib(answerBytes)}; VmRSS ${mib(after.rss)} after (VmHWM ${mib(after.hwm)}).`,
       ],
       problems: [...problems, ...problemsOf(measured), ...problemsOf([mappedRow])],
     };
   } finally {
+    await meter?.close();
     await stopAll();
   }
 }

@@ -27,6 +27,12 @@ export interface LoadSettings {
   /** Seconds of load discarded before each measured run (JIT, caches, connection set-up). */
   readonly warmupSeconds: number;
   readonly durationSeconds: number;
+  /**
+   * Requests a second over all connections (autocannon's overallRate), when set: every workload then
+   * runs at the same rate, so CPU per request compares servers doing the same work per wake-up (a
+   * closed loop lets a faster server batch more requests per event-loop turn). Unset: closed loop.
+   */
+  readonly ratePerSecond?: number;
 }
 
 /** What one measured run saw. */
@@ -52,7 +58,10 @@ export function positiveNumberFromEnv(name: string, fallback: number): number {
   return value;
 }
 
-/** The settings the bench uses unless BENCH_CONNECTIONS, BENCH_WARMUP, BENCH_DURATION or BENCH_ROUNDS say otherwise. */
+/**
+ * The settings the bench uses unless BENCH_CONNECTIONS, BENCH_WARMUP, BENCH_DURATION or BENCH_ROUNDS
+ * say otherwise; BENCH_RATE paces every run at that many requests a second.
+ */
 export function settingsFromEnv(defaults: LoadSettings & { rounds: number }): LoadSettings & {
   rounds: number;
 } {
@@ -62,10 +71,16 @@ export function settingsFromEnv(defaults: LoadSettings & { rounds: number }): Lo
     warmupSeconds: read('BENCH_WARMUP', defaults.warmupSeconds),
     durationSeconds: read('BENCH_DURATION', defaults.durationSeconds),
     rounds: Math.round(read('BENCH_ROUNDS', defaults.rounds)),
+    ...(process.env.BENCH_RATE ? { ratePerSecond: read('BENCH_RATE', 1) } : {}),
   };
 }
 
-async function fire(workload: Workload, connections: number, durationSeconds: number) {
+async function fire(
+  workload: Workload,
+  connections: number,
+  durationSeconds: number,
+  ratePerSecond?: number,
+) {
   return autocannon({
     url: workload.url,
     method: workload.method,
@@ -74,6 +89,7 @@ async function fire(workload: Workload, connections: number, durationSeconds: nu
     ...(workload.requests ? { requests: workload.requests() } : {}),
     connections,
     duration: durationSeconds,
+    ...(ratePerSecond === undefined ? {} : { overallRate: ratePerSecond }),
     pipelining: 1,
     // The default (10 s) would hide a stall as a slow sample; count it as an error instead.
     timeout: 5,
@@ -84,10 +100,12 @@ async function fire(workload: Workload, connections: number, durationSeconds: nu
 export async function measure(workload: Workload, settings: LoadSettings): Promise<LoadResult> {
   await workload.beforeRun?.();
   const warmup =
-    settings.warmupSeconds > 0 ? await fire(workload, settings.connections, settings.warmupSeconds) : null;
+    settings.warmupSeconds > 0
+      ? await fire(workload, settings.connections, settings.warmupSeconds, settings.ratePerSecond)
+      : null;
   if (warmup) await workload.beforeRun?.();
   const [result] = await Promise.all([
-    fire(workload, settings.connections, settings.durationSeconds),
+    fire(workload, settings.connections, settings.durationSeconds, settings.ratePerSecond),
     workload.alongside?.(settings.durationSeconds),
   ]);
   const responses = result['1xx'] + result['2xx'] + result['3xx'] + result['4xx'] + result['5xx'];

@@ -2,8 +2,26 @@ import { readFileSync } from 'node:fs';
 
 import { Redis } from 'ioredis';
 
-import type { LoadResult, Workload } from './load';
-import { median } from './load';
+import {
+  type LoadResult,
+  type LoadSettings,
+  type Measured,
+  measureInterleaved,
+  median,
+  reportWorkloadRun,
+  type Workload,
+} from './load';
+import { markdownTable } from './markdown-table';
+
+/**
+ * The processes a request-path workload runs on, by role: `ingress` is the HTTP server that
+ * answers it (the service's ingress, or a reference app in bench/baselines/), `redis` the
+ * redis-server, `worker` the worker process (its projector). A workload names only those it has.
+ */
+export const PROCESS_ROLES = ['ingress', 'redis', 'worker'] as const;
+export type ProcessRole = (typeof PROCESS_ROLES)[number];
+export type ProcessPids = Partial<Record<ProcessRole, number>>;
+export type CpuMicros = Partial<Record<ProcessRole, number>>;
 
 /** Linux's USER_HZ: /proc/<pid>/stat counts CPU time in these ticks (100 a second on every arch Node runs on). */
 const TICKS_PER_SECOND = 100;
@@ -21,6 +39,11 @@ export function cpuSeconds(pid: number): number {
   }
 }
 
+/** CPU seconds so far of each process, by role. */
+function cpuOf(pids: ProcessPids): CpuMicros {
+  return Object.fromEntries(Object.entries(pids).map(([role, pid]) => [role, cpuSeconds(pid)]));
+}
+
 /** Calls per command so far (INFO commandstats), without the INFO calls the meter itself makes. */
 async function commandCalls(redis: Redis): Promise<Map<string, number>> {
   const info = await redis.info('commandstats');
@@ -33,14 +56,14 @@ async function commandCalls(redis: Redis): Promise<Map<string, number>> {
 }
 
 interface Snapshot {
-  readonly cpu: readonly number[];
+  readonly cpu: CpuMicros;
   readonly calls: Map<string, number>;
 }
 
 /** What one measured run cost, per response. */
 export interface RunCost {
-  /** CPU microseconds per response, one per measured process, in the order given to the meter. */
-  readonly cpuMicros: readonly number[];
+  /** CPU microseconds per response, by the role of each measured process. */
+  readonly cpuMicros: CpuMicros;
   /** Redis commands per response, all commands and by command. */
   readonly redisCommands: number;
   readonly byCommand: ReadonlyMap<string, number>;
@@ -63,11 +86,11 @@ export class CostMeter {
 
   private constructor(
     private readonly redis: Redis,
-    /** The processes whose CPU is counted: e.g. [the ingress serving the workload, redis-server]. */
-    private readonly pidsOf: (workload: Workload) => readonly number[],
+    /** The processes whose CPU is counted, by role: the server answering the workload, redis-server, the worker. */
+    private readonly pidsOf: (workload: Workload) => ProcessPids,
   ) {}
 
-  static open(redisUrl: string, pidsOf: (workload: Workload) => readonly number[]): CostMeter {
+  static open(redisUrl: string, pidsOf: (workload: Workload) => ProcessPids): CostMeter {
     return new CostMeter(new Redis(redisUrl, { lazyConnect: false, maxRetriesPerRequest: 1 }), pidsOf);
   }
 
@@ -76,11 +99,31 @@ export class CostMeter {
     return {
       ...workload,
       alongside: async (durationSeconds) => {
-        const cpu = this.pidsOf(workload).map(cpuSeconds);
+        const cpu = cpuOf(this.pidsOf(workload));
         this.started.set(workload.name, { cpu, calls: await commandCalls(this.redis) });
         await workload.alongside?.(durationSeconds);
       },
     };
+  }
+
+  /**
+   * measureInterleaved over `workloads`, each run reported on stderr and its cost recorded, then
+   * `afterRun` (e.g. a step that must not count in the next run's cost).
+   */
+  measure(
+    workloads: readonly Workload[],
+    settings: LoadSettings & { rounds: number },
+    afterRun?: (workload: Workload, round: number, result: LoadResult) => Promise<void>,
+  ): Promise<Measured[]> {
+    return measureInterleaved(
+      workloads.map((workload) => this.track(workload)),
+      settings,
+      async (workload, round, result) => {
+        reportWorkloadRun(workload, round, result);
+        await this.finish(workload, result);
+        await afterRun?.(workload, round, result);
+      },
+    );
   }
 
   /** Ends the measured run `result` of `workload`: call from measureInterleaved's onRun. */
@@ -88,7 +131,7 @@ export class CostMeter {
     const start = this.started.get(workload.name);
     if (!start) return;
     this.started.delete(workload.name);
-    const cpu = this.pidsOf(workload).map(cpuSeconds);
+    const cpu = cpuOf(this.pidsOf(workload));
     const calls = await commandCalls(this.redis);
     const responses = Math.max(1, result.responses);
     const byCommand = new Map<string, number>();
@@ -100,7 +143,12 @@ export class CostMeter {
       total += delta;
     }
     const run: RunCost = {
-      cpuMicros: cpu.map((seconds, i) => ((seconds - (start.cpu[i] ?? Number.NaN)) * 1e6) / responses),
+      cpuMicros: Object.fromEntries(
+        Object.entries(cpu).map(([role, seconds]) => [
+          role,
+          ((seconds - (start.cpu[role as ProcessRole] ?? Number.NaN)) * 1e6) / responses,
+        ]),
+      ),
       redisCommands: total / responses,
       byCommand,
     };
@@ -113,7 +161,12 @@ export class CostMeter {
     if (!runs?.length) return undefined;
     const commands = new Set(runs.flatMap((run) => [...run.byCommand.keys()]));
     return {
-      cpuMicros: (runs[0]?.cpuMicros ?? []).map((_, i) => median(runs.map((run) => run.cpuMicros[i] ?? NaN))),
+      cpuMicros: Object.fromEntries(
+        Object.keys(runs[0]?.cpuMicros ?? {}).map((role) => [
+          role,
+          median(runs.map((run) => run.cpuMicros[role as ProcessRole] ?? NaN)),
+        ]),
+      ),
       redisCommands: median(runs.map((run) => run.redisCommands)),
       byCommand: new Map(
         [...commands].map((command) => [command, median(runs.map((run) => run.byCommand.get(command) ?? 0))]),
@@ -145,4 +198,150 @@ export class CostMeter {
   async close(): Promise<void> {
     await this.redis.quit().catch(() => this.redis.disconnect());
   }
+}
+
+/** A ceiling on one process's CPU per request: a ratio to the reference's, or microseconds. */
+export type CpuTarget =
+  | { readonly role: ProcessRole; readonly atMostRatio: number }
+  | { readonly role: ProcessRole; readonly atMostMicros: number };
+
+/** One line of the CPU table: a workload's median cost per request, against its reference. */
+export interface CpuRow {
+  readonly workload: string;
+  readonly cost: RunCost | undefined;
+  readonly runs: readonly RunCost[];
+  /** The workload it is compared with, measured in the same rounds (e.g. ref-read). */
+  readonly reference?: {
+    readonly workload: string;
+    readonly cost: RunCost | undefined;
+    readonly runs: readonly RunCost[];
+  };
+  readonly targets?: readonly CpuTarget[];
+}
+
+/** The row of `workload` from `meter`'s medians, against `reference` when named. */
+export function cpuRow(
+  meter: CostMeter,
+  workload: string,
+  options: { readonly reference?: string; readonly targets?: readonly CpuTarget[] } = {},
+): CpuRow {
+  return {
+    workload,
+    cost: meter.summary(workload),
+    runs: meter.runs(workload),
+    ...(options.reference === undefined
+      ? {}
+      : {
+          reference: {
+            workload: options.reference,
+            cost: meter.summary(options.reference),
+            runs: meter.runs(options.reference),
+          },
+        }),
+    ...(options.targets ? { targets: options.targets } : {}),
+  };
+}
+
+/**
+ * The row's CPU per request of `role` over its reference's: the median of the rounds' own ratios
+ * (each run over the reference's run of the same round, minutes apart at most), which cancels what
+ * the machine's load did to both in that round; the ratio of the medians when the run counts
+ * differ. NaN without both.
+ */
+export function cpuRatio(row: CpuRow, role: ProcessRole): number {
+  const referenceRuns = row.reference?.runs ?? [];
+  if (row.runs.length > 0 && referenceRuns.length === row.runs.length) {
+    return median(
+      row.runs.map(
+        (run, round) =>
+          (run.cpuMicros[role] ?? Number.NaN) / (referenceRuns[round]?.cpuMicros[role] ?? Number.NaN),
+      ),
+    );
+  }
+  const own = row.cost?.cpuMicros[role];
+  const reference = row.reference?.cost?.cpuMicros[role];
+  return own !== undefined && reference !== undefined ? own / reference : Number.NaN;
+}
+
+function targetText(target: CpuTarget): string {
+  return 'atMostRatio' in target
+    ? `${target.role} <= ${target.atMostRatio.toFixed(2)}x`
+    : `${target.role} <= ${target.atMostMicros} us`;
+}
+
+/** Whether the row's medians meet the target. */
+export function meetsCpuTarget(row: CpuRow, target: CpuTarget): boolean {
+  if ('atMostRatio' in target) return cpuRatio(row, target.role) <= target.atMostRatio;
+  return (row.cost?.cpuMicros[target.role] ?? Number.NaN) <= target.atMostMicros;
+}
+
+function micros(value: number | undefined): string {
+  return value !== undefined && Number.isFinite(value) ? value.toFixed(1) : '-';
+}
+
+/**
+ * The CPU table (Markdown, padded for a terminal): per request and process, medians over the
+ * rounds, the ratios to each row's reference, its targets, and the ingress's figure by round.
+ */
+export function cpuTable(rows: readonly CpuRow[]): string {
+  const roles = PROCESS_ROLES.filter((role) => rows.some((row) => row.cost?.cpuMicros[role] !== undefined));
+  const header = [
+    'Workload (CPU us per request)',
+    ...roles,
+    'Redis cmds/req',
+    'vs',
+    `ratio (${roles.join(' / ')})`,
+    'target',
+    'met?',
+    'ingress by round',
+  ];
+  const numeric = new Set([...roles, 'Redis cmds/req']);
+  const body = rows.map((row) => [
+    row.workload,
+    ...roles.map((role) => micros(row.cost?.cpuMicros[role])),
+    row.cost ? row.cost.redisCommands.toFixed(2) : '-',
+    row.reference?.workload ?? '',
+    row.reference
+      ? roles
+          .map((role) => {
+            const ratio = cpuRatio(row, role);
+            return Number.isFinite(ratio) && (row.reference?.cost?.cpuMicros[role] ?? 0) >= 1
+              ? ratio.toFixed(2)
+              : '-';
+          })
+          .join(' / ')
+      : '',
+    (row.targets ?? []).map(targetText).join(', '),
+    row.targets?.length ? (row.targets.every((target) => meetsCpuTarget(row, target)) ? 'yes' : 'NO') : '',
+    row.runs.map((run) => micros(run.cpuMicros.ingress)).join(' / '),
+  ]);
+  return markdownTable(header, body, numeric);
+}
+
+/** How the CPU table was measured: one note for every bench that reports one. */
+export const CPU_TABLE_NOTE =
+  "CPU table: CPU time per response of each process serving the workload (ingress: the HTTP server answering it, the service or a reference in bench/baselines/; redis: redis-server; worker: the worker process, its projector), read from /proc/<pid>/stat (utime + stime, every thread, 10 ms ticks) when each measured run starts and after it ends, divided by the responses of the run; medians over the rounds. The ratio is the median over the rounds of each process's CPU per request over the reference's in the same round (each round runs every workload once, so both ran minutes apart at most, under much the same load from the machine's other work) (- where the reference uses less than 1 us of that process). Redis cmds/req from INFO commandstats (every client of the server counts). req/s and latency above are for information: on a shared machine they move with the neighbours' load far more than CPU per request.";
+
+/**
+ * One note per distinct workload of the CPU table: its Redis commands per request by command
+ * (commands a script runs count too, as INFO commandstats counts them) and each process's CPU by
+ * round.
+ */
+export function cpuRowNotes(rows: readonly CpuRow[]): string[] {
+  const seen = new Set<string>();
+  return rows.flatMap((row) => {
+    if (seen.has(row.workload) || !row.cost) return [];
+    seen.add(row.workload);
+    const commands = [...row.cost.byCommand]
+      .filter(([, perRequest]) => perRequest >= 0.005)
+      .sort(([a], [b]) => a.localeCompare(b))
+      .map(([command, perRequest]) => `${command} ${perRequest.toFixed(2)}`)
+      .join(', ');
+    const byRound = PROCESS_ROLES.filter((role) => row.cost?.cpuMicros[role] !== undefined)
+      .map((role) => `${role} ${row.runs.map((run) => micros(run.cpuMicros[role])).join(' / ')}`)
+      .join('; ');
+    return [
+      `${row.workload}: Redis commands per request ${row.cost.redisCommands.toFixed(2)}${commands ? ` (${commands})` : ''}; CPU us per request by round: ${byRound}.`,
+    ];
+  });
 }

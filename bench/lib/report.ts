@@ -6,6 +6,8 @@ import path from 'node:path';
 import prettier from 'prettier';
 
 import type { LoadSettings, Measured } from './load';
+import { markdownTable } from './markdown-table';
+import { CPU_TABLE_NOTE, type CpuRow, cpuRowNotes, cpuTable } from './process-cost';
 import { REPO_ROOT } from './processes';
 
 /** One line of a comparison: a workload's medians, and how it stands against the baseline. */
@@ -34,6 +36,11 @@ export interface BenchReport {
   /** From `machineInfo()`, taken before the first server starts. */
   readonly machine: Record<string, string>;
   readonly rows: readonly ComparisonRow[];
+  /**
+   * CPU per request and process against the references (bench/baselines/ref-*.cjs), for a
+   * request-path bench: printed as a second table under the rates.
+   */
+  readonly cpu?: readonly CpuRow[];
   /** Markdown tables of a bench that measures something other than a rate (bytes), after `rows`. */
   readonly tables?: readonly string[];
   /** How to read the table: what was set up, and how. */
@@ -130,23 +137,8 @@ export function table(rows: readonly ComparisonRow[], rateUnit = 'req/s'): strin
     metCell(row),
     perRoundCell(row),
   ]);
-  const widths = header.map((cell, column) =>
-    Math.max(cell.length, ...body.map((line) => (line[column] ?? '').length)),
-  );
   const numeric = new Set([rateHeader, 'p50 ms', 'p99 ms', 'vs baseline']);
-  const render = (cells: readonly string[]) =>
-    `| ${cells
-      .map((cell, column) => {
-        const width = widths[column] ?? 0;
-        return numeric.has(header[column] ?? '') ? cell.padStart(width) : cell.padEnd(width);
-      })
-      .join(' | ')} |`;
-  const rule = `| ${widths
-    .map((width, column) =>
-      numeric.has(header[column] ?? '') ? `${'-'.repeat(width - 1)}:` : '-'.repeat(width),
-    )
-    .join(' | ')} |`;
-  return [render(header), rule, ...body.map(render)].join('\n');
+  return markdownTable(header, body, numeric);
 }
 
 function git(...args: string[]): string {
@@ -176,6 +168,7 @@ function settingsLine(settings: BenchReport['settings'], loadDescription?: strin
   if (loadDescription !== undefined) return loadDescription;
   return (
     `autocannon in the bench process, servers in their own processes; ${settings.connections} connections, ` +
+    (settings.ratePerSecond === undefined ? '' : `paced at ${settings.ratePerSecond} req/s (BENCH_RATE), `) +
     `pipelining 1, ${settings.warmupSeconds} s warm-up then ${settings.durationSeconds} s measured per run, ` +
     `${settings.rounds} round(s) with the workloads interleaved, medians reported`
   );
@@ -185,6 +178,7 @@ function settingsLine(settings: BenchReport['settings'], loadDescription?: strin
 function rowsThenTables(report: BenchReport): string[] {
   return [
     ...(report.rows.length > 0 ? [table(report.rows, report.rateUnit)] : []),
+    ...(report.cpu?.length ? [cpuTable(report.cpu)] : []),
     ...(report.tables ?? []),
   ].flatMap((text) => [text, '']);
 }
@@ -201,6 +195,7 @@ export function markdownSection(report: BenchReport): string {
     '',
     ...rowsThenTables(report),
     ...report.notes.map((note) => `- ${note}`),
+    ...(report.cpu?.length ? [CPU_TABLE_NOTE, ...cpuRowNotes(report.cpu)].map((note) => `- ${note}`) : []),
     ...(report.problems.length > 0
       ? ['', `**INVALID RUN:** ${report.problems.join('; ')}`]
       : [
@@ -220,6 +215,7 @@ export function consoleReport(report: BenchReport): string {
     '',
     ...rowsThenTables(report),
     ...report.notes.map((note) => `  - ${note}`),
+    ...(report.cpu?.length ? [CPU_TABLE_NOTE, ...cpuRowNotes(report.cpu)].map((note) => `  - ${note}`) : []),
     ...(report.problems.length > 0
       ? [
           '',

@@ -140,6 +140,38 @@ export function startBareExpress(): Promise<ServerProcess> {
   });
 }
 
+/**
+ * bench/baselines/ref-read.cjs: ref-read, the least a CurrentUser read by Bearer must do (Express 5,
+ * express.json(), an HS256 verify with a KeyObject made once). It verifies tokens the service
+ * issued under `credentials`' JWT_SECRET.
+ */
+export function startRefRead(credentials: BenchCredentials): Promise<ServerProcess> {
+  return startServer({
+    name: 'ref-read',
+    args: ['bench/baselines/ref-read.cjs'],
+    env: { NODE_ENV: 'production', JWT_SECRET: credentials.jwtSecret },
+    readyPath: '/',
+  });
+}
+
+/**
+ * bench/baselines/ref-command.cjs: ref-command, ref-read plus the two Redis round trips of a locked,
+ * fenced append (lock-and-load, append-and-unlock), on `redisUrl` under keys of its own.
+ */
+export function startRefCommand(credentials: BenchCredentials, redisUrl: string): Promise<ServerProcess> {
+  return startServer({
+    name: 'ref-command',
+    args: ['bench/baselines/ref-command.cjs'],
+    env: {
+      NODE_ENV: 'production',
+      JWT_SECRET: credentials.jwtSecret,
+      REDIS_URL: redisUrl,
+      REDIS_KEY_PREFIX: `bench-ref-command-${process.pid}:`,
+    },
+    readyPath: '/',
+  });
+}
+
 /** Sends one command to POST /api/command as `token`'s caller; throws unless it is answered 200. */
 export async function commandOrThrow(
   ingress: ServerProcess,

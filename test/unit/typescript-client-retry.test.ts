@@ -1,7 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
-import { basicAuthorization } from '../../clients/typescript/src';
+import { basicAuthorization, FantasyTeamClient } from '../../clients/typescript/src';
 import { retryAfterSeconds, retryingFetch } from '../../clients/typescript/src/retry';
 
 /** A loopback server answering the scripted statuses in turn (then 200), counting requests. */
@@ -69,6 +69,32 @@ describe('The typed client: retries of 503 with Retry-After', () => {
     expect(retryAfterSeconds('Tue, 24 Nov 2026 10:00:05 GMT', now)).toBe(5);
     expect(retryAfterSeconds('7', now)).toBe(7);
     expect(retryAfterSeconds('soon', now)).toBeUndefined();
+  });
+});
+
+describe('The typed client: commands resent after a 503', () => {
+  it('When a command given requestId null meets a 503, then every attempt carries one and the same requestId (found by the security review)', async () => {
+    const server = await scriptedServer([{ status: 503, retryAfter: '0' }]);
+    try {
+      const client = new FantasyTeamClient({ baseUrl: new URL(server.url).origin, token: 'a-token' });
+      await client
+        .command({
+          commandType: 'LinkFantasyTeam',
+          requestId: null,
+          command: {
+            aggregateRootId: '3f2b8c1e-6d4a-4f7b-9c2e-1a5d7e9f0b3c',
+            fantasyTeamExternalId: 1,
+            fantasyUserId: 2,
+          },
+        })
+        .catch(() => undefined);
+      const ids = server.bodies.map((body) => (JSON.parse(body) as { requestId?: unknown }).requestId);
+      expect(ids).toHaveLength(2);
+      expect(typeof ids[0]).toBe('string');
+      expect(new Set(ids).size).toBe(1);
+    } finally {
+      await server.close();
+    }
   });
 });
 

@@ -156,12 +156,12 @@ export class FantasyTeamClient {
   }
 
   /**
-   * One command (Bearer). A command without a `requestId` gets one, so that a retry after a 503
-   * (or the caller's own) is answered once, never applied twice.
+   * One command (Bearer). A command without a `requestId` (absent or null) gets one, so that a
+   * retry after a 503 (or the caller's own) is answered once, never applied twice.
    */
   async command(request: CommandRequest): Promise<CommandAnswer> {
     const answer = await this.http.POST('/api/command', {
-      body: { requestId: crypto.randomUUID(), ...request },
+      body: { ...request, requestId: request.requestId ?? crypto.randomUUID() },
       headers: { Authorization: this.authorization(request.commandType, ['Bearer']) },
     });
     return success(request.commandType, answer);

@@ -21,8 +21,15 @@ export interface Description {
   readonly rules?: readonly { readonly name: string; readonly args?: Record<string, unknown> }[];
   readonly keys?: Readonly<Record<string, Description>>;
   readonly items?: readonly Description[];
-  /** Rules across an object's members: `.xor(a, b)` (exactly one of the peers). */
-  readonly dependencies?: readonly { readonly rel: string; readonly peers?: readonly string[] }[];
+  /**
+   * Rules across an object's members: `.xor(a, b)` (exactly one of the peers), `.with(key, peers)`
+   * (the peers present whenever the key is).
+   */
+  readonly dependencies?: readonly {
+    readonly rel: string;
+    readonly key?: string;
+    readonly peers?: readonly string[];
+  }[];
 }
 
 /** The pattern of the service's one GUID rule, as describe() writes it: how a GUID field is known. */
@@ -121,17 +128,21 @@ export function sampleOf(described: Description): fc.Arbitrary<unknown> {
               { nil: undefined },
             );
       });
+      // `.with(key, peers)`: a key drawn without all its peers is dropped.
+      const withRules = (description.dependencies ?? []).filter((dependency) => dependency.rel === 'with');
       const kept = fc.tuple(...xorGroups.map((peers) => fc.constantFrom(...peers)));
-      return fc
-        .tuple(fc.tuple(...members), kept)
-        .map(([pairs, keptPeers]) =>
-          Object.fromEntries(
-            pairs.filter(
-              (pair): pair is readonly [string, unknown] =>
-                pair !== undefined && (!inXorGroup.has(pair[0]) || keptPeers.includes(pair[0])),
-            ),
+      return fc.tuple(fc.tuple(...members), kept).map(([pairs, keptPeers]) => {
+        const sample: Record<string, unknown> = Object.fromEntries(
+          pairs.filter(
+            (pair): pair is readonly [string, unknown] =>
+              pair !== undefined && (!inXorGroup.has(pair[0]) || keptPeers.includes(pair[0])),
           ),
         );
+        for (const { key, peers = [] } of withRules) {
+          if (key !== undefined && peers.some((peer) => !(peer in sample))) delete sample[key];
+        }
+        return sample;
+      });
     }
     case 'array': {
       const [item] = description.items ?? [];

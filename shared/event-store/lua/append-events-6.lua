@@ -63,14 +63,13 @@ for i = 1, count do
 end
 
 local version = expected + count
-redis.call('HSET', KEYS[3], 'version', version, 'state', ARGV[10 + count])
 local removed = tonumber(ARGV[11 + count])
 if removed > 0 then
   redis.call('HDEL', KEYS[3], unpack(ARGV, 12 + count, 11 + count + removed))
 end
-for i = 12 + count + removed, #ARGV, 2 do
-  redis.call('HSET', KEYS[3], ARGV[i], ARGV[i + 1])
-end
+-- One HSET for the version, the state and the attachment fields written with them (one command
+-- per append, not one per field: issue 22 counted them).
+redis.call('HSET', KEYS[3], 'version', version, 'state', ARGV[10 + count], unpack(ARGV, 12 + count + removed, #ARGV))
 
 local requestId = ARGV[5]
 if requestId ~= '' and count > 0 then

@@ -61,6 +61,8 @@ export interface AccountErasure {
    * passes its teams to the tombstone. Must be idempotent.
    */
   afterDelete(userId: string, tombstoneId: string, metadata: EventMetadata): Promise<void>;
+  /** afterDelete with the tombstone the account's record holds, if the account is erased. */
+  finishErasure(userId: string, metadata: EventMetadata): Promise<void>;
 }
 
 export interface AccountCommandServices {
@@ -304,9 +306,8 @@ async function handleOnAccount(
       // now too, rather than only when the caller retries (step 6 is idempotent; a failure of it
       // is left to that retry).
       if (error.reason === 'unreplicated' && input.command.type === 'DeleteUser') {
-        await services.erasure
-          .afterDelete(input.aggregateId, input.command.data.tombstoneId, input.metadata)
-          .catch(() => undefined);
+        // The tombstone as stored: an earlier attempt's, should that be the one that was written.
+        await services.erasure.finishErasure(input.aggregateId, input.metadata).catch(() => undefined);
       }
       throw serviceUnavailable(outcomeUnknownMessage(request.requestId, 'user', error.reason));
     }

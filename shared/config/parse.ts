@@ -142,7 +142,8 @@ const DURATION_UNITS: Readonly<Record<string, number>> = {
 };
 
 /** LOG_RETENTION: `forever`, or a duration (`30d`, `12h`). */
-export const RETENTION = /^(?:forever|\d+(?:\.\d+)?\s*(?:ms|s|m|h|d)?)$/i;
+/** `forever` or a duration with its unit: a bare number (30 meaning 30 ms, not 30 days) is refused. */
+export const RETENTION = /^(?:forever|\d+(?:\.\d+)?\s*(?:ms|s|m|h|d))$/i;
 
 /** `forever` as null (nothing is trimmed), else the duration in milliseconds. */
 export function parseRetention(text: string): number | null {

@@ -754,12 +754,14 @@ export const SETTINGS = [
   }),
   setting({
     env: 'LOG_RETENTION',
-    joi: Joi.string().pattern(RETENTION).description("'forever' or a duration such as 30d or 12h"),
+    joi: Joi.string()
+      .pattern(RETENTION)
+      .description("'forever' or a duration with its unit such as 30d or 12h"),
     default: 'forever',
     path: 'logRetentionMs',
     parse: parseRetention,
     doc: {
-      expects: '`forever`, or a duration (`ms`, `s`, `m`, `h`, `d`; bare numbers are ms) such as `30d`',
+      expects: '`forever`, or a duration with its unit (`ms`, `s`, `m`, `h`, `d`) such as `30d`',
       usedBy:
         'worker: entries of the global event log older than this that every projection and webhook subscription has passed are trimmed (every minute); the aggregate streams keep every event. An event stream resuming from an older `Last-Event-ID` is refused (400); see [Memory and log retention](#memory-and-log-retention)',
     },

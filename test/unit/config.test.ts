@@ -86,6 +86,8 @@ describe('loadConfig', () => {
     expect(loadConfig({ LOG_RETENTION: '30d' }).logRetentionMs).toBe(30 * 86_400_000);
     expect(loadConfig({ LOG_RETENTION: '12h' }).logRetentionMs).toBe(12 * 3_600_000);
     expect(() => loadConfig({ LOG_RETENTION: 'a month' })).toThrow(/LOG_RETENTION/);
+    // A bare number would be milliseconds: "30" meant as days would trim everything at once.
+    expect(() => loadConfig({ LOG_RETENTION: '30' })).toThrow(/LOG_RETENTION/);
   });
 
   it('When PORT is not a number, then loading fails with a message naming PORT', () => {

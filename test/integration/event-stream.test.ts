@@ -304,10 +304,19 @@ describe('The event stream (GET /api/events)', () => {
     await command('UnlinkFantasyTeam', {});
     const [accountId] = await createAccounts(1);
     await disable(accountId as string);
+    const written = [
+      ...PUBLIC_EVENT_TYPES.filter((type) => /^(Player|Season)/.test(type)),
+      'FantasyTeamCreatedEvent',
+      'FantasyTeamLinkedEvent',
+      'FantasyTeamUnlinkedEvent',
+      'UserCreatedEvent',
+      'UserDisabledEvent',
+    ];
+    // Partitions are read independently (on a cluster, from different nodes): wait for every type.
     await client.until(
-      (c) => payloads(c).some((payload) => payload.type === 'UserDisabledEvent'),
+      (c) => written.every((type) => payloads(c).some((payload) => payload.type === type)),
       10_000,
-      'every change',
+      'every type written',
     );
 
     const seen = new Set<string>();
@@ -321,14 +330,6 @@ describe('The event stream (GET /api/events)', () => {
       });
       seen.add(payload.type);
     }
-    const written = [
-      ...PUBLIC_EVENT_TYPES.filter((type) => /^(Player|Season)/.test(type)),
-      'FantasyTeamCreatedEvent',
-      'FantasyTeamLinkedEvent',
-      'FantasyTeamUnlinkedEvent',
-      'UserCreatedEvent',
-      'UserDisabledEvent',
-    ];
     expect(written.filter((type) => !seen.has(type))).toEqual([]);
   });
 

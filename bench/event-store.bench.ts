@@ -41,6 +41,22 @@ export interface Team {
 /** One operation on one team; resolves when Redis has answered it. */
 export type Operation = (team: Team) => Promise<void>;
 
+/** One command on a bench team through `commands`, as the bench's actor; the team's version follows. */
+export async function handleTeamCommand(
+  commands: CommandHandler,
+  team: Team,
+  command: FantasyTeamCommand,
+): Promise<void> {
+  const outcome = await commands.handle(fantasyTeamDecider, {
+    aggregateId: team.id,
+    command,
+    context: { now: new Date(), actorUserId: ACTOR, actorRoles: ['Member'] },
+    metadata: { actorUserId: ACTOR, requestId: null, correlationId: randomUUID() },
+  });
+  if (!outcome.accepted) throw new Error(`${command.type} refused: ${outcome.message}`);
+  team.version = outcome.version;
+}
+
 /**
  * Runs `operation` from `lanes` concurrent loops for `seconds`, each lane cycling through its own
  * teams (so no two operations ever wait on one aggregate), and measures each operation's latency.
@@ -107,16 +123,7 @@ export async function run(): Promise<BenchReport> {
       version: 0,
     }));
     let step = 0;
-    const handle = async (team: Team, command: FantasyTeamCommand) => {
-      const outcome = await commands.handle(fantasyTeamDecider, {
-        aggregateId: team.id,
-        command,
-        context: { now: new Date(), actorUserId: ACTOR, actorRoles: ['Member'] },
-        metadata: { actorUserId: ACTOR, requestId: null, correlationId: randomUUID() },
-      });
-      if (!outcome.accepted) throw new Error(`${command.type} refused: ${outcome.message}`);
-      team.version = outcome.version;
-    };
+    const handle = (team: Team, command: FantasyTeamCommand) => handleTeamCommand(commands, team, command);
     for (const team of teams)
       await handle(team, { type: 'CreateFantasyTeam', data: { name: 'Bench team', season: '2026' } });
 

@@ -6,15 +6,13 @@ import path from 'node:path';
 import type { Redis } from 'ioredis';
 
 import { startLocalRedis } from '../scripts/lib/redis-server';
-import type { FantasyTeamCommand } from '../shared/domain/fantasy-team/fantasy-team.commands';
-import { fantasyTeamDecider } from '../shared/domain/fantasy-team/fantasy-team.decider';
 import { EventStore } from '../shared/event-store/event-store';
 import { CommandHandler } from '../shared/event-store/handle-command';
 import { LOCAL_DURABILITY, ReplicaConfirmation } from '../shared/event-store/write-durability';
 import { createLogger } from '../shared/logger';
 import { closeConnections, createRedisConnection, waitForRedis } from '../shared/redis/connections';
 import { createKeys } from '../shared/redis/keys';
-import { drive, linkOrUnlink, type Operation, type Team } from './event-store.bench';
+import { drive, handleTeamCommand, linkOrUnlink, type Operation, type Team } from './event-store.bench';
 import { type LoadResult, reportRun, settingsFromEnv, summarise } from './lib/load';
 import { stopAll, track } from './lib/processes';
 import { type BenchReport, compareWith, type ComparisonRow, machineInfo, problemsOf } from './lib/report';
@@ -32,7 +30,6 @@ import { runBenches } from './lib/runner';
 
 const NAME = 'write-durability';
 const TEAM_COUNT = 1_000;
-const ACTOR = '11111111-1111-4111-8111-111111111111';
 const WAIT_TIMEOUT_MS = 500;
 
 /** The server's CPU seconds so far (user + system), from INFO cpu. */
@@ -81,16 +78,7 @@ export async function run(): Promise<BenchReport> {
       version: 0,
     }));
     let step = 0;
-    const handle = async (commands: CommandHandler, team: Team, command: FantasyTeamCommand) => {
-      const outcome = await commands.handle(fantasyTeamDecider, {
-        aggregateId: team.id,
-        command,
-        context: { now: new Date(), actorUserId: ACTOR, actorRoles: ['Member'] },
-        metadata: { actorUserId: ACTOR, requestId: null, correlationId: randomUUID() },
-      });
-      if (!outcome.accepted) throw new Error(`${command.type} refused: ${outcome.message}`);
-      team.version = outcome.version;
-    };
+    const handle = handleTeamCommand;
     for (const team of teams)
       await handle(handlers.local, team, {
         type: 'CreateFantasyTeam',

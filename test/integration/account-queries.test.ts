@@ -3,8 +3,6 @@ import { randomUUID } from 'node:crypto';
 import request from 'supertest';
 
 import { SYSTEM_ACTOR } from '../../shared/accounts/account';
-import type { UserCommand } from '../../shared/domain/user/user.commands';
-import { userDecider } from '../../shared/domain/user/user.decider';
 import { userIdForEmail } from '../../shared/domain/user/user-id';
 import { Projector } from '../../shared/projections/projector';
 import { rebuildProjection } from '../../shared/projections/rebuild';
@@ -12,6 +10,7 @@ import { USER_VIEW_MEMBERS, type UserView } from '../../shared/projections/users
 import { usersProjection } from '../../shared/projections/users/users.projection';
 import { scanKeys } from '../../shared/redis/connections';
 import type { AssignableRole } from '../../shared/roles';
+import { changeAccount } from '../helpers/account-changes';
 import { createTestApp, type TestApp } from '../helpers/app-fixture';
 import { eventually } from '../helpers/processes';
 import { caughtUp, snapshotDocuments } from '../helpers/projector-fixtures';
@@ -59,7 +58,6 @@ async function startSubject(): Promise<{ subject: TestApp; projector: Projector 
 describe('GetUser and ListUsers (POST /api/readmodel)', () => {
   let subject: TestApp;
   let projector: Projector;
-  let adminId: string;
   let managerToken: string;
   const ADMIN = 'queries-admin@example.com';
   const MANAGER = 'queries-manager@example.com';
@@ -97,23 +95,13 @@ describe('GetUser and ListUsers (POST /api/readmodel)', () => {
     return ids;
   }
 
-  /** Runs a user command straight through the command handler, as the Admin (the HTTP commands are another helper's). */
-  async function runUserCommand(userId: string, command: UserCommand): Promise<void> {
-    const outcome = await subject.services.commands.handle(userDecider, {
-      aggregateId: userId,
-      command,
-      context: { now: new Date(), actorUserId: adminId, actorRoles: ['Admin'], actorEmail: ADMIN },
-      metadata: { actorUserId: adminId, requestId: null, correlationId: 'account-queries' },
-    });
-    if (!outcome.accepted) throw new Error(`${command.type} refused: ${outcome.message}`);
-  }
   const stamp = () => randomUUID();
   const deleteUser = (userId: string) =>
-    runUserCommand(userId, { type: 'DeleteUser', data: { tombstoneId: randomUUID() } });
+    changeAccount(subject.services, userId, { type: 'DeleteUser', data: { tombstoneId: randomUUID() } });
 
   beforeAll(async () => {
     ({ subject, projector } = await startSubject());
-    adminId = await subject.createUser({ email: ADMIN, password: PASSWORD, roles: ['Admin'] });
+    await subject.createUser({ email: ADMIN, password: PASSWORD, roles: ['Admin'] });
     await subject.createUser({ email: MANAGER, password: PASSWORD, roles: ['UserManager'] });
     await subject.createUser({ email: MEMBER, password: PASSWORD, roles: ['Member'] });
     await subject.createUser({
@@ -229,7 +217,10 @@ describe('GetUser and ListUsers (POST /api/readmodel)', () => {
 
     it('When the account changes, then GetUser shows it at once (no projection in between)', async () => {
       const [id = ''] = await createAccounts([{ email: `${newTag()}-change@example.com` }]);
-      await runUserCommand(id, { type: 'DisableUser', data: { reason: 'audit', securityStamp: stamp() } });
+      await changeAccount(subject.services, id, {
+        type: 'DisableUser',
+        data: { reason: 'audit', securityStamp: stamp() },
+      });
       const res = await getUser({ id });
       expect(res.body).toMatchObject({ results: [{ id, disabled: true, version: 2 }], totalCount: 1 });
       expect(res.text).not.toContain('audit');
@@ -310,7 +301,7 @@ describe('GetUser and ListUsers (POST /api/readmodel)', () => {
         { email: at('f-member-off') },
       ]);
       for (const id of [ids[4], ids[5]]) {
-        await runUserCommand(id ?? '', {
+        await changeAccount(subject.services, id ?? '', {
           type: 'DisableUser',
           data: { reason: null, securityStamp: stamp() },
         });
@@ -383,20 +374,23 @@ describe('GetUser and ListUsers (POST /api/readmodel)', () => {
       await settled();
       expect(await where()).toEqual({ member: 1, serviceAccount: 0, enabled: 1, disabled: 0 });
 
-      await runUserCommand(id, {
+      await changeAccount(subject.services, id, {
         type: 'SetUserRoles',
         data: { roles: ['ServiceAccount'], securityStamp: stamp() },
       });
       await settled();
       expect(await where()).toEqual({ member: 0, serviceAccount: 1, enabled: 1, disabled: 0 });
 
-      await runUserCommand(id, { type: 'DisableUser', data: { reason: null, securityStamp: stamp() } });
+      await changeAccount(subject.services, id, {
+        type: 'DisableUser',
+        data: { reason: null, securityStamp: stamp() },
+      });
       await settled();
       expect(await where()).toEqual({ member: 0, serviceAccount: 1, enabled: 0, disabled: 1 });
       const [item] = (await listed({ emailPrefix: tag })).results;
       expect(item).toMatchObject({ roles: ['ServiceAccount'], disabled: true, version: 3 });
 
-      await runUserCommand(id, { type: 'EnableUser', data: {} });
+      await changeAccount(subject.services, id, { type: 'EnableUser', data: {} });
       await settled();
       expect(await where()).toEqual({ member: 0, serviceAccount: 1, enabled: 1, disabled: 0 });
     });
@@ -465,11 +459,11 @@ describe('GetUser and ListUsers (POST /api/readmodel)', () => {
           roles: i % 2 ? (['ServiceAccount'] as AssignableRole[]) : ['Member', 'UserManager'],
         })),
       );
-      await runUserCommand(ids[1] ?? '', {
+      await changeAccount(subject.services, ids[1] ?? '', {
         type: 'DisableUser',
         data: { reason: null, securityStamp: stamp() },
       });
-      await runUserCommand(ids[2] ?? '', {
+      await changeAccount(subject.services, ids[2] ?? '', {
         type: 'SetUserRoles',
         data: { roles: ['Admin'], securityStamp: stamp() },
       });

@@ -5,8 +5,6 @@ import addFormats from 'ajv-formats';
 import request from 'supertest';
 
 import { MESSAGES } from '../../ingress/events/event-stream-request';
-import type { UserCommand } from '../../shared/domain/user/user.commands';
-import { userDecider } from '../../shared/domain/user/user.decider';
 import { beginningPosition, encodePosition } from '../../shared/event-stream/log-position';
 import { logEnds, resolveLogEntries } from '../../shared/event-stream/log-reader';
 import { partitionsTrimmedPast, trimLog } from '../../shared/event-stream/log-retention';
@@ -17,6 +15,7 @@ import {
   publicEventSchema,
 } from '../../shared/public-events/event-catalogue';
 import { LOG_PARTITIONS, partitionOf } from '../../shared/redis/partitions';
+import { changeAccount } from '../helpers/account-changes';
 import { createTestApp, type TestApp, testRedisEnv, uniquePrefix } from '../helpers/app-fixture';
 import { responseContract } from '../helpers/openapi-contract';
 import { eventually, startServiceProcess } from '../helpers/processes';
@@ -47,7 +46,6 @@ describe('The event stream (GET /api/events)', () => {
   let subject: TestApp;
   let running: RunningServer;
   let base: string;
-  let adminId: string;
   let machineToken: string;
   const clients: SseClient[] = [];
 
@@ -79,17 +77,11 @@ describe('The event stream (GET /api/events)', () => {
     return ids;
   }
 
-  async function runUserCommand(userId: string, command: UserCommand): Promise<void> {
-    const outcome = await subject.services.commands.handle(userDecider, {
-      aggregateId: userId,
-      command,
-      context: { now: new Date(), actorUserId: adminId, actorRoles: ['Admin'], actorEmail: ADMIN },
-      metadata: { actorUserId: adminId, requestId: null, correlationId: 'event-stream-test' },
-    });
-    if (!outcome.accepted) throw new Error(`${command.type} refused: ${outcome.message}`);
-  }
   const disable = (userId: string) =>
-    runUserCommand(userId, { type: 'DisableUser', data: { securityStamp: randomUUID(), reason: null } });
+    changeAccount(subject.services, userId, {
+      type: 'DisableUser',
+      data: { securityStamp: randomUUID(), reason: null },
+    });
 
   /** Every entry of the log, in each partition's order, as (aggregate id, version) keys. */
   async function allLogKeys(): Promise<string[]> {
@@ -108,7 +100,7 @@ describe('The event stream (GET /api/events)', () => {
     subject = await createTestApp({ SSE_HEARTBEAT_MS: '100' });
     running = await listen(subject.app, 0, '127.0.0.1');
     base = `http://127.0.0.1:${running.port}`;
-    adminId = await subject.createUser({ email: ADMIN, password: PASSWORD, roles: ['Admin'] });
+    await subject.createUser({ email: ADMIN, password: PASSWORD, roles: ['Admin'] });
     await subject.createUser({ email: MEMBER, password: PASSWORD, roles: ['Member'] });
     await subject.createUser({
       email: MACHINE,
@@ -394,7 +386,7 @@ describe('The event stream (GET /api/events)', () => {
     );
     const [id] = await createAccounts(1);
     await disable(id as string);
-    await runUserCommand(id as string, {
+    await changeAccount(subject.services, id as string, {
       type: 'SetUserPassword',
       data: { securityStamp: randomUUID() },
     }).catch(() => undefined);
@@ -456,7 +448,7 @@ describe('The event stream (GET /api/events)', () => {
     [
       'left with the role Member only',
       (userId: string) =>
-        runUserCommand(userId, {
+        changeAccount(subject.services, userId, {
           type: 'SetUserRoles',
           data: { securityStamp: randomUUID(), roles: ['Member'] },
         }),

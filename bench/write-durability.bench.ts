@@ -57,15 +57,17 @@ export async function run(): Promise<BenchReport> {
     'request',
     logger,
   ) as Redis;
+  let replicaConfirmation: ReplicaConfirmation | undefined;
   try {
     await waitForRedis(redis, logger);
     await waitForRedis(replicaRedis, logger);
     const keys = createKeys(`bench-${NAME}-${process.pid}:`);
     const store = new EventStore(redis, keys);
     const lock = { ttlMs: 5_000, waitMs: 2_000 };
+    replicaConfirmation = new ReplicaConfirmation(redis, keys, WAIT_TIMEOUT_MS);
     const handlers = {
       local: new CommandHandler(store, lock, {}, LOCAL_DURABILITY),
-      replicated: new CommandHandler(store, lock, {}, new ReplicaConfirmation(redis, keys, WAIT_TIMEOUT_MS)),
+      replicated: new CommandHandler(store, lock, {}, replicaConfirmation),
     };
     // The replica's first sync, before anything is measured: a WAIT before it would time out.
     // (WAIT 1 1000 at a time: the connection's command timeout is 2 s.)
@@ -143,14 +145,15 @@ export async function run(): Promise<BenchReport> {
       rows: [...compareWith(local, [replicated], null), ...sequential],
       notes: [
         'A private redis-server with one replica (`--replicaof`), both on loopback on the same machine as the bench; the command connection is configured as the ingress configures it (auto-pipelining on).',
-        '`replicated` sends `WAIT 1 500` on that connection after each append (and answers only when the replica acknowledged it); the replica acknowledges at once when asked, so the cost is one more round trip to the master plus the master-to-replica round trip.',
-        'WAIT blocks the connection it runs on until the replica answers: concurrent commands sharing the connection queue behind it. The 32-lane row shows that cost under load, the 1-lane rows the latency one command pays.',
+        '`replicated` sends each append and its `WAIT 1 500` over a connection of its own, lent by a pool per master (REPLICATED_WRITE_CONNECTIONS_PER_MASTER, ADR 0021), and answers only when the replica acknowledged it; the replica acknowledges at once when asked, so the cost is one more round trip to the master plus the master-to-replica round trip.',
+        'WAIT blocks only the connection it runs on: the locks, loads and reads of concurrent commands stay on the shared connection and do not queue behind it (before, the append and the WAIT shared it). The 32-lane row shows the cost under load, the 1-lane rows the latency one command pays.',
         `The master's CPU per command (INFO cpu around each measured run, median): ${cpuNote}.`,
         'No target: the ratio is the price of the guarantee on this machine.',
       ],
       problems: problemsOf(measured),
     };
   } finally {
+    await replicaConfirmation?.close();
     await closeConnections(redis, replicaRedis);
     logger.close();
     await stopAll();

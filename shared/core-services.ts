@@ -34,12 +34,8 @@ export function createEventStore(redis: RedisClient, keys: Keys): EventStore {
 export function createCoreServices(config: Config, redis: RedisClient, hooks: CommandHandlerHooks = {}) {
   const keys = createKeys(config.redisKeyPrefix);
   const store = createEventStore(redis, keys);
-  const commands = new CommandHandler(
-    store,
-    config.lock,
-    hooks,
-    writeDurability(config.writeDurability, redis, keys),
-  );
+  const durability = writeDurability(config.writeDurability, redis, keys);
+  const commands = new CommandHandler(store, config.lock, hooks, durability);
   const hasher = new Argon2PasswordHasher();
   const admins = new EnabledAdmins(redis, keys);
   const teamTombstone = new TeamTombstone(redis, keys, commands);
@@ -50,7 +46,18 @@ export function createCoreServices(config: Config, redis: RedisClient, hooks: Co
     new CommandIdempotency(redis, keys),
   );
   const accounts = new AccountService(store, commands, hasher, admins, erasure);
-  return { keys, store, commands, hasher, accounts, admins, teamTombstone, erasure };
+  return {
+    keys,
+    store,
+    commands,
+    hasher,
+    accounts,
+    admins,
+    teamTombstone,
+    erasure,
+    /** Closes the connections of the core's own (the replicated writes'); not `redis`. */
+    close: () => durability.close(),
+  };
 }
 
 export type CoreServices = ReturnType<typeof createCoreServices>;

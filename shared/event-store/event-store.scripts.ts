@@ -17,6 +17,20 @@ export const EVENT_STORE_SCRIPTS: readonly ScriptDefinition[] = [
     file: path.join(__dirname, 'lua', 'lock-and-load-3.lua'),
     numberOfKeys: 3,
   }),
+  // The same two scripts for a command without a request id: its request-id keys are not declared
+  // (the scripts read them only for a request id).
+  defineScript({
+    name: 'appendEventsWithoutRequestId',
+    file: path.join(__dirname, 'lua', 'append-events-6.lua'),
+    numberOfKeys: 4,
+    withoutOptionalKeys: true,
+  }),
+  defineScript({
+    name: 'lockAndLoadWithoutRequestId',
+    file: path.join(__dirname, 'lua', 'lock-and-load-3.lua'),
+    numberOfKeys: 2,
+    withoutOptionalKeys: true,
+  }),
   defineScript({
     name: 'rewriteSnapshot',
     file: path.join(__dirname, 'lua', 'rewrite-snapshot-1.lua'),
@@ -47,6 +61,7 @@ export const EVENT_STORE_SCRIPTS: readonly ScriptDefinition[] = [
 declare module 'ioredis' {
   interface RedisCommander<Context> {
     appendEvents(...keysThenArgs: (string | number)[]): Result<number, Context>;
+    appendEventsWithoutRequestId(...keysThenArgs: (string | number)[]): Result<number, Context>;
     lockAndLoad(
       lockKey: string,
       recordKey: string,
@@ -54,6 +69,13 @@ declare module 'ioredis' {
       token: string,
       ttlMs: number,
       requestId: string,
+    ): Result<[0] | [1, string | null, string | null, string | null, string | null], Context>;
+    lockAndLoadWithoutRequestId(
+      lockKey: string,
+      recordKey: string,
+      token: string,
+      ttlMs: number,
+      requestId: '',
     ): Result<[0] | [1, string | null, string | null, string | null, string | null], Context>;
     rewriteSnapshot(
       recordKey: string,

@@ -35,6 +35,14 @@ export interface AppliedRequest {
   readonly lastVersion: number;
 }
 
+/** The versions lock-and-load-3.lua answers for a recorded request (`first:last`); null when unreadable. */
+function appliedRequestOf(applied: string): AppliedRequest | null {
+  const separator = applied.indexOf(':');
+  const firstVersion = Number(applied.slice(0, separator));
+  const lastVersion = Number(applied.slice(separator + 1));
+  return separator > 0 && firstVersion && lastVersion ? { firstVersion, lastVersion } : null;
+}
+
 /** A record loaded under the aggregate's lock, with what the caller's request appended already. */
 export interface LockedRecord<State> extends AggregateRecord<State> {
   /** Set when the caller's request id is among the aggregate's appends: it must not run again. */
@@ -151,11 +159,14 @@ export class EventStore {
     initialState: State,
   ): Promise<AggregateRecord<State>> {
     const shape = this.shapes.get(aggregateType);
-    const [version, , stateVersion] = stored;
-    if (!shape || !version || Number(stateVersion ?? 1) === currentStateVersion(shape)) {
-      return recordFrom(stored, initialState);
-    }
+    if (!shape || this.isCurrent(aggregateType, stored)) return recordFrom(stored, initialState);
     return this.refold(aggregateType, aggregateId, shape) as Promise<AggregateRecord<State>>;
+  }
+
+  /** Whether a stored record is used as it is: a new aggregate, or a state of the current shape. */
+  private isCurrent(aggregateType: string, [version, , stateVersion]: StoredRecord): boolean {
+    const shape = this.shapes.get(aggregateType);
+    return !shape || !version || Number(stateVersion ?? 1) === currentStateVersion(shape);
   }
 
   /**
@@ -187,21 +198,28 @@ export class EventStore {
     ttlMs: number,
     requestId?: string,
   ): Promise<LockedRecord<State> | null> {
-    const reply = await this.redis.lockAndLoad(
-      this.keys.aggregateLock(aggregateType, aggregateId),
-      this.keys.aggregateRecord(aggregateType, aggregateId),
-      this.keys.aggregateRequests(aggregateType, aggregateId),
-      token,
-      ttlMs,
-      requestId ?? '',
-    );
+    const lockKey = this.keys.aggregateLock(aggregateType, aggregateId);
+    const recordKey = this.keys.aggregateRecord(aggregateType, aggregateId);
+    // Without a request id its key is not declared: the script does not read it (issue 22).
+    const reply = requestId
+      ? await this.redis.lockAndLoad(
+          lockKey,
+          recordKey,
+          this.keys.aggregateRequests(aggregateType, aggregateId),
+          token,
+          ttlMs,
+          requestId,
+        )
+      : await this.redis.lockAndLoadWithoutRequestId(lockKey, recordKey, token, ttlMs, '');
     if (reply[0] !== 1) return null;
     const [, version, state, applied, stateVersion] = reply;
-    const [firstVersion, lastVersion] = (applied ?? '').split(':').map(Number);
-    return {
-      ...(await this.current(aggregateType, aggregateId, [version, state, stateVersion], initialState)),
-      appliedRequest: firstVersion && lastVersion ? { firstVersion, lastVersion } : null,
-    };
+    const appliedRequest = applied ? appliedRequestOf(applied) : null;
+    const stored: StoredRecord = [version, state, stateVersion];
+    // The common case (the record has the current shape) answers without a second promise.
+    const record = this.isCurrent(aggregateType, stored)
+      ? recordFrom(stored, initialState)
+      : await this.current(aggregateType, aggregateId, stored, initialState);
+    return { version: record.version, state: record.state, appliedRequest };
   }
 
   /**
@@ -268,24 +286,34 @@ export class EventStore {
     return { ...record, attachment: record.version === 0 ? null : (value ?? null) };
   }
 
-  /** Appends atomically if the stream is still at `expectedVersion`; returns the new version. */
-  async append(request: AppendRequest): Promise<number> {
+  /**
+   * Appends atomically if the stream is still at `expectedVersion`; returns the new version. Sent
+   * over `connection` when given (WRITE_DURABILITY=replicated: one the WAIT that follows runs on).
+   */
+  async append(request: AppendRequest, connection: RedisClient = this.redis): Promise<number> {
     const { aggregateType, aggregateId, expectedVersion } = request;
     const shape = this.shapes.get(aggregateType);
-    const { events, attachments } = await this.sealed(request);
-    // The state's shape version rides with the attachments: same script, same round trip.
-    const attachmentArgs = [
-      ...(shape ? [STATE_VERSION_FIELD, String(currentStateVersion(shape))] : []),
-      ...Object.entries(attachments).flat(),
-    ];
+    // Only an aggregate type with a codec has events to seal (and may read its key first).
+    const { events, attachments } = this.codecs.for(aggregateType)
+      ? await this.sealed(request)
+      : { events: request.events, attachments: request.attachments };
     const removed = request.removeAttachments ?? [];
-    const reply = await this.redis.appendEvents(
+    // One array for the script's keys and arguments, in append-events-6.lua's order. The
+    // request-id keys are declared only with a request id: the script reads them only then, and
+    // each declared key costs Redis CPU (issue 22).
+    const args: (string | number)[] = [
       this.keys.aggregateStream(aggregateType, aggregateId),
       this.keys.logPartition(partitionOf(aggregateId)),
       this.keys.aggregateRecord(aggregateType, aggregateId),
       this.keys.aggregateLock(aggregateType, aggregateId),
-      this.keys.aggregateRequests(aggregateType, aggregateId),
-      this.keys.aggregateRequestTimes(aggregateType, aggregateId),
+    ];
+    if (request.requestId) {
+      args.push(
+        this.keys.aggregateRequests(aggregateType, aggregateId),
+        this.keys.aggregateRequestTimes(aggregateType, aggregateId),
+      );
+    }
+    args.push(
       expectedVersion,
       events.length,
       this.keys.aggregateChanges(aggregateType),
@@ -296,12 +324,16 @@ export class EventStore {
       // Announced as the keys spell it (lower case), so a listener's id matches the key's.
       aggregateId.toLowerCase(),
       aggregateType,
-      ...events.map((event) => compactEnvelopeJson(event)),
-      JSON.stringify(request.state),
-      removed.length,
-      ...removed,
-      ...attachmentArgs,
     );
+    for (const event of events) args.push(compactEnvelopeJson(event));
+    args.push(JSON.stringify(request.state), removed.length);
+    for (const field of removed) args.push(field);
+    // The state's shape version rides with the attachments: same script, same round trip.
+    if (shape) args.push(STATE_VERSION_FIELD, String(currentStateVersion(shape)));
+    if (attachments) for (const [field, value] of Object.entries(attachments)) args.push(field, value);
+    const reply = request.requestId
+      ? await connection.appendEvents(...args)
+      : await connection.appendEventsWithoutRequestId(...args);
     try {
       return scriptReply('appendEvents', reply);
     } catch (error) {

@@ -3,8 +3,13 @@ import { randomUUID } from 'node:crypto';
 import type { Decider, DecisionContext, DomainEvent, RejectionKind } from '../domain/decider';
 import { isRedisUnavailable } from '../redis/connections';
 import type { EventEnvelope, EventMetadata } from './envelope';
-import { AppendOutcomeUnknownError, ExpectedVersionMismatchError, StaleAppendError } from './errors';
-import { type EventStore, requestRecordField } from './event-store';
+import {
+  AppendOutcomeUnknownError,
+  ExpectedVersionMismatchError,
+  type OutcomeUnknownReason,
+  StaleAppendError,
+} from './errors';
+import { type AppendRequest, type EventStore, requestRecordField } from './event-store';
 import { type LockOptions, lockToken, waitForLock } from './lock';
 import { LOCAL_DURABILITY, type WriteDurability } from './write-durability';
 
@@ -88,6 +93,11 @@ export interface CommandHandlerHooks {
   lockWaited?(aggregateType: string, waitedSeconds: number, acquired: boolean): void;
   /** Events this handler has just appended. */
   eventsAppended?(aggregateType: string, events: readonly EventEnvelope[]): void;
+  /**
+   * Events on the aggregate's master that no replica confirmed in time (WRITE_DURABILITY=replicated),
+   * or whose WAIT got no answer: the command is answered 503 "may have taken effect".
+   */
+  writeUnconfirmed?(aggregateType: string, reason: OutcomeUnknownReason): void;
 }
 
 /** Runs one command on one aggregate: the path every command, from HTTP or an import, takes. */
@@ -142,7 +152,13 @@ export class CommandHandler {
           lastVersion,
         )) as EventEnvelope<Event>[];
         // The first attempt may have answered 503 for want of a replica: this one confirms it too.
-        await this.durability.confirm(aggregateType, aggregateId);
+        const confirmation = this.durability.confirmEarlier(
+          aggregateType,
+          aggregateId,
+          token,
+          this.lockOptions.ttlMs,
+        );
+        await this.confirmed(aggregateType, confirmation);
         return { accepted: true, replayed: true, events, version: lastVersion, state };
       }
 
@@ -171,11 +187,14 @@ export class CommandHandler {
       }));
       const nextState = decision.events.reduce((folded, event) => decider.evolve(folded, event), state);
       const { underLock } = input;
-      const refusal = await underLock?.beforeAppend(state, nextState);
-      if (refusal !== undefined) return { accepted: false, kind: 'invalid', message: refusal, version };
-      await this.hooks.beforeAppend?.(aggregateId);
-      const newVersion = await this.store
-        .append({
+      // The connection the append goes over, and what its success waits for (WRITE_DURABILITY).
+      const write = await this.durability.begin(aggregateType, aggregateId);
+      try {
+        const refusal = await underLock?.beforeAppend(state, nextState);
+        if (refusal !== undefined) return { accepted: false, kind: 'invalid', message: refusal, version };
+        // Awaited only when set: awaiting undefined still costs a turn of the microtask queue.
+        if (this.hooks.beforeAppend) await this.hooks.beforeAppend(aggregateId);
+        const appendRequest: AppendRequest = {
           aggregateType,
           aggregateId,
           expectedVersion: version,
@@ -186,25 +205,41 @@ export class CommandHandler {
           ...(input.attachments ? { attachments: input.attachments } : {}),
           ...(input.removeAttachments ? { removeAttachments: input.removeAttachments } : {}),
           ...(requestField ? { requestId: requestField } : {}),
-        })
-        .catch(async (error: unknown) => {
-          if (appendMayHaveRun(error)) throw new AppendOutcomeUnknownError(aggregateId, error);
-          await underLock?.notWritten(state, nextState);
-          // A caller that named a version learns the aggregate left it, whether the check above or
-          // the fence found that out; one that named none may retry on the aggregate as it is then.
-          if (error instanceof StaleAppendError && input.expectedVersion) {
-            throw new ExpectedVersionMismatchError(aggregateId, input.expectedVersion, error.actualVersion);
-          }
-          throw error;
-        });
-      if (underLock) await underLock.afterAppend(state, nextState);
-      else released = true;
-      this.hooks.eventsAppended?.(aggregateType, envelopes);
-      await this.hooks.afterAppend?.(aggregateId);
-      await this.durability.confirm(aggregateType, aggregateId);
-      return { accepted: true, events: envelopes, version: newVersion, state: nextState };
+        };
+        const newVersion = await this.store
+          .append(appendRequest, write.connection)
+          .catch(async (error: unknown) => {
+            if (appendMayHaveRun(error)) throw new AppendOutcomeUnknownError(aggregateId, error);
+            await underLock?.notWritten(state, nextState);
+            // A caller that named a version learns the aggregate left it, whether the check above or
+            // the fence found that out; one that named none may retry on the aggregate as it is then.
+            if (error instanceof StaleAppendError && input.expectedVersion) {
+              throw new ExpectedVersionMismatchError(aggregateId, input.expectedVersion, error.actualVersion);
+            }
+            throw error;
+          });
+        if (underLock) await underLock.afterAppend(state, nextState);
+        else released = true;
+        this.hooks.eventsAppended?.(aggregateType, envelopes);
+        if (this.hooks.afterAppend) await this.hooks.afterAppend(aggregateId);
+        await this.confirmed(aggregateType, write.confirm());
+        return { accepted: true, events: envelopes, version: newVersion, state: nextState };
+      } finally {
+        write.release();
+      }
     } finally {
       if (!released) await this.store.unlock(aggregateType, aggregateId, token).catch(() => undefined);
+    }
+  }
+
+  /** Awaits a write's confirmation; one that failed is counted (writeUnconfirmed) and thrown on. */
+  private async confirmed(aggregateType: string, confirmation: Promise<void>): Promise<void> {
+    try {
+      await confirmation;
+    } catch (error) {
+      if (error instanceof AppendOutcomeUnknownError)
+        this.hooks.writeUnconfirmed?.(aggregateType, error.reason);
+      throw error;
     }
   }
 }

@@ -3,7 +3,6 @@ import { Cluster, type ClusterOptions, Redis, type RedisOptions } from 'ioredis'
 
 import { ConfigError, type RedisTarget } from '../config';
 import type { Logger } from '../logger';
-import { SCRIPTS_WITH_KEY_COUNT_FIRST } from './scripts';
 
 /**
  * A connection to one Redis server or to a Redis Cluster. Every module takes this type, never
@@ -55,16 +54,11 @@ function optionsFor(purpose: ConnectionPurpose): RedisOptions {
 }
 
 /**
- * Auto-pipelining on a cluster: ioredis groups commands by the slot of their first argument, so
- * scripts whose first argument is their key count are sent on their own (see scripts.ts). The
- * registry's own array, not a copy: scripts are defined as their features load.
+ * Auto-pipelining on a cluster: ioredis groups the commands of a batch by the slot of their first
+ * key (a script's EVALSHA by the first key after its key count, scripts.ts).
  */
-const CLUSTER_AUTO_PIPELINING: Pick<
-  ClusterOptions,
-  'enableAutoPipelining' | 'autoPipeliningIgnoredCommands'
-> = {
+const CLUSTER_AUTO_PIPELINING: Pick<ClusterOptions, 'enableAutoPipelining'> = {
   enableAutoPipelining: true,
-  autoPipeliningIgnoredCommands: SCRIPTS_WITH_KEY_COUNT_FIRST as string[],
 };
 
 /**

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 
@@ -10,7 +11,7 @@ import type { Cluster, Redis, Result } from 'ioredis';
  *
  * A script is a file of its own named `<name>-<key count>.lua` (`-n.lua` when the caller passes the
  * count first), opening with an `Input: KEYS[..] ARGV[..] / Output:` block. Registered on a
- * connection with defineCommand, so ioredis sends EVALSHA and falls back to EVAL after a restart.
+ * connection as a method of its name (registerScripts) that sends EVALSHA, and EVAL after a restart.
  * The command's typed signature is declared by the feature (`declare module 'ioredis'`), and its
  * negative replies become errors in one place (script-codes.ts).
  */
@@ -21,38 +22,41 @@ export interface ScriptDefinition {
   readonly file: string;
   /** How many of the arguments are keys; 'n' when the caller passes that count first. */
   readonly numberOfKeys: number | 'n';
+  /**
+   * Set when this definition declares fewer keys than its file takes: the file reads its last keys
+   * only for an optional part of its work (nil when left out), so a caller without that part
+   * registers it again with fewer and leaves them out. Each declared key costs Redis CPU even
+   * unused (issue 22: ~0.4 µs a key name). The file's name still carries its full count.
+   */
+  readonly withoutOptionalKeys?: true;
 }
 
 const definitions = new Map<string, ScriptDefinition>();
-const keyCountFirst: string[] = [];
-
-/**
- * The scripts whose first argument is their key count, not a key. ioredis's cluster auto-pipelining
- * groups a command by its first argument, so it would file these under the slot of "5" and refuse
- * the batch; connections.ts hands this very array (kept up to date by defineScript) to the cluster
- * as its auto-pipelining exceptions, so a script defined after a connection opened is covered too.
- */
-export const SCRIPTS_WITH_KEY_COUNT_FIRST: readonly string[] = keyCountFirst;
-
 /**
  * Declares a script. The file name must carry the key count, so the count is readable from the
  * tree and cannot drift from the declaration; a second definition of a name must be the same one.
  */
 export function defineScript(definition: ScriptDefinition): ScriptDefinition {
   const suffix = /-(\d+|n)\.lua$/.exec(definition.file)?.[1];
-  if (suffix !== String(definition.numberOfKeys)) {
+  const carried = definition.withoutOptionalKeys
+    ? typeof definition.numberOfKeys === 'number' && Number(suffix) > definition.numberOfKeys
+    : suffix === String(definition.numberOfKeys);
+  if (!carried) {
     throw new Error(
       `script file ${definition.file} does not carry its key count (${definition.numberOfKeys})`,
     );
   }
   const known = definitions.get(definition.name);
   if (known) {
-    if (known.file !== definition.file || known.numberOfKeys !== definition.numberOfKeys)
+    if (
+      known.file !== definition.file ||
+      known.numberOfKeys !== definition.numberOfKeys ||
+      known.withoutOptionalKeys !== definition.withoutOptionalKeys
+    )
       throw new Error(`script ${definition.name} is defined twice`);
     return known;
   }
   definitions.set(definition.name, definition);
-  if (definition.numberOfKeys === 'n') keyCountFirst.push(definition.name);
   return definition;
 }
 
@@ -66,19 +70,51 @@ function source(file: string): string {
   return text;
 }
 
-/** Adds a feature's scripts to a connection as commands; safe to call more than once. */
+/** What a connection needs to run a script: ioredis's EVALSHA and EVAL, untyped. */
+interface ScriptRunner {
+  evalsha(...args: (string | number)[]): Promise<unknown>;
+  eval(...args: (string | number)[]): Promise<unknown>;
+}
+
+/**
+ * Adds a feature's scripts to a connection as methods of their names; safe to call more than once.
+ * Each sends EVALSHA, and EVAL when Redis answers NOSCRIPT (a restarted or newly elected server:
+ * refused unexecuted, so sending it again is safe). Not ioredis's defineCommand: every pipeline
+ * ioredis makes copies each defined command onto itself, and auto-pipelining makes one per batch
+ * of requests, so with the service's few dozen scripts that copy cost a command about a tenth
+ * of the CPU of its Redis calls. EVALSHA is a command ioredis knows: auto-pipelined like any other,
+ * and on a cluster grouped by the slot of its first key (its key count read, as for EVAL).
+ */
 export function registerScripts<Client extends Redis | Cluster>(
   redis: Client,
   scripts: readonly ScriptDefinition[],
 ): Client {
+  const methods = redis as unknown as Record<string, unknown>;
+  const runner = redis as unknown as ScriptRunner;
   for (const { name, file, numberOfKeys } of scripts) {
-    if (typeof (redis as unknown as Record<string, unknown>)[name] === 'function') continue;
-    redis.defineCommand(
-      name,
-      numberOfKeys === 'n' ? { lua: source(file) } : { numberOfKeys, lua: source(file) },
-    );
+    if (typeof methods[name] === 'function') continue;
+    const lua = source(file);
+    // SHA1 because Redis names a cached script by it (not a security use).
+    const sha = createHash('sha1').update(lua).digest('hex');
+    methods[name] =
+      numberOfKeys === 'n'
+        ? (...args: (string | number)[]) =>
+            runner.evalsha(sha, ...args).catch((error: unknown) => {
+              if (!isNoScript(error)) throw error;
+              return runner.eval(lua, ...args);
+            })
+        : (...args: (string | number)[]) =>
+            runner.evalsha(sha, numberOfKeys, ...args).catch((error: unknown) => {
+              if (!isNoScript(error)) throw error;
+              return runner.eval(lua, numberOfKeys, ...args);
+            });
   }
   return redis;
+}
+
+/** Redis's refusal of an EVALSHA whose script it does not hold (nothing ran). */
+function isNoScript(error: unknown): boolean {
+  return error instanceof Error && error.message.startsWith('NOSCRIPT');
 }
 
 /** The ground floor's own scripts: a lock (or lease) released or renewed only by its holder. */

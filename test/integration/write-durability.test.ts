@@ -14,8 +14,10 @@ import { Redis } from 'ioredis';
 import request from 'supertest';
 
 import { type LocalRedis, startLocalRedis } from '../../scripts/lib/redis-server';
+import { ReplicaConfirmation } from '../../shared/event-store/write-durability';
 import { closeConnections } from '../../shared/redis/connections';
 import { createTestApp, onTestCluster, type TestApp } from '../helpers/app-fixture';
+import { parseExposition, sampleSum } from '../helpers/metrics';
 import { eventually } from '../helpers/processes';
 import { passwordGrantToken } from '../helpers/tokens';
 
@@ -68,12 +70,12 @@ describeOnServer('WRITE_DURABILITY on a Redis server with a replica', () => {
   });
 
   /** The app on the private master with `durability`, and a Member's bearer token. */
-  async function appWith(durability: 'local' | 'replicated') {
+  async function appWith(durability: 'local' | 'replicated', timeoutMs = 200) {
     const subject = await createTestApp({
       REDIS_URL: master.url,
       REDIS_CLUSTER_NODES: '',
       WRITE_DURABILITY: durability,
-      WRITE_DURABILITY_TIMEOUT_MS: '200',
+      WRITE_DURABILITY_TIMEOUT_MS: String(timeoutMs),
     });
     apps.push(subject);
     const email = `durability-${randomUUID().slice(0, 8)}@example.com`;
@@ -81,8 +83,10 @@ describeOnServer('WRITE_DURABILITY on a Redis server with a replica', () => {
     const token = await passwordGrantToken(subject.app, email, PASSWORD);
     const send = (body: object) =>
       request(subject.app).post('/api/command').set('Authorization', `Bearer ${token}`).send(body);
+    const read = (query: object) =>
+      request(subject.app).post('/api/readmodel').set('Authorization', `Bearer ${token}`).send({ query });
     const streamKey = (teamId: string) => subject.services.keys.aggregateStream(TEAM, teamId);
-    return { subject, send, streamKey };
+    return { subject, send, read, streamKey };
   }
 
   const create = (teamId: string, requestId = randomUUID()) => ({
@@ -156,6 +160,59 @@ describeOnServer('WRITE_DURABILITY on a Redis server with a replica', () => {
     }
   });
 
+  it('With replicated, when no replica confirms in time, then fts_writes_unconfirmed_total counts the write by aggregate type and reason', async () => {
+    const { subject, send } = await appWith('replicated');
+    const port = await stopReplica();
+    try {
+      expect((await send(create(randomUUID()))).status).toBe(503);
+    } finally {
+      await startReplica(port);
+    }
+    expect((await send(create(randomUUID()))).status).toBe(200);
+
+    const samples = parseExposition((await subject.metrics.exposition()).text);
+    const unconfirmed = (reason: string) =>
+      sampleSum(samples, 'fts_writes_unconfirmed_total', { aggregate_type: TEAM, reason });
+    expect(unconfirmed('unreplicated')).toBe(1);
+    expect(unconfirmed('unanswered')).toBe(0);
+  });
+
+  it('With replicated, while a WAIT waits for a replica, then another command and a read are answered without waiting for it', async () => {
+    const { subject, send, read } = await appWith('replicated', 1_500);
+    const port = await stopReplica();
+    try {
+      const started = performance.now();
+      const waiting = send(create(randomUUID())).then((answer) => ({
+        status: answer.status,
+        tookMs: performance.now() - started,
+      }));
+      // Its WAIT is under way: the master holds a client blocked.
+      await eventually(
+        async () => /blocked_clients:[1-9]/.test(await subject.redis.info('clients')),
+        1_000,
+        10,
+      );
+
+      const othersStarted = performance.now();
+      const refused = await send({
+        commandType: 'UnlinkFantasyTeam',
+        command: { aggregateRootId: randomUUID() },
+      });
+      const team = await read({ queryType: 'GetFantasyTeam', id: randomUUID() });
+      const othersTookMs = performance.now() - othersStarted;
+
+      // Decided and answered over the shared connection while the WAIT still blocks its own.
+      expect(refused.status).toBe(400);
+      expect(team.status).toBe(404);
+      expect(othersTookMs).toBeLessThan(750);
+      const first = await waiting;
+      expect(first.status).toBe(503);
+      expect(first.tookMs).toBeGreaterThan(1_400);
+    } finally {
+      await startReplica(port);
+    }
+  });
+
   it('With local (the default), when no replica is up, then a command is answered 200 as soon as the master has it', async () => {
     const { subject, send, streamKey } = await appWith('local');
     const teamId = randomUUID();
@@ -168,5 +225,21 @@ describeOnServer('WRITE_DURABILITY on a Redis server with a replica', () => {
     } finally {
       await startReplica(port);
     }
+  });
+  it('With replicated, when the service closes, then a write waiting for a connection is refused at once and none is lent or opened after', async () => {
+    const { subject } = await appWith('replicated');
+    const confirmation = new ReplicaConfirmation(subject.redis, subject.services.keys, 5_000, 1);
+    const first = await confirmation.begin(TEAM, randomUUID());
+    const waiting = expect(confirmation.begin(TEAM, randomUUID())).rejects.toThrow(
+      'Redis connection is not ready: the service is closing',
+    );
+    const started = performance.now();
+
+    await confirmation.close();
+
+    await waiting;
+    await expect(confirmation.begin(TEAM, randomUUID())).rejects.toThrow('the service is closing');
+    expect(performance.now() - started).toBeLessThan(2_000);
+    first.release();
   });
 });

@@ -48,7 +48,7 @@ describe('The request connection after a reconnect', () => {
     try {
       expect(request.options.redisOptions?.autoResendUnfulfilledCommands).toBe(false);
       expect(request.options.enableAutoPipelining).toBe(true);
-      expect(request.options.autoPipeliningIgnoredCommands).not.toContain('appendEvents');
+      expect(request.options.autoPipeliningIgnoredCommands ?? []).not.toContain('evalsha');
     } finally {
       await closeConnections(request);
     }

@@ -1,7 +1,7 @@
 import path from 'node:path';
 
 import { SCRIPT_CODES, ScriptFencedError, scriptReply } from '../../shared/redis/script-codes';
-import { defineScript, SCRIPTS_WITH_KEY_COUNT_FIRST } from '../../shared/redis/scripts';
+import { defineScript } from '../../shared/redis/scripts';
 
 const lua = (name: string) => path.join('/features', 'lua', name);
 
@@ -23,9 +23,24 @@ describe('Script registry and codes (no Redis)', () => {
     );
   });
 
-  it('When a script takes its key count first, then the cluster auto-pipelining exceptions name it', () => {
-    defineScript({ name: 'variableKeys', file: lua('variable-keys-n.lua'), numberOfKeys: 'n' });
-    expect(SCRIPTS_WITH_KEY_COUNT_FIRST).toContain('variableKeys');
+  it('When a script is declared again with fewer keys than its file takes (its optional keys left out), then it is kept; not with as many or more', () => {
+    expect(
+      defineScript({ name: 'lean', file: lua('lean-6.lua'), numberOfKeys: 4, withoutOptionalKeys: true }),
+    ).toMatchObject({ numberOfKeys: 4 });
+    expect(() =>
+      defineScript({ name: 'leanAll', file: lua('lean-6.lua'), numberOfKeys: 6, withoutOptionalKeys: true }),
+    ).toThrow('does not carry its key count');
+    expect(() =>
+      defineScript({ name: 'leanMore', file: lua('lean-6.lua'), numberOfKeys: 7, withoutOptionalKeys: true }),
+    ).toThrow('does not carry its key count');
+    expect(() =>
+      defineScript({
+        name: 'leanVariable',
+        file: lua('lean-n.lua'),
+        numberOfKeys: 'n',
+        withoutOptionalKeys: true,
+      }),
+    ).toThrow('does not carry its key count');
   });
 
   it('When a script answers a code, then the one mapper turns it into its typed error; other replies pass', () => {

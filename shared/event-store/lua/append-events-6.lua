@@ -10,6 +10,8 @@
     KEYS[5] the request ids applied to the aggregate (hash: '<caller>:<request id>' -> 'first:last'
             version; a request id belongs to its caller)
     KEYS[6] when each of those was applied (sorted set: '<caller>:<request id>' -> unix ms)
+            KEYS[5] and KEYS[6] are read only with a request id (ARGV[5]); an append without one
+            leaves them out (appendEventsWithoutRequestId: every declared key costs Redis CPU)
     ARGV[1] expected version (the stream length the caller folded)
     ARGV[2] number of events N
     ARGV[3] channel announcing that the aggregate changed (its id is published there)

@@ -5,7 +5,9 @@
   Input:
     KEYS[1] the aggregate's lock
     KEYS[2] the aggregate's record (hash: version, state, stateVersion)
-    KEYS[3] the request ids applied to the aggregate (hash: '<caller>:<request id>' -> 'first:last')
+    KEYS[3] the request ids applied to the aggregate (hash: '<caller>:<request id>' -> 'first:last'),
+            read only with a request id: a caller without one leaves it out
+            (lockAndLoadWithoutRequestId: every declared key costs Redis CPU)
     ARGV[1] the caller's token
     ARGV[2] lock time to live, in milliseconds
     ARGV[3] the caller's request id as '<caller>:<request id>', or '' for none

@@ -23,8 +23,11 @@ import {
   waitForRedis,
 } from '../shared/redis/connections';
 import { createKeys } from '../shared/redis/keys';
+import {
+  RECOMMENDED_REDIS_MEMORY_SETTINGS,
+  RECOMMENDED_REDIS_SERVER_ARGS,
+} from '../shared/redis/memory-settings';
 import { LOG_PARTITIONS } from '../shared/redis/partitions';
-import { RECOMMENDED_STREAM_NODE_MAX_BYTES } from '../shared/redis/stream-node-size';
 import { seedPlayer } from '../test/helpers/seed-players';
 import { stopAll, track } from './lib/processes';
 import { type BenchReport, machineInfo } from './lib/report';
@@ -66,6 +69,16 @@ function positiveIntFromEnv(name: string, fallback: number): number {
   return value;
 }
 
+/** The memory settings this bench varies, as the server reports them. */
+async function settingsOf(redis: RedisClient): Promise<string> {
+  const values = await Promise.all(
+    RECOMMENDED_REDIS_MEMORY_SETTINGS.map(
+      async ({ name }) => `${name} ${((await redis.config('GET', name)) as string[])[1] ?? '?'}`,
+    ),
+  );
+  return values.join(', ');
+}
+
 async function usedMemory(redis: RedisClient): Promise<number> {
   const info = await redis.info('memory');
   return Number(/^used_memory:(\d+)/m.exec(info)?.[1] ?? NaN);
@@ -84,9 +97,22 @@ function kindOf(key: string): string {
   return parts.length > 1 ? parts.slice(0, -1).join(':') : rest;
 }
 
-/** Every key's MEMORY USAGE (all of its elements counted), summed by kind: kind -> {keys, bytes}. */
-async function usageByKind(redis: RedisClient): Promise<Map<string, { keys: number; bytes: number }>> {
-  const kinds = new Map<string, { keys: number; bytes: number }>();
+/** What the keys of one kind cost. */
+interface KindUsage {
+  keys: number;
+  /** MEMORY USAGE summed (an estimate: a stream's radix tree is counted at a flat 240 bytes a node). */
+  bytes: number;
+  /** How much used_memory fell when they were deleted: what they really cost. */
+  freed: number;
+}
+
+/**
+ * Every key's MEMORY USAGE (all of its elements counted), summed by kind, then each kind deleted in
+ * turn to read what it really held from used_memory: kind -> {keys, bytes, freed}. Deletes every key.
+ */
+async function usageByKind(redis: RedisClient): Promise<Map<string, KindUsage>> {
+  const kinds = new Map<string, KindUsage>();
+  const keysOf = new Map<string, string[]>();
   let cursor = '0';
   do {
     const [next, found] = await redis.scan(cursor, 'MATCH', `${PREFIX}*`, 'COUNT', 1_000);
@@ -96,12 +122,19 @@ async function usageByKind(redis: RedisClient): Promise<Map<string, { keys: numb
     );
     found.forEach((key, i) => {
       const kind = kindOf(key);
-      const sum = kinds.get(kind) ?? { keys: 0, bytes: 0 };
+      const sum = kinds.get(kind) ?? { keys: 0, bytes: 0, freed: 0 };
       sum.keys += 1;
       sum.bytes += sizes[i] ?? 0;
       kinds.set(kind, sum);
+      keysOf.set(kind, [...(keysOf.get(kind) ?? []), key]);
     });
   } while (cursor !== '0');
+  for (const [kind, names] of keysOf) {
+    const before = await usedMemory(redis);
+    for (let i = 0; i < names.length; i += 500) await redis.del(...names.slice(i, i + 500));
+    const sum = kinds.get(kind);
+    if (sum) sum.freed = before - (await usedMemory(redis));
+  }
   return kinds;
 }
 
@@ -111,9 +144,10 @@ function bytes(value: number): string {
 
 /** What one server measured: the totals, and MEMORY USAGE by key kind. */
 interface Measurement {
-  readonly streamNodeMaxBytes: string;
+  /** The server's memory settings, as CONFIG GET answered them. */
+  readonly settings: string;
   readonly total: number;
-  readonly kinds: Map<string, { keys: number; bytes: number }>;
+  readonly kinds: Map<string, KindUsage>;
 }
 
 /** N teams' history on a fresh redis-server started with `serverArgs`, then the projections caught up. */
@@ -126,7 +160,7 @@ async function measure(teamCount: number, lanes: number, serverArgs: string[]): 
     const keys = createKeys(PREFIX);
     const store = createEventStore(redis, keys);
     const commands = new CommandHandler(store, { ttlMs: 5_000, waitMs: 2_000 });
-    const [, streamNodeMaxBytes = ''] = (await redis.config('GET', 'stream-node-max-bytes')) as string[];
+    const settings = await settingsOf(redis);
     const before = await usedMemory(redis);
 
     const teamIds = Array.from({ length: teamCount }, () => randomUUID());
@@ -159,7 +193,7 @@ async function measure(teamCount: number, lanes: number, serverArgs: string[]): 
       }
     }
     const after = await usedMemory(redis);
-    return { streamNodeMaxBytes, total: after - before, kinds: await usageByKind(redis) };
+    return { settings, total: after - before, kinds: await usageByKind(redis) };
   } finally {
     // The server stops with the others at the end (stopAll keeps node alive while it waits).
     await closeConnections(redis);
@@ -174,7 +208,7 @@ async function measureOthers(count: number): Promise<{ perUser: number; perPlaye
   for (const kind of ['users', 'players'] as const) {
     const redisServer = track(
       await startLocalRedis({
-        extraArgs: ['--stream-node-max-bytes', String(RECOMMENDED_STREAM_NODE_MAX_BYTES)],
+        extraArgs: [...RECOMMENDED_REDIS_SERVER_ARGS],
       }),
     );
     const config = loadConfig({ NODE_ENV: 'test', REDIS_URL: redisServer.url, REDIS_KEY_PREFIX: PREFIX });
@@ -236,35 +270,38 @@ export async function run(): Promise<BenchReport> {
   const teamCount = positiveIntFromEnv('BENCH_TEAMS', 10_000);
   const lanes = positiveIntFromEnv('BENCH_CONNECTIONS', 32);
   try {
-    // Redis's default stream node size, and the one docs/capacity.md recommends (ADR 0020).
+    // Redis's defaults, the recommended node size alone, and every setting docs/capacity.md
+    // recommends (ADR 0020): what each is worth.
     const measured = [
       await measure(teamCount, lanes, []),
-      await measure(teamCount, lanes, ['--stream-node-max-bytes', String(RECOMMENDED_STREAM_NODE_MAX_BYTES)]),
+      await measure(teamCount, lanes, RECOMMENDED_REDIS_SERVER_ARGS.slice(0, 2)),
+      await measure(teamCount, lanes, [...RECOMMENDED_REDIS_SERVER_ARGS]),
     ];
     const othersCount = positiveIntFromEnv('BENCH_USERS_AND_PLAYERS', 2_000);
     const others = await measureOthers(othersCount);
     const events = teamCount * EVENTS_PER_TEAM;
     const met = (ok: boolean) => (ok ? 'yes' : '**no**');
     const totals = [
-      '| stream-node-max-bytes | used_memory after - before | per event | target | met? | per team | target | met? |',
+      '| Redis settings | used_memory after - before | per event | target | met? | per team | target | met? |',
       '| --- | ---: | ---: | ---: | --- | ---: | ---: | --- |',
-      ...measured.map(({ streamNodeMaxBytes, total }) => {
+      ...measured.map(({ settings, total }) => {
         const perEvent = total / events;
         const perTeam = total / teamCount;
-        return `| ${streamNodeMaxBytes} | ${bytes(total)} | ${bytes(perEvent)} | ${BYTES_PER_EVENT_TARGET} | ${met(perEvent <= BYTES_PER_EVENT_TARGET)} | ${bytes(perTeam)} | ${bytes(BYTES_PER_TEAM_TARGET)} | ${met(perTeam <= BYTES_PER_TEAM_TARGET)} |`;
+        return `| ${settings} | ${bytes(total)} | ${bytes(perEvent)} | ${BYTES_PER_EVENT_TARGET} | ${met(perEvent <= BYTES_PER_EVENT_TARGET)} | ${bytes(perTeam)} | ${bytes(BYTES_PER_TEAM_TARGET)} | ${met(perTeam <= BYTES_PER_TEAM_TARGET)} |`;
       }),
     ].join('\n');
-    const kindTables = measured.map(({ streamNodeMaxBytes, kinds }) => {
-      const rows = [...kinds.entries()].sort((a, b) => b[1].bytes - a[1].bytes);
-      const keyTotal = rows.reduce((sum, [, usage]) => sum + usage.bytes, 0);
+    const kindTables = measured.map(({ settings, kinds }) => {
+      const rows = [...kinds.entries()].sort((a, b) => b[1].freed - a[1].freed);
+      const sum = (of: (usage: KindUsage) => number) =>
+        rows.reduce((total, [, usage]) => total + of(usage), 0);
       return [
-        `| Key kind (stream-node-max-bytes ${streamNodeMaxBytes}) | keys | MEMORY USAGE, bytes | per team | per key |`,
-        '| --- | ---: | ---: | ---: | ---: |',
+        `| Key kind (${settings}) | keys | freed when deleted, bytes | per team | per key | MEMORY USAGE per key |`,
+        '| --- | ---: | ---: | ---: | ---: | ---: |',
         ...rows.map(
           ([kind, usage]) =>
-            `| ${kind} | ${usage.keys.toLocaleString('en-US')} | ${bytes(usage.bytes)} | ${bytes(usage.bytes / teamCount)} | ${bytes(usage.bytes / usage.keys)} |`,
+            `| ${kind} | ${usage.keys.toLocaleString('en-US')} | ${bytes(usage.freed)} | ${bytes(usage.freed / teamCount)} | ${bytes(usage.freed / usage.keys)} | ${bytes(usage.bytes / usage.keys)} |`,
         ),
-        `| every key | ${rows.reduce((sum, [, usage]) => sum + usage.keys, 0).toLocaleString('en-US')} | ${bytes(keyTotal)} | ${bytes(keyTotal / teamCount)} | |`,
+        `| every key | ${sum((usage) => usage.keys).toLocaleString('en-US')} | ${bytes(sum((usage) => usage.freed))} | ${bytes(sum((usage) => usage.freed) / teamCount)} | | |`,
       ].join('\n');
     });
     const problems = measured.every(({ total }) => Number.isFinite(total))
@@ -281,7 +318,7 @@ export async function run(): Promise<BenchReport> {
       tables: [
         totals,
         [
-          `| Other aggregates (stream-node-max-bytes ${RECOMMENDED_STREAM_NODE_MAX_BYTES}, ${othersCount.toLocaleString('en-US')} each) | used_memory per aggregate |`,
+          `| Other aggregates (${RECOMMENDED_REDIS_SERVER_ARGS.join(' ')}, ${othersCount.toLocaleString('en-US')} each) | used_memory per aggregate |`,
           '| --- | ---: |',
           `| account (CreateUser without a password, its users projection entries) | ${bytes(others.perUser)} |`,
           `| player (PlayerSeeding: identity and one season's stats, the sport projections) | ${bytes(others.perPlayer)} |`,
@@ -289,8 +326,8 @@ export async function run(): Promise<BenchReport> {
         ...kindTables,
       ],
       notes: [
-        '`used_memory` counts everything Redis allocated for the data (keys, values, the main dictionary); `MEMORY USAGE` is per key with every element counted (`SAMPLES 0`), an estimate (for a stream it counts its nodes as if full), so the key kinds say where the bytes are, and `used_memory` is the figure to size by.',
-        `Redis gives a stream's newest node min(4096, stream-node-max-bytes) bytes up front: with the default every aggregate stream costs ~4 KB however few its events; ${RECOMMENDED_STREAM_NODE_MAX_BYTES} is what docs/capacity.md recommends (ADR 0020).`,
+        "`used_memory` counts everything Redis allocated for the data (keys, values, the main dictionary) and is the figure to size by. Each key kind is then deleted in turn and the fall of `used_memory` is what it held; `MEMORY USAGE` (`SAMPLES 0`) is shown beside it for comparison: it is an estimate (a stream's radix tree at a flat 240 bytes a node). What no kind frees is the main dictionary's table and the server's own (scripts, clients).",
+        `Redis gives a stream's newest node min(4096, stream-node-max-bytes) bytes up front: with the default every aggregate stream costs ~4 KB however few its events; a hash with a value longer than hash-max-listpack-value (default 64) becomes a dictionary. docs/capacity.md recommends \`${RECOMMENDED_REDIS_SERVER_ARGS.join(' ')}\` (ADR 0020, shared/redis/memory-settings.ts).`,
         'No request ids: an HTTP command with a `requestId` also keeps, for 24 h, the request hash and times of its aggregate and its remembered answer (those expire; see docs/capacity.md).',
       ],
       problems,

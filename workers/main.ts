@@ -20,7 +20,7 @@ import {
   duplicateConnection,
   waitForRedis,
 } from '../shared/redis/connections';
-import { checkStreamNodeSize } from '../shared/redis/stream-node-size';
+import { checkRedisMemorySettings } from '../shared/redis/memory-settings';
 import { WebhookDispatcher } from '../shared/webhooks/delivery/webhook-dispatcher';
 import { webhookLogConsumer } from '../shared/webhooks/delivery/webhook-log-consumer';
 import { WebhookSender } from '../shared/webhooks/delivery/webhook-sender';
@@ -84,6 +84,7 @@ async function main(): Promise<void> {
     webhookSender.close();
     await metricsServer?.close(config.shutdownTimeoutMs);
     await queueForDepth.close();
+    await services.close();
     // A dispatcher closes its subscriber as it stops; one never started leaves it to close here.
     const unused = dispatcher ? [] : [webhookSubscriber];
     await closeConnections(redis, queueConnection, projectorConnection, webhookConnection, ...unused);
@@ -97,7 +98,7 @@ async function main(): Promise<void> {
   }
 
   await waitForRedis(redis, logger);
-  await checkStreamNodeSize(redis, logger);
+  await checkRedisMemorySettings(redis, logger);
   const runs = (consumer: WorkerConsumer) => config.workerConsumers.includes(consumer);
   if (runs('projections')) projector.start();
   // The log is trimmed where the projections run: every deployment has such a worker.

@@ -1,20 +1,60 @@
 import type { EventEnvelope } from './envelope';
 
 /**
- * The field an aggregate stream entry holds its envelope in (JSON), in both stored forms: the full
- * envelope (written before ADR 0020) and the compact one.
+ * The field an aggregate stream entry holds its envelope in (JSON), in every stored form: the full
+ * envelope (written before ADR 0020), the compact object and the positional array.
  */
 export const STREAM_EVENT_FIELD = 'event';
 
 /**
  * An envelope as an aggregate stream stores it (ADR 0020): without what the stream already says.
  * `aggregateType` and `aggregateId` are in the stream's key and `version` is the entry id
- * (`0-<version>`), so only the event's own fields are written; an id the key does not spell as it
- * is (keys lower-case it) is kept, so every envelope reads back exactly as it was appended.
+ * (`0-<version>`), so only the event's own fields are written.
+ *
+ * The usual envelope is written positionally (a JSON array, ADR 0020 §2b), because its field
+ * names were a third of its bytes and a stream stores every entry in full:
+ * `[eventId, eventType, occurredAt, data, actorUserId, requestId, correlationId(, traceId)]`, with
+ * `occurredAt` as epoch milliseconds when that spells the same ISO text back. Any other envelope
+ * (an id the key does not spell as it is, since keys lower-case it; fields in another order; a
+ * metadata field this list does not know) is written as an object, as before, so every envelope
+ * reads back exactly as it was appended, field order included.
  */
 export function compactEnvelopeJson(envelope: EventEnvelope): string {
   const { aggregateType: _type, aggregateId, version: _version, ...own } = envelope;
-  return JSON.stringify(aggregateId === aggregateId.toLowerCase() ? own : { aggregateId, ...own });
+  if (aggregateId !== aggregateId.toLowerCase()) return JSON.stringify({ aggregateId, ...own });
+  return positional(own) ?? JSON.stringify(own);
+}
+
+type OwnFields = Omit<EventEnvelope, 'aggregateType' | 'aggregateId' | 'version'>;
+
+/** The envelope's own fields, in this order, are what the positional form holds. */
+const OWN_FIELDS = 'eventId,eventType,occurredAt,data,metadata';
+const METADATA_FIELDS = 'actorUserId,requestId,correlationId';
+const METADATA_FIELDS_TRACED = `${METADATA_FIELDS},traceId`;
+
+/** The positional form of `own`, or undefined when it would not read back as the same envelope. */
+function positional(own: OwnFields): string | undefined {
+  const { eventId, eventType, occurredAt, data, metadata } = own;
+  if (Object.keys(own).join(',') !== OWN_FIELDS || data === undefined) return undefined;
+  if (typeof eventId !== 'string' || typeof eventType !== 'string' || typeof occurredAt !== 'string')
+    return undefined;
+  if (typeof metadata !== 'object' || metadata === null) return undefined;
+  const { actorUserId, requestId, correlationId, traceId } = metadata;
+  // A traceId key holding undefined is left out by JSON, as the object form would.
+  const names = Object.keys(metadata)
+    .filter((name) => name !== 'traceId' || traceId !== undefined)
+    .join(',');
+  if (names !== (traceId === undefined ? METADATA_FIELDS : METADATA_FIELDS_TRACED)) return undefined;
+  if (typeof actorUserId !== 'string' || (requestId !== null && typeof requestId !== 'string'))
+    return undefined;
+  if (correlationId !== null && typeof correlationId !== 'string') return undefined;
+  if (traceId !== undefined && typeof traceId !== 'string') return undefined;
+  const at = Date.parse(occurredAt);
+  // Only an instant whose ISO text is exactly occurredAt is stored as a number.
+  const when = Number.isFinite(at) && new Date(at).toISOString() === occurredAt ? at : occurredAt;
+  const values: unknown[] = [eventId, eventType, when, data, actorUserId, requestId, correlationId];
+  if (traceId !== undefined) values.push(traceId);
+  return JSON.stringify(values);
 }
 
 /** The part of an envelope a stored entry may leave out: what its stream says. */
@@ -26,12 +66,14 @@ export interface StreamPlace {
 }
 
 /**
- * The envelope an aggregate stream entry holds, in either stored form: the fields it left out are
- * its stream's (`place`); one it kept (every field of a full envelope) is used as it is. Fields
- * come in the envelope's own order, as they were appended.
+ * The envelope an aggregate stream entry holds, in any stored form: positional (an array), or an
+ * object whose left-out fields are its stream's (`place`) and whose kept ones (every field of an
+ * envelope written before ADR 0020) are used as they are. Fields come in the envelope's own
+ * order, as they were appended.
  */
 export function envelopeFromStream(json: string, place: StreamPlace): EventEnvelope {
-  const stored = JSON.parse(json) as Partial<EventEnvelope>;
+  const stored = JSON.parse(json) as Partial<EventEnvelope> | PositionalEnvelope;
+  if (Array.isArray(stored)) return fromPositional(stored, place);
   const { eventId, eventType, aggregateType, aggregateId, version, ...rest } = stored;
   return {
     eventId,
@@ -43,7 +85,36 @@ export function envelopeFromStream(json: string, place: StreamPlace): EventEnvel
   } as EventEnvelope;
 }
 
-/** An aggregate stream entry as XRANGE answers it: `0-<version>` and `['event', envelope JSON]`. */
+type PositionalEnvelope = [
+  eventId: string,
+  eventType: string,
+  occurredAt: number | string,
+  data: EventEnvelope['data'],
+  actorUserId: string,
+  requestId: string | null,
+  correlationId: string | null,
+  traceId?: string,
+];
+
+function fromPositional(stored: PositionalEnvelope, place: StreamPlace): EventEnvelope {
+  const [eventId, eventType, occurredAt, data, actorUserId, requestId, correlationId] = stored;
+  const metadata =
+    stored.length > 7
+      ? { actorUserId, requestId, correlationId, traceId: stored[7] }
+      : { actorUserId, requestId, correlationId };
+  return {
+    eventId,
+    eventType,
+    aggregateType: place.aggregateType,
+    aggregateId: place.aggregateId,
+    version: place.version,
+    occurredAt: typeof occurredAt === 'number' ? new Date(occurredAt).toISOString() : occurredAt,
+    data,
+    metadata,
+  };
+}
+
+/** An aggregate stream entry as XRANGE answers it: `0-<version>` and `['event', stored envelope]`. */
 export type StreamEntry = [id: string, fields: string[]];
 
 /** The version an aggregate stream entry id (`0-<version>`) names. */

@@ -6,7 +6,14 @@ import type { RedisClient } from '../redis/connections';
 import type { Keys } from '../redis/keys';
 import { ScriptFencedError, scriptReply } from '../redis/script-codes';
 import { registerScripts } from '../redis/scripts';
-import { documentKeysOf, eventsFor, NO_CHECKPOINT, planBatch, readsType } from './batch-plan';
+import {
+  documentKeysOf,
+  documentKeysOfEntries,
+  eventsFor,
+  NO_CHECKPOINT,
+  planBatch,
+  readsType,
+} from './batch-plan';
 import type { AnyProjection } from './projection';
 import { PROJECTION_SCRIPTS } from './projection.scripts';
 import { type ProjectedVersions, projectedVersionsOf } from './projection-progress';
@@ -23,10 +30,11 @@ export type BatchResult =
 
 /**
  * Applies the next batch of `projection` from one log partition after `checkpoint`: reads the
- * entries and the events they refer to (of the projection's type only), opens the sealed ones (their aggregates' keys in one pipelined read, none when the batch
- * holds no sealed event: a projection always sees events as they were decided, an erased account's
- * personal fields as null), reads the documents they touch, plans the writes (batch-plan.ts), and
- * writes the documents, their index entries and the new checkpoint in one fenced script.
+ * entries, then the events they refer to (of the projection's type only) and the documents they
+ * touch together, opens the sealed events (their aggregates' keys in one pipelined read, none when
+ * the batch holds no sealed event: a projection always sees events as they were decided, an erased
+ * account's personal fields as null), plans the writes (batch-plan.ts), and writes the documents,
+ * their index entries and the new checkpoint in one fenced script.
  */
 export async function applyNextBatch(
   redis: RedisClient,
@@ -48,22 +56,42 @@ export async function applyNextBatch(
   );
   const last = entries.at(-1);
   if (!last) return { entries: 0, checkpoint, projected: new Map() };
-  const resolved = await resolveLogEntries(redis, keys, entries, readsType(projection));
-  const events = await codecs.open(redis, keys, eventsFor(projection, resolved));
-  const applied = await applyEvents(redis, keys, projection, partition, events, {
-    expected: checkpoint,
-    next: last[0],
-    entries: entries.length,
-  });
+  // The entries name the documents they touch: read them beside the events (one round trip).
+  const docKeys = documentKeysOfEntries(projection, keys, entries);
+  const [events, stored] = await Promise.all([
+    resolveLogEntries(redis, keys, entries, readsType(projection)).then((resolved) =>
+      codecs.open(redis, keys, eventsFor(projection, resolved)),
+    ),
+    docKeys && readDocuments(redis, docKeys),
+  ]);
+  const applied = await applyEvents(
+    redis,
+    keys,
+    projection,
+    partition,
+    events,
+    { expected: checkpoint, next: last[0], entries: entries.length },
+    stored,
+  );
   return applied
     ? { entries: entries.length, checkpoint: last[0], projected: projectedVersionsOf(events) }
     : 'fenced';
 }
 
+/** The stored JSON of each document (null when absent), by key. */
+async function readDocuments(
+  redis: RedisClient,
+  docKeys: readonly string[],
+): Promise<ReadonlyMap<string, string | null>> {
+  const stored = docKeys.length ? await redis.mget(...docKeys) : [];
+  return new Map(docKeys.map((key, i) => [key, stored[i] ?? null]));
+}
+
 /**
  * Evolves the documents `events` (opened) touch and writes them, their index entries and the
  * checkpoint's move from `expected` to `next` (counting `entries` log entries applied) in one
- * fenced script; false when the checkpoint was no longer `expected` (nothing written).
+ * fenced script; false when the checkpoint was no longer `expected` (nothing written). `stored`:
+ * those documents as already read (every one `events` touch), else they are read here.
  */
 export async function applyEvents(
   redis: RedisClient,
@@ -72,16 +100,15 @@ export async function applyEvents(
   partition: number,
   events: readonly EventEnvelope[],
   checkpoint: { readonly expected: string; readonly next: string; readonly entries: number },
+  stored?: ReadonlyMap<string, string | null>,
 ): Promise<boolean> {
   registerScripts(redis, PROJECTION_SCRIPTS);
-  const docKeys = documentKeysOf(projection, keys, events);
-  const stored = docKeys.length ? await redis.mget(...docKeys) : [];
   const writes = planBatch(
     projection,
     keys,
     partition,
     events,
-    new Map(docKeys.map((key, i) => [key, stored[i] ?? null])),
+    stored ?? (await readDocuments(redis, documentKeysOf(projection, keys, events))),
   );
   try {
     scriptReply(

@@ -1,7 +1,7 @@
 import type { EventEnvelope } from '../event-store/envelope';
 
 /**
- * What the projector announces after each batch it applied (on `keys.projectionProgress`): the
+ * What the projector announces after each pass that applied something (on `keys.projectionProgress`): the
  * version every aggregate of the batch has reached in that projection. Reads that wait for their
  * caller's own write (ADR 0019) are woken by it instead of polling the projection.
  *

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { performance } from 'node:perf_hooks';
 
 import type { Logger } from '../logger';
 import type { RedisClient } from '../redis/connections';
@@ -25,6 +26,20 @@ export interface ProjectorOptions {
   readonly idleFallbackMs: number;
   /** How long a partition stays with a replica that stops renewing it. */
   readonly leaseMs: number;
+  /**
+   * The least time between the starts of two passes while changes keep being announced: a change
+   * announced sooner waits for the rest of it, with those announced meanwhile. A change announced
+   * after a quiet moment is read at once. See ADR 0006 (lag against CPU).
+   */
+  readonly passIntervalMs: number;
+  /** Announced (projection, partition) pairs that start the next pass before passIntervalMs is up. */
+  readonly passEarlyAt: number;
+  /**
+   * Aggregates a pass must have projected (entries of other types stepped over do not count) for
+   * the next to be paced: fewer say the changes come one or two at a time (a client that waits for
+   * each to be projected), which waiting would only delay.
+   */
+  readonly pacedFromChanges: number;
 }
 
 export const DEFAULT_PROJECTOR_OPTIONS: ProjectorOptions = {
@@ -32,6 +47,9 @@ export const DEFAULT_PROJECTOR_OPTIONS: ProjectorOptions = {
   idleMs: 5,
   idleFallbackMs: 250,
   leaseMs: 5_000,
+  passIntervalMs: 12,
+  passEarlyAt: 32,
+  pacedFromChanges: 4,
 };
 
 /**
@@ -50,6 +68,12 @@ export class Projector {
   /** When every owned partition is read again, announced or not (a message may have been missed). */
   private fullPassAt = 0;
   private readonly pause = new WakeablePause();
+  /** When the last pass began (ms, performance.now()). */
+  private passStartedAt = Number.NEGATIVE_INFINITY;
+  /** True while the loop waits out the pass interval: announcements then wake it only in numbers. */
+  private gathering = false;
+  /** Aggregates the last pass projected: pacedFromChanges or more say changes come side by side. */
+  private lastPassChanges = 0;
   private readonly options: ProjectorOptions;
 
   constructor(
@@ -83,7 +107,7 @@ export class Projector {
         for (const projection of projectionsByChannel.get(channel) ?? []) {
           this.announced.add(ownedId(projection, partition));
         }
-        this.pause.wake();
+        if (!this.gathering || this.announced.size >= this.options.passEarlyAt) this.pause.wake();
       });
       // Until subscribed (and whenever the subscription drops), the fallback pause still polls.
       this.subscriber.subscribe(...channels).catch((error: unknown) => {
@@ -93,12 +117,43 @@ export class Projector {
     this.loopDone = this.loop();
   }
 
-  /** Sleeps until a change is announced or the next full pass is due. */
+  /**
+   * Sleeps until a change is announced or the next full pass is due, then lets the announcements
+   * gather until the pass interval since the last pass's start is up.
+   */
   private async idle(): Promise<void> {
     // Checked synchronously with the pause below, so stop() can never miss a sleeper.
-    if (this.announced.size > 0 || !this.running) return;
-    const pauseMs = this.subscriber ? Math.max(0, this.fullPassAt - Date.now()) : this.options.idleMs;
-    await this.pause.for(pauseMs);
+    if (!this.running) return;
+    if (this.announced.size === 0) {
+      const pauseMs = this.subscriber ? Math.max(0, this.fullPassAt - Date.now()) : this.options.idleMs;
+      await this.pause.for(pauseMs);
+    }
+    await this.gather();
+  }
+
+  /**
+   * Under a steady stream of changes each pass would hold the one or two announced since the last
+   * began, and pay its fixed cost (a socket write and a reply per stage, a script per partition)
+   * for each. Waiting out the rest of the pass interval lets one pass carry them all. Only after a
+   * pass that projected a few aggregates (pacedFromChanges): changes that come one or two at a time
+   * (a client that waits for its change to be projected before the next, perhaps after one it does
+   * not wait for) are read at once, as waiting would gather nothing and only delay that client.
+   */
+  private async gather(): Promise<void> {
+    if (
+      this.lastPassChanges < this.options.pacedFromChanges ||
+      !this.running ||
+      this.announced.size >= this.options.passEarlyAt
+    )
+      return;
+    const waitMs = this.passStartedAt + this.options.passIntervalMs - performance.now();
+    if (waitMs < 1) return;
+    this.gathering = true;
+    try {
+      await this.pause.for(waitMs);
+    } finally {
+      this.gathering = false;
+    }
   }
 
   /** Finishes the batch in hand, gives the partitions back, and resolves. */
@@ -124,6 +179,7 @@ export class Projector {
         // alone: with 16 partitions and 3 projections a pass of everything was 48 reads, nearly all
         // empty. Entries of other aggregates (a user import's thousands) are caught up by the next
         // full pass, in one batch, rather than each costing a pass.
+        this.passStartedAt = performance.now();
         await this.pollOnce(this.duePartitions());
         if (this.backlog.size === 0) await this.idle();
       } catch (error) {
@@ -158,11 +214,15 @@ export class Projector {
   /**
    * Applies the next batch of each partition given, all at once: (projection, partition) pairs are
    * fenced independently, so their batches may run side by side, and their reads share one round
-   * trip (the connection auto-pipelines). Notes which partitions have more waiting.
+   * trip (the connection auto-pipelines). Notes which partitions have more waiting, and announces
+   * what the pass made visible, once per projection.
    */
   private async pollOnce(partitions: readonly OwnedPartition[]): Promise<void> {
     const backlog = new Set<string>();
-    await Promise.all(
+    const progress = new Map<AnyProjection, Map<string, number>>();
+    let changes = 0;
+    // Settled, not all: a failed batch must not keep the others' progress from being announced.
+    const outcomes = await Promise.allSettled(
       partitions.map(async (owned) => {
         if (!this.running) return;
         const result = await applyNextBatch(
@@ -180,21 +240,33 @@ export class Projector {
           return;
         }
         owned.checkpoint = result.checkpoint;
-        this.announceProgress(owned.projection, result.projected);
+        // Changes projected, not entries read: a full pass steps over many entries of other types
+        // (skipped by each projection), which says nothing about changes arriving side by side.
+        changes += result.projected.size;
+        if (result.projected.size > 0) {
+          // Partitions hold distinct aggregates: the pass's versions never overlap.
+          const projected = progress.get(owned.projection) ?? new Map<string, number>();
+          for (const [aggregateId, version] of result.projected) projected.set(aggregateId, version);
+          progress.set(owned.projection, projected);
+        }
         if (result.entries === this.options.batchSize)
           backlog.add(ownedId(owned.projection, owned.partition));
       }),
     );
+    for (const [projection, projected] of progress) this.announceProgress(projection, projected);
+    this.lastPassChanges = changes;
+    for (const outcome of outcomes) if (outcome.status === 'rejected') throw outcome.reason;
     this.backlog = backlog;
   }
 
   /**
-   * Tells reads waiting for a version (ADR 0019) what the batch just written made visible. Not
-   * awaited, and a failure only logged: the batch is written either way, and a waiter that misses
-   * the announcement answers PROJECTION_BEHIND, to be retried, rather than slowing the projector.
+   * Tells reads waiting for a version (ADR 0019) what the pass just wrote made visible: one message
+   * per projection and pass, the batches of all its partitions together (a waiter reads fewer
+   * messages, the projector sends fewer). Not awaited, and a failure only logged: the batches are
+   * written either way, and a waiter that misses the announcement answers PROJECTION_BEHIND, to be
+   * retried, rather than slowing the projector.
    */
   private announceProgress(projection: AnyProjection, projected: ProjectedVersions): void {
-    if (projected.size === 0) return;
     this.redis
       .publish(this.keys.projectionProgress(projection.name), encodeProjectedVersions(projected))
       .catch((error: unknown) => {

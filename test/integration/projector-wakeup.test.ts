@@ -2,6 +2,11 @@ import { randomUUID } from 'node:crypto';
 
 import { fantasyTeamDecider } from '../../shared/domain/fantasy-team/fantasy-team.decider';
 import { ALL_PROJECTIONS } from '../../shared/projections/all-projections';
+import { fantasyTeamProjection } from '../../shared/projections/fantasy-team/fantasy-team.projection';
+import {
+  decodeProjectedVersions,
+  type ProjectedVersions,
+} from '../../shared/projections/projection-progress';
 import { Projector } from '../../shared/projections/projector';
 import { duplicateConnection } from '../../shared/redis/connections';
 import { LOG_PARTITIONS, partitionOf } from '../../shared/redis/partitions';
@@ -71,6 +76,90 @@ describe('Projector woken by change announcements', () => {
       ]);
     } finally {
       reads.mockRestore();
+    }
+  });
+});
+
+describe('Projector passes under a stream of changes', () => {
+  const PASS_INTERVAL_MS = 200;
+  let subject: TestApp;
+  let projector: Projector;
+  let listener: ReturnType<typeof duplicateConnection>;
+  /** The fantasy-team progress messages (one per pass that applied something), as received. */
+  const messages: ProjectedVersions[] = [];
+
+  beforeAll(async () => {
+    subject = await createTestApp();
+    projector = new Projector(
+      subject.redis,
+      subject.services.keys,
+      [fantasyTeamProjection],
+      subject.logger,
+      { idleFallbackMs: 60_000, leaseMs: 1_000, passIntervalMs: PASS_INTERVAL_MS },
+      duplicateConnection(subject.redis, subject.logger, 'test-subscriber'),
+    );
+    listener = duplicateConnection(subject.redis, subject.logger, 'test-progress');
+    listener.on('message', (_channel: string, message: string) =>
+      messages.push(decodeProjectedVersions(message)),
+    );
+    await listener.subscribe(subject.services.keys.projectionProgress(fantasyTeamProjection.name));
+    projector.start();
+    await eventually(() => Promise.resolve(projector.ownedPartitions === LOG_PARTITIONS), 5_000, 20);
+  });
+  afterAll(async () => {
+    await projector.stop();
+    await listener.quit();
+    await subject.close();
+  });
+
+  function createTeam(id: string): Promise<unknown> {
+    return subject.services.commands.handle(fantasyTeamDecider, {
+      aggregateId: id,
+      command: { type: 'CreateFantasyTeam', data: { name: 'Paced', season: '2026' } },
+      context: { now: new Date(), actorUserId: randomUUID(), actorRoles: ['Member'] },
+      metadata: { actorUserId: 'test', requestId: null, correlationId: null },
+    });
+  }
+
+  const announced = () => new Set(messages.flatMap((message) => [...message.keys()]));
+
+  it('When changes keep coming, then passes start at most once per pass interval, each announcing all it applied in one message', async () => {
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    messages.length = 0;
+    // Eight changes side by side start the stream; then one every 10 ms for 2.5 intervals.
+    const ids = Array.from({ length: 58 }, () => randomUUID());
+    const started = Date.now();
+    await Promise.all(ids.slice(0, 8).map((id) => createTeam(id)));
+    for (const id of ids.slice(8)) {
+      await createTeam(id);
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    await eventually(() => ids.every((id) => announced().has(id)), 5_000, 10);
+    const intervals = (Date.now() - started) / PASS_INTERVAL_MS;
+    // A pass per change (51), or a message per partition of each pass (16 partitions), would be many more.
+    expect(messages.length).toBeLessThanOrEqual(Math.ceil(intervals) + 2);
+  });
+
+  it('When one change follows another only once the first was projected, then each is read at once, without waiting out the pass interval', async () => {
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    for (let i = 0; i < 5; i += 1) {
+      const id = randomUUID();
+      const createdAt = Date.now();
+      await createTeam(id);
+      await eventually(() => announced().has(id), 5_000, 2);
+      expect(Date.now() - createdAt).toBeLessThan(PASS_INTERVAL_MS);
+    }
+  });
+
+  it('When a client sends a change it does not wait for and then one it waits for, over and over, then its changes are not paced either', async () => {
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    for (let i = 0; i < 5; i += 1) {
+      const [alone, awaited] = [randomUUID(), randomUUID()];
+      await createTeam(alone);
+      const createdAt = Date.now();
+      await createTeam(awaited);
+      await eventually(() => announced().has(awaited), 5_000, 2);
+      expect(Date.now() - createdAt).toBeLessThan(PASS_INTERVAL_MS);
     }
   });
 });

@@ -1,5 +1,11 @@
 import type { EventEnvelope } from '../../shared/event-store/envelope';
-import { documentKeysOf, eventsFor, planBatch } from '../../shared/projections/batch-plan';
+import { logReferenceFields, type RawLogEntry } from '../../shared/event-stream/log-reader';
+import {
+  documentKeysOf,
+  documentKeysOfEntries,
+  eventsFor,
+  planBatch,
+} from '../../shared/projections/batch-plan';
 import {
   fantasyTeamProjection,
   type FantasyTeamView,
@@ -88,5 +94,28 @@ describe('Batch planning (no Redis)', () => {
   it('When the stored document already holds the events, then nothing but the checkpoint is written', () => {
     const plan = planned([created, linked], new Map([[docKey, JSON.stringify(view)]]));
     expect(plan.writes).toEqual([]);
+  });
+
+  it('When a batch of log entries refers to its events, then the documents they touch are named before the events are read, as the events would name them', () => {
+    const otherTeam = '2b0f6e1c-58d6-4b1c-9a43-3d4a1a1a1a1a';
+    const user = { ...created, aggregateType: 'user', aggregateId: OWNER };
+    const entries: RawLogEntry[] = [created, user, { ...linked, aggregateId: otherTeam }, linked].map(
+      (event, i) => [`1-${i}`, logReferenceFields(event)],
+    );
+    expect(documentKeysOfEntries(fantasyTeamProjection, keys, entries)).toEqual(
+      documentKeysOf(fantasyTeamProjection, keys, [created, { ...linked, aggregateId: otherTeam }, linked]),
+    );
+    expect(documentKeysOfEntries(fantasyTeamProjection, keys, entries)).toEqual([
+      docKey,
+      keys.projectionDocument('fantasy-team', otherTeam),
+    ]);
+  });
+
+  it('When a log entry holds a copy of its event (written before ADR 0020), then the documents are left to be named by the events', () => {
+    const entries: RawLogEntry[] = [
+      ['1-0', logReferenceFields(created)],
+      ['1-1', ['event', JSON.stringify(linked)]],
+    ];
+    expect(documentKeysOfEntries(fantasyTeamProjection, keys, entries)).toBeUndefined();
   });
 });

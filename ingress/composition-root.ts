@@ -152,6 +152,8 @@ export async function createIngressServices(
         importQueue.close(),
         projectionWaits.close(),
       ]);
+      // After what may still run commands (an import in progress): the replicated writes' connections.
+      await core.close();
     },
   };
 }

@@ -102,12 +102,171 @@ function holdsMoreValuesThan(root: unknown, limit: number): boolean {
   return false;
 }
 
+/** What a plain check returns for a body it leaves to joi. */
+const LEFT_TO_JOI: unique symbol = Symbol('left to joi');
+
+/** A check that either accepts a value, returning what joi would return for it, or leaves it to joi. */
+type PlainCheck = (value: unknown) => unknown;
+
+/** A joi schema's description, as describe() gives it (the members a plain check reads). */
+interface Described {
+  readonly type?: string;
+  readonly flags?: Readonly<Record<string, unknown>>;
+  readonly keys?: Readonly<Record<string, Described>>;
+  readonly allow?: readonly unknown[];
+  readonly rules?: readonly { readonly name: string; readonly args?: Readonly<Record<string, unknown>> }[];
+  readonly preferences?: Readonly<Record<string, unknown>>;
+}
+
+/** Whether `object` has members other than `allowed` (each a member a plain check understands). */
+function hasOtherThan(object: object, allowed: readonly string[]): boolean {
+  return Object.keys(object).some((member) => !allowed.includes(member));
+}
+
+/** A key's presence flag and default, or undefined when the plain check cannot honour them. */
+function presenceOf(described: Described): { required: boolean; fallback?: number } | undefined {
+  const { presence, default: fallback } = described.flags ?? {};
+  if (presence !== undefined && presence !== 'required' && presence !== 'optional') return undefined;
+  if (fallback !== undefined && typeof fallback !== 'number') return undefined;
+  return { required: presence === 'required', ...(fallback === undefined ? {} : { fallback }) };
+}
+
+/** Whether the schema's flags are among `allowed` (presence and default are the object's to honour). */
+function flagsWithin(described: Described, allowed: readonly string[]): boolean {
+  return !hasOtherThan(described.flags ?? {}, ['presence', ...allowed]);
+}
+
+/**
+ * The plain check of a number schema: `.strict().integer().min().max()` at most, with constant
+ * limits; what joi's number type, rules and -0 normalisation do to a JSON number.
+ */
+function plainNumber(described: Described): PlainCheck | undefined {
+  if (hasOtherThan(described, ['type', 'flags', 'rules', 'preferences'])) return undefined;
+  if (!flagsWithin(described, ['default'])) return undefined;
+  const preferences = described.preferences ?? {};
+  if (Object.keys(preferences).length !== 1 || preferences.convert !== false) return undefined;
+  let integer = false;
+  let min = -Infinity;
+  let max = Infinity;
+  for (const rule of described.rules ?? []) {
+    const limit = rule.args?.limit;
+    if (rule.name === 'integer' && rule.args === undefined) integer = true;
+    else if (rule.name === 'min' && typeof limit === 'number') min = Math.max(min, limit);
+    else if (rule.name === 'max' && typeof limit === 'number') max = Math.min(max, limit);
+    else return undefined;
+  }
+  return (value) =>
+    typeof value === 'number' &&
+    Number.isFinite(value) &&
+    value <= Number.MAX_SAFE_INTEGER &&
+    value >= Number.MIN_SAFE_INTEGER &&
+    (!integer || Number.isInteger(value)) &&
+    value >= min &&
+    value <= max
+      ? value === 0
+        ? 0
+        : value
+      : LEFT_TO_JOI;
+}
+
+/** The plain check of `.valid(...strings)` (only those values, matched exactly): the value itself. */
+function plainOnly(described: Described): PlainCheck | undefined {
+  if (hasOtherThan(described, ['type', 'flags', 'allow']) || !flagsWithin(described, ['only']))
+    return undefined;
+  if (described.flags?.only !== true) return undefined;
+  const allowed = described.allow ?? [];
+  if (!allowed.every((value) => typeof value === 'string')) return undefined;
+  const valid = new Set(allowed);
+  return (value) => (typeof value === 'string' && valid.has(value) ? value : LEFT_TO_JOI);
+}
+
+/** The plain check of an object of known keys (no unknown member, no rule, no renaming). */
+function plainObject(described: Described): PlainCheck | undefined {
+  if (hasOtherThan(described, ['type', 'flags', 'keys']) || !flagsWithin(described, [])) return undefined;
+  if (described.keys === undefined) return undefined;
+  const members: { name: string; check: PlainCheck; required: boolean; fallback?: number }[] = [];
+  for (const [name, member] of Object.entries(described.keys)) {
+    const presence = presenceOf(member);
+    const check = presence && plainCheckOf(member);
+    if (!presence || !check) return undefined;
+    members.push({ name, check, ...presence });
+  }
+  const known = new Set(members.map(({ name }) => name));
+  return (value) => {
+    if (typeof value !== 'object' || value === null || Array.isArray(value)) return LEFT_TO_JOI;
+    if (Object.getPrototypeOf(value) !== Object.prototype) return LEFT_TO_JOI;
+    const given = value as Record<string, unknown>;
+    for (const name of Object.keys(given)) if (!known.has(name)) return LEFT_TO_JOI;
+    const result: Record<string, unknown> = {};
+    for (const name of Object.keys(given)) result[name] = given[name];
+    for (const { name, check, required, fallback } of members) {
+      if (!Object.hasOwn(given, name)) {
+        if (required) return LEFT_TO_JOI;
+        if (fallback !== undefined) result[name] = fallback;
+        continue;
+      }
+      const checked = check(given[name]);
+      if (checked === LEFT_TO_JOI) return LEFT_TO_JOI;
+      result[name] = checked;
+    }
+    return result;
+  };
+}
+
+function plainCheckOf(described: Described): PlainCheck | undefined {
+  if (described.type === 'object') return plainObject(described);
+  if (described.type === 'number') return plainNumber(described);
+  if (described.type === 'string') return plainOnly(described);
+  return undefined;
+}
+
+const plainChecks = new WeakMap<Joi.Schema, PlainCheck | null>();
+
+/** The schema's description; nothing (so no plain check, joi alone) if joi cannot describe it. */
+function describedOrNothing(schema: Joi.Schema): Described {
+  try {
+    return schema.describe() as Described;
+  } catch {
+    return {};
+  }
+}
+
+/**
+ * A plain check derived from the schema's own description, for schemas made only of what it
+ * understands (objects of known keys, `.valid()` strings, strict integers with constant bounds and
+ * defaults: CurrentUser's body, the service's most frequent); null for any other. It only ever
+ * accepts: a value it does not pass, however slightly off, goes to joi, which words every error.
+ * joi spends about 10 us on even the smallest body (a state, helpers and closures per schema
+ * node, preferences merged for each strict number): most of a cheap read's validation (ADR 0022).
+ * A property test holds every value it accepts to joi's own answer.
+ */
+export function plainCheckFor(schema: Joi.Schema): PlainCheck | null {
+  let check = plainChecks.get(schema);
+  if (check === undefined) {
+    check = plainCheckOf(describedOrNothing(schema)) ?? null;
+    plainChecks.set(schema, check);
+  }
+  return check;
+}
+
+/** {@link plainCheckFor}'s answer for a value it leaves to joi. */
+export function isLeftToJoi(checked: unknown): checked is typeof LEFT_TO_JOI {
+  return checked === LEFT_TO_JOI;
+}
+
 /**
  * Validates with every error collected (up to {@link MAX_VALUES_WITH_EVERY_ERROR_LISTED} values)
  * and the cleaned value returned; a failure becomes the 400 validation problem, keyed by the
  * PascalCase name of the offending property.
  */
 export function validate<T>(schema: Joi.Schema<T>, value: unknown): T {
+  const plain = plainCheckFor(schema)?.(value);
+  if (plain !== undefined && !isLeftToJoi(plain)) return plain as T;
+  return validateWithJoi(schema, value);
+}
+
+/** {@link validate} by joi alone, without the plain check: what the plain check is held to. */
+export function validateWithJoi<T>(schema: Joi.Schema<T>, value: unknown): T {
   const firstErrorOnly = holdsMoreValuesThan(value, MAX_VALUES_WITH_EVERY_ERROR_LISTED);
   const result = withPreferences(schema, firstErrorOnly).validate(value);
   if (!result.error) return result.value as T;

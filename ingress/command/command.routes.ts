@@ -4,6 +4,7 @@ import { type AccountCommandServices, runAccountCommand } from '../../shared/acc
 import { type CommandAnswer, commandAnswer } from '../../shared/commands/command-answer';
 import { runTeamCommand, type TeamCommandServices } from '../../shared/commands/run-team-command';
 import { AppError } from '../../shared/errors';
+import { sendJsonText } from '../../shared/http/json-answer';
 import { jsonBody } from '../../shared/http/request-body';
 import type { RouteTable } from '../../shared/http/route-table';
 import type { Metrics } from '../../shared/metrics/metrics';
@@ -45,7 +46,7 @@ export function registerCommandRoutes(
     );
     if (answer.retryAfterSeconds !== undefined)
       res.setHeader('Retry-After', String(answer.retryAfterSeconds));
-    res.status(answer.status).json(answer.body);
+    sendJsonText(res, answer.status, JSON.stringify(answer.body));
   };
 
   const handle: RequestHandler = async (req, res) => {

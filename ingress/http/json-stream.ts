@@ -1,9 +1,7 @@
 import type { Response } from 'express';
 
+import { JSON_CONTENT_TYPE } from '../../shared/http/json-answer';
 import type { Logger } from '../../shared/logger';
-
-/** What res.json() sends, for JSON a handler wrote as text. */
-export const JSON_CONTENT_TYPE = 'application/json; charset=utf-8';
 
 /**
  * Sends a JSON body piece by piece, waiting for the socket to drain whenever its buffer is full,

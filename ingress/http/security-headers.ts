@@ -1,3 +1,5 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+
 import type { RequestHandler } from 'express';
 import helmet from 'helmet';
 
@@ -26,6 +28,60 @@ const forJsonAnswers = helmet({
 /** helmet's defaults: a same-origin CSP (the pages load only their own scripts), frame denial, etc. */
 const forPages = helmet();
 
+/** A header an answer gets, as [name, value]; the value undefined for a header it must not have. */
+export type HeaderLine = readonly [name: string, value: string | undefined];
+
+/**
+ * The headers `middleware` sets on an answer, read by running it once on a response that only
+ * records them. helmet stays the one source of the API set; the JSON answers then get that list
+ * from memory, since running helmet's eight middlewares for every answer cost about 2 us of a
+ * cheap read's CPU (ADR 0022). Only for a configuration whose headers are the same on every
+ * answer (no per-request CSP nonce): a middleware that reads the request, calls next with an
+ * error or not at once is refused here, so a helmet option that made the headers depend on the
+ * request would fail at start-up rather than be frozen silently. A header it removes (helmet drops
+ * X-Powered-By) is listed with the value undefined.
+ */
+export function headersSetBy(middleware: RequestHandler): readonly HeaderLine[] {
+  const lines: HeaderLine[] = [];
+  const varies = (what: string, property: string | symbol) => {
+    throw new Error(`the middleware reads the ${what} (${String(property)}): its headers may vary`);
+  };
+  const recording = {
+    setHeader: (name: string, value: unknown) => {
+      if (typeof value !== 'string') throw new Error(`header ${name} is not a plain string`);
+      lines.push([name, value]);
+    },
+    removeHeader: (name: string) => {
+      lines.push([name, undefined]);
+    },
+  };
+  const response = new Proxy(recording, {
+    get: (target, property) =>
+      property === 'setHeader' || property === 'removeHeader'
+        ? target[property]
+        : varies('response', property),
+  });
+  const request = new Proxy({}, { get: (_target, property) => varies('request', property) });
+  let nextCalled = false;
+  void middleware(
+    request as IncomingMessage as Parameters<RequestHandler>[0],
+    response as unknown as ServerResponse as Parameters<RequestHandler>[1],
+    (error?: unknown) => {
+      if (error !== undefined) throw error instanceof Error ? error : new Error('the middleware failed');
+      nextCalled = true;
+    },
+  );
+  if (!nextCalled) throw new Error('the middleware did not go on at once: its headers are not a fixed list');
+  return Object.freeze(lines.map((line) => Object.freeze(line)));
+}
+
+/** Every JSON answer's security headers: the refusal to be cached, then helmet's API set. */
+export const JSON_ANSWER_HEADERS: readonly HeaderLine[] = Object.freeze([
+  // Answers depend on the caller's credentials.
+  Object.freeze(['Cache-Control', 'no-store'] as const),
+  ...headersSetBy(forJsonAnswers),
+]);
+
 /**
  * Security headers on every answer: helmet's defaults on the HTML pages (the API docs, the Bull
  * Board), the API set above on everything else (JSON answers, problems, health). Caching is
@@ -39,7 +95,10 @@ export function securityHeaders(pagePaths: readonly string[]): RequestHandler {
       forPages(req, res, next);
       return;
     }
-    res.setHeader('Cache-Control', 'no-store');
-    forJsonAnswers(req, res, next);
+    for (const [name, value] of JSON_ANSWER_HEADERS) {
+      if (value === undefined) res.removeHeader(name);
+      else res.setHeader(name, value);
+    }
+    next();
   };
 }

@@ -2,6 +2,7 @@ import type { RequestHandler } from 'express';
 
 import type { ModuleName } from '../../shared/config';
 import { AppError, validationError } from '../../shared/errors';
+import { sendJsonText } from '../../shared/http/json-answer';
 import { jsonBody } from '../../shared/http/request-body';
 import type { RouteTable } from '../../shared/http/route-table';
 import type { Logger } from '../../shared/logger';
@@ -11,7 +12,7 @@ import { authenticate } from '../auth/authenticate';
 import { challengeFor } from '../auth/challenge';
 import type { Authentication } from '../auth/passport';
 import { authenticatedPrincipal } from '../auth/principal';
-import { JSON_CONTENT_TYPE, sendJsonPieces } from '../http/json-stream';
+import { sendJsonPieces } from '../http/json-stream';
 import { labelOperation } from '../metrics/http-metrics';
 import { envelopeSchema, type RegisteredQuery } from './query-definition';
 
@@ -70,8 +71,8 @@ export function registerReadModelRoutes(
     const answer = await query.handle({ principal, body, requestId: req.requestId });
     const status = answer.status ?? 200;
     if ('jsonPieces' in answer) await sendJsonPieces(res, status, answer.jsonPieces, deps.logger);
-    else if ('json' in answer) res.status(status).type(JSON_CONTENT_TYPE).send(answer.json);
-    else res.status(status).json(answer.body);
+    // `?? ''`: what res.json sent for a body JSON has no text for (undefined).
+    else sendJsonText(res, status, 'json' in answer ? answer.json : (JSON.stringify(answer.body) ?? ''));
   };
 
   routes.add(

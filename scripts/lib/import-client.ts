@@ -1,6 +1,9 @@
 import type { ImportResponseBody } from '../../ingress/import/import-response';
 import type { ImportJobResultItem } from '../../shared/importers/import-results';
 import type { ImportPriority } from '../../shared/importers/importer';
+import { basicAuthorization, NetworkError, ServiceApi } from './service-api';
+
+export { NetworkError } from './service-api';
 
 /** `POST /api/import`'s answer (the spec's 2.7), plus what a dry run adds. */
 export type ImportResponse = ImportResponseBody & {
@@ -38,19 +41,6 @@ export class HttpError extends Error {
   }
 }
 
-/** The service could not be reached (refused, reset, DNS, timeout). */
-export class NetworkError extends Error {
-  override readonly name = 'NetworkError';
-
-  constructor(
-    readonly endpoint: string,
-    readonly url: string,
-    cause: unknown,
-  ) {
-    super(`${endpoint}: could not reach ${url} (${describeCause(cause)})`, { cause });
-  }
-}
-
 /** The job was still Pending when the wait ran out. */
 export class WaitTimeoutError extends Error {
   override readonly name = 'WaitTimeoutError';
@@ -62,16 +52,6 @@ export class WaitTimeoutError extends Error {
   ) {
     super(`import ${importJobId} is still Pending after ${Math.round(timeoutMs / 1000)} s`);
   }
-}
-
-function describeCause(cause: unknown): string {
-  // undici wraps the socket error: `TypeError: fetch failed` with the real reason in `cause`.
-  const inner = cause instanceof Error && cause.cause instanceof Error ? cause.cause : cause;
-  if (inner instanceof Error) {
-    const code = (inner as NodeJS.ErrnoException).code;
-    return code && !inner.message.includes(code) ? `${code}: ${inner.message}` : inner.message;
-  }
-  return String(inner);
 }
 
 export interface ImportClientOptions {
@@ -102,16 +82,15 @@ const defaultSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(r
 
 /** Talks to the service's import endpoints as one account, by Basic authentication. */
 export class ImportClient {
-  private readonly fetch: typeof fetch;
+  private readonly api: ServiceApi;
   private readonly authorization: string;
-  private readonly baseUrl: string;
-  private readonly requestTimeoutMs: number;
 
   constructor(options: ImportClientOptions) {
-    this.fetch = options.fetch ?? fetch;
-    this.baseUrl = options.baseUrl.replace(/\/+$/, '');
-    this.requestTimeoutMs = options.requestTimeoutMs ?? 5 * 60 * 1000;
-    this.authorization = `Basic ${Buffer.from(`${options.email}:${options.password}`, 'utf8').toString('base64')}`;
+    this.api = new ServiceApi(options.baseUrl, {
+      fetch: options.fetch,
+      requestTimeoutMs: options.requestTimeoutMs ?? 5 * 60 * 1000,
+    });
+    this.authorization = basicAuthorization(options.email, options.password);
   }
 
   /** `POST /api/import`: submits (or, with the same requestId, re-reads) one import. */
@@ -155,29 +134,14 @@ export class ImportClient {
     }
   }
 
+  /** A 2xx answer's JSON body; any other status, or a body that is not JSON, is an HttpError. */
   private async post(endpoint: string, path: string, body: unknown): Promise<unknown> {
-    const url = `${this.baseUrl}${path}`;
-    let response: Response;
+    const answer = await this.api.post(path, body, this.authorization, endpoint);
+    if (answer.status < 200 || answer.status > 299) throw new HttpError(endpoint, answer.status, answer.text);
     try {
-      response = await this.fetch(url, {
-        method: 'POST',
-        headers: {
-          authorization: this.authorization,
-          'content-type': 'application/json',
-          accept: 'application/json',
-        },
-        body: JSON.stringify(body),
-        signal: AbortSignal.timeout(this.requestTimeoutMs),
-      });
-    } catch (error) {
-      throw new NetworkError(endpoint, url, error);
-    }
-    const text = await response.text();
-    if (!response.ok) throw new HttpError(endpoint, response.status, text);
-    try {
-      return JSON.parse(text) as unknown;
+      return JSON.parse(answer.text) as unknown;
     } catch {
-      throw new HttpError(endpoint, response.status, text);
+      throw new HttpError(endpoint, answer.status, answer.text);
     }
   }
 }

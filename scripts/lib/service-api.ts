@@ -1,9 +1,31 @@
-import { NetworkError } from './import-client';
-
-/** One answer of the service: its status and parsed JSON body (null when empty or not JSON). */
+/** One answer of the service: its status, its body as sent, and that body parsed as JSON (null when empty or not JSON). */
 export interface ApiAnswer {
   readonly status: number;
   readonly body: unknown;
+  readonly text: string;
+}
+
+/** The service could not be reached (refused, reset, DNS, timeout). */
+export class NetworkError extends Error {
+  override readonly name = 'NetworkError';
+
+  constructor(
+    readonly endpoint: string,
+    readonly url: string,
+    cause: unknown,
+  ) {
+    super(`${endpoint}: could not reach ${url} (${describeCause(cause)})`, { cause });
+  }
+}
+
+function describeCause(cause: unknown): string {
+  // undici wraps the socket error: `TypeError: fetch failed` with the real reason in `cause`.
+  const inner = cause instanceof Error && cause.cause instanceof Error ? cause.cause : cause;
+  if (inner instanceof Error) {
+    const code = (inner as NodeJS.ErrnoException).code;
+    return code && !inner.message.includes(code) ? `${code}: ${inner.message}` : inner.message;
+  }
+  return String(inner);
 }
 
 /** `Authorization: Basic`, e-mail and password encoded as UTF-8 (as the basicAuth scheme says). */
@@ -11,22 +33,36 @@ export function basicAuthorization(email: string, password: string): string {
   return `Basic ${Buffer.from(`${email}:${password}`, 'utf8').toString('base64')}`;
 }
 
+export interface ServiceApiOptions {
+  /** Node's global fetch unless a test passes its own. */
+  readonly fetch?: typeof fetch;
+  /** Per-request time limit (default 60 s). */
+  readonly requestTimeoutMs?: number;
+}
+
 /**
- * The few JSON calls a script makes on a running service (read model, command, token) as one
- * caller. Answers every status to the caller, which decides what it means; a network failure
- * throws NetworkError.
+ * The JSON calls a script makes on a running service (read model, command, token, import), the one
+ * place that speaks HTTP for the scripts. Answers every status to the caller, which decides what it
+ * means; a network failure throws NetworkError.
  */
 export class ServiceApi {
   readonly baseUrl: string;
+  private readonly fetchImpl: typeof fetch;
+  private readonly requestTimeoutMs: number;
 
-  constructor(
-    baseUrl: string,
-    private readonly fetchImpl: typeof fetch = fetch,
-  ) {
+  constructor(baseUrl: string, options: ServiceApiOptions = {}) {
     this.baseUrl = baseUrl.replace(/\/+$/, '');
+    this.fetchImpl = options.fetch ?? fetch;
+    this.requestTimeoutMs = options.requestTimeoutMs ?? 60_000;
   }
 
-  async post(path: string, body: unknown, authorization?: string): Promise<ApiAnswer> {
+  /** POSTs `body` as JSON; `endpoint` names the call in a NetworkError (default `POST <path>`). */
+  async post(
+    path: string,
+    body: unknown,
+    authorization?: string,
+    endpoint = `POST ${path}`,
+  ): Promise<ApiAnswer> {
     const url = `${this.baseUrl}${path}`;
     let response: Response;
     try {
@@ -38,10 +74,10 @@ export class ServiceApi {
           ...(authorization ? { authorization } : {}),
         },
         body: JSON.stringify(body),
-        signal: AbortSignal.timeout(60_000),
+        signal: AbortSignal.timeout(this.requestTimeoutMs),
       });
     } catch (error) {
-      throw new NetworkError(`POST ${path}`, url, error);
+      throw new NetworkError(endpoint, url, error);
     }
     const text = await response.text();
     let parsed: unknown = null;
@@ -50,7 +86,7 @@ export class ServiceApi {
     } catch {
       parsed = text;
     }
-    return { status: response.status, body: parsed };
+    return { status: response.status, body: parsed, text };
   }
 
   /** A bearer token for the account (`grant_type=password`), or undefined when refused. */

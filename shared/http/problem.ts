@@ -1,6 +1,7 @@
 import type { Response } from 'express';
 
 import type { FieldErrors, ProblemCode } from '../errors';
+import { sendJsonText } from './json-answer';
 
 /**
  * RFC 7807 problem types and titles, one entry per status the service answers with a problem.
@@ -50,5 +51,5 @@ export function problem(
 }
 
 export function sendProblem(res: Response, body: ProblemDetails): void {
-  res.status(body.status).type(PROBLEM_CONTENT_TYPE).send(JSON.stringify(body));
+  sendJsonText(res, body.status, JSON.stringify(body), PROBLEM_CONTENT_TYPE);
 }

@@ -127,13 +127,173 @@ function chain(handlers: readonly RequestHandler[]): RequestHandler {
   };
 }
 
+/** The Content-Types the direct reader takes (what clients send); any other goes through body-parser. */
+const PLAIN_JSON_TYPES = new Set([
+  'application/json',
+  'application/json; charset=utf-8',
+  'application/json;charset=utf-8',
+]);
+
+/** What body-parser raises for a body it could not read or parse; the error handler answers by `type`. */
+class BodyUnreadable extends Error {
+  readonly expose = true;
+  readonly status = 400;
+  constructor(
+    message: string,
+    readonly type: 'entity.parse.failed' | 'request.aborted' | 'request.size.invalid',
+  ) {
+    super(message);
+    this.name = 'BodyUnreadable';
+  }
+}
+
+/** The declared length of a plain JSON body the direct reader can take, or undefined (body-parser's case). */
+function directlyReadableLength(req: Request, limitBytes: number): number | undefined {
+  const { headers } = req;
+  if (headers['transfer-encoding'] !== undefined) return undefined;
+  const encoding = headers['content-encoding'];
+  if (encoding !== undefined && encoding !== 'identity') return undefined;
+  const type = headers['content-type'];
+  if (type === undefined || !PLAIN_JSON_TYPES.has(type.toLowerCase())) return undefined;
+  const declared = headers['content-length'];
+  if (declared === undefined || !/^[0-9]{1,10}$/.test(declared)) return undefined;
+  const length = Number(declared);
+  // An empty body, and one over the limit, keep body-parser's (and the gate's) answers.
+  if (length === 0 || length > limitBytes) return undefined;
+  // Someone already reads it, or wants strings: not a plain unread stream.
+  if (req.readableFlowing !== null || req.readableEncoding !== null || req.readableEnded) return undefined;
+  return length;
+}
+
+const UTF8_BOM = [0xef, 0xbb, 0xbf] as const;
+const JSON_BLANKS = new Set([0x20, 0x09, 0x0a, 0x0d]);
+
+/**
+ * body-parser's JSON parse (strict: the text opens with an object or an array after blanks; a
+ * byte-order mark dropped, as iconv-lite's UTF-8 decoder drops it; nothing after it is `{}`, blanks
+ * alone are not JSON), on the whole body, after the depth scan.
+ */
+function parseJsonBody(body: Buffer): unknown {
+  if (jsonNestedDeeperThan(body, MAX_JSON_DEPTH)) {
+    throw new BodyRefusal(BODY_MESSAGES.tooDeep, 'entity.too.deep', 400);
+  }
+  const start = body[0] === UTF8_BOM[0] && body[1] === UTF8_BOM[1] && body[2] === UTF8_BOM[2] ? 3 : 0;
+  if (start === body.length) return {};
+  let first = start;
+  while (first < body.length && JSON_BLANKS.has(body[first] as number)) first++;
+  if (body[first] !== OPEN_BRACE && body[first] !== OPEN_BRACKET) {
+    throw new BodyUnreadable(
+      'The JSON text does not open with an object or an array.',
+      'entity.parse.failed',
+    );
+  }
+  try {
+    return JSON.parse(body.toString('utf8', start));
+  } catch (error) {
+    throw new BodyUnreadable((error as Error).message, 'entity.parse.failed');
+  }
+}
+
+/**
+ * Reads a plain JSON body of `length` bytes straight off the request: one Buffer, one depth scan,
+ * one JSON.parse, as express.json() would with our verify hook, without its per-request type and
+ * charset parsing, raw-body's listeners and iconv (ADR 0022). When the whole body has already
+ * arrived (it usually comes in the packet that carried the headers, and is buffered while the
+ * caller is authenticated) it is taken in one read() with no listener at all.
+ */
+function readDirectly(req: Request, length: number, next: NextFunction): void {
+  req.body = undefined;
+  const take = (body: Buffer) => {
+    let parsed: unknown;
+    try {
+      parsed = parseJsonBody(body);
+    } catch (error) {
+      next(error);
+      return;
+    }
+    req.body = parsed;
+    next();
+  };
+  if (req.complete && req.readableLength === length) {
+    // Reading to the end lets the stream end, so the connection is reused as after a drain. The
+    // body is passed on once 'end' has come (a tick later): until then the request does not count
+    // as read (on-finished), and a parser after this one (the Bull Board's express.json()) would
+    // read the drained stream again and refuse it as cut short.
+    const body = req.read() as Buffer;
+    if (req.readableEnded) {
+      take(body);
+      return;
+    }
+    const onEnd = () => {
+      req.off('close', onCut);
+      take(body);
+    };
+    // Destroyed in that tick, the stream never ends: the route still has to finish.
+    const onCut = () => {
+      req.off('end', onEnd);
+      next(new BodyUnreadable('request aborted', 'request.aborted'));
+    };
+    req.once('end', onEnd);
+    req.once('close', onCut);
+    return;
+  }
+  // Cut while the caller was being authenticated: no event will come (body-parser goes on bodiless).
+  if (req.destroyed) {
+    next(new BodyUnreadable('request aborted', 'request.aborted'));
+    return;
+  }
+  const chunks: Buffer[] = [];
+  let received = 0;
+  const onData = (chunk: Buffer) => {
+    chunks.push(chunk);
+    received += chunk.length;
+  };
+  const onEnd = () => {
+    stop();
+    if (received !== length) {
+      next(new BodyUnreadable('request size did not match content length', 'request.size.invalid'));
+      return;
+    }
+    take(chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, received));
+  };
+  const onAborted = () => {
+    stop();
+    next(new BodyUnreadable('request aborted', 'request.aborted'));
+  };
+  const stop = () => {
+    req.off('data', onData);
+    req.off('end', onEnd);
+    req.off('error', onAborted);
+    req.off('close', onClose);
+  };
+  // A request closed before its end was cut by the client: the answer has nowhere to go, but the
+  // route must still end (and its listeners go).
+  const onClose = () => {
+    if (!req.readableEnded) onAborted();
+  };
+  req.on('data', onData);
+  req.on('end', onEnd);
+  req.on('error', onAborted);
+  req.on('close', onClose);
+}
+
 /**
  * Reads a JSON body of at most `limitBytes` (after inflation) into req.body: UTF-8, nested at most
  * {@link MAX_JSON_DEPTH} deep, in one of the {@link ACCEPTED_CONTENT_ENCODINGS}. Place it after
- * authentication.
+ * authentication. A plain JSON body (`application/json`, UTF-8, not compressed, of a declared
+ * length within the limit: what clients send) is read directly; every other body goes through the
+ * gate and body-parser, whose answers the direct reader gives for the same bodies.
  */
 export function jsonBody(limitBytes: number): RequestHandler {
-  return chain([gate(limitBytes), express.json({ limit: limitBytes, strict: true, verify: verifyJson })]);
+  const throughBodyParser = chain([
+    gate(limitBytes),
+    express.json({ limit: limitBytes, strict: true, verify: verifyJson }),
+  ]);
+  return (req, res, next) => {
+    const length = directlyReadableLength(req, limitBytes);
+    if (length === undefined) throughBodyParser(req, res, next);
+    else readDirectly(req, length, next);
+  };
 }
 
 /** The token endpoint's reader: a JSON or form-encoded body of at most {@link TOKEN_BODY_LIMIT_BYTES}. */

@@ -93,6 +93,13 @@ export class Metrics implements SignInMetrics, EventStreamMetrics {
     registers: [this.registry],
   });
 
+  private readonly writesUnconfirmed = new Counter({
+    name: `${METRIC_PREFIX}writes_unconfirmed_total`,
+    help: 'Appends applied on the master that no replica confirmed in time (WRITE_DURABILITY=replicated; reason unreplicated) or whose WAIT got no answer (unanswered): each answered 503, "may have taken effect".',
+    labelNames: ['aggregate_type', 'reason'] as const,
+    registers: [this.registry],
+  });
+
   private readonly importDuration = new Histogram({
     name: `${METRIC_PREFIX}import_duration_seconds`,
     help: 'Imports run to their end by this process, by importer, final status and where they ran.',
@@ -265,13 +272,11 @@ export class Metrics implements SignInMetrics, EventStreamMetrics {
   }
 
   recordHttpRequest(labels: HttpRequestLabels, seconds: number): void {
+    const { method, route, operation } = labels;
+    const status = String(labels.status);
+    // One label object per answer, without an operation label where the route has none.
     this.httpRequestDuration.observe(
-      {
-        method: labels.method,
-        route: labels.route,
-        status: String(labels.status),
-        ...(labels.operation === undefined ? {} : { operation: labels.operation }),
-      },
+      operation === undefined ? { method, route, status } : { method, route, status, operation },
       seconds,
     );
   }
@@ -319,7 +324,9 @@ export class Metrics implements SignInMetrics, EventStreamMetrics {
   }
 
   /** Hooks that record lock waits and appended events of every command the handler runs. */
-  commandHandlerHooks(): Required<Pick<CommandHandlerHooks, 'lockWaited' | 'eventsAppended'>> {
+  commandHandlerHooks(): Required<
+    Pick<CommandHandlerHooks, 'lockWaited' | 'eventsAppended' | 'writeUnconfirmed'>
+  > {
     return {
       lockWaited: (aggregateType, waitedSeconds, acquired) => {
         this.lockWait.observe(
@@ -331,6 +338,9 @@ export class Metrics implements SignInMetrics, EventStreamMetrics {
         for (const event of events) {
           this.eventsAppended.inc({ aggregate_type: aggregateType, event_type: event.eventType });
         }
+      },
+      writeUnconfirmed: (aggregateType, reason) => {
+        this.writesUnconfirmed.inc({ aggregate_type: aggregateType, reason });
       },
     };
   }

@@ -6,13 +6,9 @@ import zlib from 'node:zlib';
 import request from 'supertest';
 
 import { PROBLEMS } from '../../shared/http/problem';
-import {
-  BODY_MESSAGES,
-  jsonBody,
-  MAX_JSON_DEPTH,
-  TOKEN_BODY_LIMIT_BYTES,
-} from '../../shared/http/request-body';
+import { BODY_MESSAGES, MAX_JSON_DEPTH, TOKEN_BODY_LIMIT_BYTES } from '../../shared/http/request-body';
 import { createTestApp, type TestApp } from '../helpers/app-fixture';
+import { echoJsonBodyRoute } from '../helpers/echo-route';
 
 /**
  * Bodies from a hostile caller: nothing of an anonymous caller's body is read, inflated or parsed;
@@ -164,16 +160,7 @@ describe('Hostile request bodies', () => {
   let bearer: string;
 
   beforeAll(async () => {
-    subject = await createTestApp(
-      {},
-      {
-        extraRoutes: (routes) => {
-          routes.add('post', '/test/echo', jsonBody(ECHO_LIMIT_BYTES), (req, res) => {
-            res.json({ received: req.body as unknown });
-          });
-        },
-      },
-    );
+    subject = await createTestApp({}, { extraRoutes: echoJsonBodyRoute('/test/echo', ECHO_LIMIT_BYTES) });
     await subject.createUser({ ...MEMBER, roles: ['Member'] });
     const token = await request(subject.app)
       .post('/api/auth/token')

@@ -67,6 +67,8 @@ export class Projector {
   private backlog = new Set<string>();
   /** When every owned partition is read again, announced or not (a message may have been missed). */
   private fullPassAt = 0;
+  /** When the leases are next renewed (and rebalanced): every leaseMs/3, idle or not. */
+  private leasesDueAt = 0;
   private readonly pause = new WakeablePause();
   /** When the last pass began (ms, performance.now()). */
   private passStartedAt = Number.NEGATIVE_INFINITY;
@@ -125,8 +127,10 @@ export class Projector {
     // Checked synchronously with the pause below, so stop() can never miss a sleeper.
     if (!this.running) return;
     if (this.announced.size === 0) {
-      const pauseMs = this.subscriber ? Math.max(0, this.fullPassAt - Date.now()) : this.options.idleMs;
-      await this.pause.for(pauseMs);
+      const untilWork = this.subscriber ? this.fullPassAt - Date.now() : this.options.idleMs;
+      // A sleep longer than the lease (a long idleFallbackMs) would let every lease lapse: another
+      // replica would take the partitions, or this one retake and read them all on waking.
+      await this.pause.for(Math.max(0, Math.min(untilWork, this.leasesDueAt - Date.now())));
     }
     await this.gather();
   }
@@ -166,13 +170,12 @@ export class Projector {
   }
 
   private async loop(): Promise<void> {
-    let leasesCheckedAt = 0;
     while (this.running) {
       try {
-        if (Date.now() - leasesCheckedAt > this.options.leaseMs / 3) {
+        if (Date.now() >= this.leasesDueAt) {
           // Read at the next pass: entries may have waited there since its last owner stopped.
           for (const id of await this.leases.balance()) this.announced.add(id);
-          leasesCheckedAt = Date.now();
+          this.leasesDueAt = Date.now() + this.options.leaseMs / 3;
         }
         // Only a full batch means more is waiting. A pass that drained what it read sleeps until a
         // change concerning its projections is announced, and then reads that change's partition

@@ -62,6 +62,19 @@ describe('Projector woken by change announcements', () => {
     expect(Date.now() - started).toBeLessThan(1_200);
   });
 
+  it('When the projector sleeps longer than its lease, then it renews its leases while asleep and keeps every partition', async () => {
+    await createTeamOnceIdle('Lease keepers');
+    // Asleep for one and a half leases: a lease renewed only between passes would have lapsed.
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    const { keys } = subject.services;
+    const leases = ALL_PROJECTIONS.flatMap((projection) =>
+      Array.from({ length: LOG_PARTITIONS }, (_, p) => keys.projectionLease(projection.name, p)),
+    );
+    const remaining = await Promise.all(leases.map((lease) => subject.redis.pttl(lease)));
+    expect(remaining.filter((ms) => ms <= 0)).toEqual([]);
+    expect(projector.ownedPartitions).toBe(LOG_PARTITIONS * ALL_PROJECTIONS.length);
+  });
+
   it("When one team changes, then the pass it wakes reads only that team's log partition, not all 48", async () => {
     const reads = jest.spyOn(subject.redis, 'xrange');
     try {

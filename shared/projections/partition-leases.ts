@@ -30,6 +30,15 @@ export function ownedId(projection: LeasedConsumer, partition: number): string {
  */
 export class PartitionLeases<Consumer extends LeasedConsumer = AnyProjection> {
   readonly owned = new Map<string, OwnedPartition<Consumer>>();
+  /**
+   * When balance() is next due (ms, Date.now()): every leaseMs/3, so a late renewal or two still
+   * keeps the leases. Consumers wake for it even when idle, or an idle longer than the lease lets
+   * them all lapse.
+   */
+  get nextBalanceAt(): number {
+    return this.balanceDueAt;
+  }
+  private balanceDueAt = 0;
 
   constructor(
     private readonly redis: RedisClient,
@@ -83,6 +92,8 @@ export class PartitionLeases<Consumer extends LeasedConsumer = AnyProjection> {
         taken.push(id);
       }
     }
+    // Only once it went through: a balance cut short by Redis is due again at once.
+    this.balanceDueAt = now + leaseMs / 3;
     return taken;
   }
 

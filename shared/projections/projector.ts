@@ -67,8 +67,6 @@ export class Projector {
   private backlog = new Set<string>();
   /** When every owned partition is read again, announced or not (a message may have been missed). */
   private fullPassAt = 0;
-  /** When the leases are next renewed (and rebalanced): every leaseMs/3, idle or not. */
-  private leasesDueAt = 0;
   private readonly pause = new WakeablePause();
   /** When the last pass began (ms, performance.now()). */
   private passStartedAt = Number.NEGATIVE_INFINITY;
@@ -130,7 +128,7 @@ export class Projector {
       const untilWork = this.subscriber ? this.fullPassAt - Date.now() : this.options.idleMs;
       // A sleep longer than the lease (a long idleFallbackMs) would let every lease lapse: another
       // replica would take the partitions, or this one retake and read them all on waking.
-      await this.pause.for(Math.max(0, Math.min(untilWork, this.leasesDueAt - Date.now())));
+      await this.pause.for(Math.max(0, Math.min(untilWork, this.leases.nextBalanceAt - Date.now())));
     }
     await this.gather();
   }
@@ -172,10 +170,9 @@ export class Projector {
   private async loop(): Promise<void> {
     while (this.running) {
       try {
-        if (Date.now() >= this.leasesDueAt) {
+        if (Date.now() >= this.leases.nextBalanceAt) {
           // Read at the next pass: entries may have waited there since its last owner stopped.
           for (const id of await this.leases.balance()) this.announced.add(id);
-          this.leasesDueAt = Date.now() + this.options.leaseMs / 3;
         }
         // Only a full batch means more is waiting. A pass that drained what it read sleeps until a
         // change concerning its projections is announced, and then reads that change's partition

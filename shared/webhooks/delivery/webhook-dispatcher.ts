@@ -181,13 +181,11 @@ export class WebhookDispatcher {
   }
 
   private async loop(): Promise<void> {
-    let leasesCheckedAt = 0;
     while (this.running) {
       try {
         const now = Date.now();
-        if (now - leasesCheckedAt > this.options.leaseMs / 3) {
+        if (now >= this.leases.nextBalanceAt) {
           await this.leases.balance();
-          leasesCheckedAt = now;
           this.fullPassAt = 0;
           this.forgetCursorsNotOwned();
         }
@@ -263,7 +261,12 @@ export class WebhookDispatcher {
     if (this.announced.size > 0 || this.refreshDue || !this.running) return;
     if ([...this.more].some((lane) => !this.busy.has(lane))) return;
     const now = Date.now();
-    let until = Math.min(this.fullPassAt, this.refreshedAt + this.options.refreshMs);
+    // The lease renewal bounds the sleep too: pollMs or refreshMs above the lease must not let it lapse.
+    let until = Math.min(
+      this.fullPassAt,
+      this.refreshedAt + this.options.refreshMs,
+      this.leases.nextBalanceAt,
+    );
     for (const due of this.dueAt.values()) until = Math.min(until, due);
     const pauseMs = this.subscriber ? Math.max(1, until - now) : Math.min(5, Math.max(1, until - now));
     await this.pause.for(pauseMs);

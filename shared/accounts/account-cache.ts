@@ -58,6 +58,8 @@ export class AccountCache {
   private generation = 0;
   private closed = false;
   private heartbeatTimer: NodeJS.Timeout | undefined;
+  /** The check of the awaited heartbeat's deadline: cleared on close, so nothing logs after it. */
+  private deadlineTimer: NodeJS.Timeout | undefined;
   /** The heartbeat awaited, and when it is overdue. */
   private awaited: { readonly token: string; readonly dueAt: number } | undefined;
   /** Whether the last heartbeat came back in time (caching needs it, besides the subscription). */
@@ -140,6 +142,7 @@ export class AccountCache {
   /** Publishes a heartbeat every `everyMs`, and stops caching when the last one is overdue. */
   private beat({ publisher, everyMs, deadlineMs }: SubscriptionHeartbeat, channel: string, logger: Logger) {
     const check = () => {
+      if (this.closed) return;
       if (this.awaited && Date.now() >= this.awaited.dueAt && this.hearing) {
         this.hearing = false;
         this.generation += 1;
@@ -154,8 +157,9 @@ export class AccountCache {
       const token = `${HEARTBEAT_PREFIX}${randomUUID()}`;
       this.awaited = { token, dueAt: Date.now() + deadlineMs };
       publisher.publish(channel, token).catch(() => undefined);
-      const deadline = setTimeout(check, deadlineMs + 1);
-      deadline.unref();
+      clearTimeout(this.deadlineTimer);
+      this.deadlineTimer = setTimeout(check, deadlineMs + 1);
+      this.deadlineTimer.unref();
     };
     this.heartbeatTimer = setInterval(send, everyMs);
     this.heartbeatTimer.unref();
@@ -191,6 +195,7 @@ export class AccountCache {
   async close(): Promise<void> {
     this.closed = true;
     clearInterval(this.heartbeatTimer);
+    clearTimeout(this.deadlineTimer);
     this.subscribed = false;
     await this.subscriber.quit().catch(() => this.subscriber.disconnect());
   }

@@ -109,9 +109,11 @@ function clusterPurposeOptions(purpose: ConnectionPurpose, connectionName: strin
   return {
     ...common,
     enableOfflineQueue: false,
-    // Every command here is auto-pipelined, and the cluster re-sends a pipeline whose connection
-    // closed only when all its commands are read-only: an append (EVALSHA) is never re-sent. The
-    // reads are, after retryDelayOnFailover, which a node just connecting needs (not 0).
+    // Every command here is auto-pipelined, and the cluster client re-sends a batch whose commands
+    // all failed with one error ("Connection is closed" included: ioredis's Pipeline.exec), appends
+    // too, after retryDelayOnFailover (which a node just connecting needs: not 0). A re-sent append
+    // whose first run did reach Redis finds its own events and answers with their version
+    // (append-events-6.lua), so a re-send never writes twice nor reports "nothing written".
     ...CLUSTER_AUTO_PIPELINING,
     redisOptions: {
       connectTimeout: 2_000,

@@ -44,6 +44,8 @@ export interface VerifierSettings {
  * credentials themselves) under a per-process random secret, and tied to the account's security
  * stamp. A disabled account's credentials are refused, right or wrong, in the same words and the
  * same time as a wrong password, and its right password counts as a failed sign-in (ADR 0005).
+ * A Basic header whose credentials were verified is remembered, by a keyed hash of its text, as
+ * naming their entry, so the same header again costs one hash and no parse (ADR 0005, ADR 0022).
  */
 export class CredentialVerifier {
   /** Absent when AUTH_CACHE_TTL_SECONDS is 0: every check then hashes. */
@@ -238,6 +240,8 @@ export class CredentialVerifier {
    * per-process secret and the header's exact text, for the reasons cacheKeyOf gives (the header
    * carries the password, so it is never kept as it came). Different texts are different keys,
    * even for the same credentials ("Basic" or "basic", an e-mail's case): each is its own alias.
+   * Node reads header values as Latin-1 and only headers that parse (ASCII) are ever aliased, so
+   * no text that is not well-formed Unicode can hash as an aliased header.
    */
   private headerKeyOf(header: string): string {
     return hash('sha256', `${this.cacheKeySecret}${header}`, 'base64url');

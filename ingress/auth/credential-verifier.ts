@@ -9,6 +9,7 @@ import type { PasswordHasher } from '../../shared/domain/user/password-hasher';
 import { userIdForEmail } from '../../shared/domain/user/user-id';
 import { AppError, serviceUnavailable } from '../../shared/errors';
 import type { SignInMetrics } from '../../shared/metrics/metrics';
+import { parseBasicCredentials } from './basic-header';
 import type { SignInAttempt, SignInThrottle } from './sign-in-throttle';
 
 interface CachedVerification {
@@ -43,10 +44,21 @@ export interface VerifierSettings {
  * credentials themselves) under a per-process random secret, and tied to the account's security
  * stamp. A disabled account's credentials are refused, right or wrong, in the same words and the
  * same time as a wrong password, and its right password counts as a failed sign-in (ADR 0005).
+ * A Basic header whose credentials were verified is remembered, by a keyed hash of its text, as
+ * naming their entry, so the same header again costs one hash and no parse (ADR 0005, ADR 0022).
  */
 export class CredentialVerifier {
   /** Absent when AUTH_CACHE_TTL_SECONDS is 0: every check then hashes. */
   private readonly cache: LRUCache<string, CachedVerification> | undefined;
+  /**
+   * Basic Authorization headers whose credentials were verified here, by a keyed hash of the
+   * header's exact text (headerKeyOf), each to its credentials' cache key: what parsing the header
+   * and cacheKeyOf would give, remembered so that a client's next request with the same header
+   * costs one hash instead of the strict parse and the key (see recallBasic). An alias proves
+   * nothing on its own: a recall through it stands only while the entry it names does. Absent with
+   * the cache.
+   */
+  private readonly headerAliases: LRUCache<string, string> | undefined;
   /**
    * The per-process random secret the cache keys are derived under (see cacheKeyOf): 32 random
    * bytes, as text, made once, never written anywhere, gone with the process.
@@ -74,6 +86,12 @@ export class CredentialVerifier {
       cacheTtlSeconds > 0
         ? new LRUCache({ max: MAX_CACHED_VERIFICATIONS, ttl: cacheTtlSeconds * 1000 })
         : undefined;
+    // Bounded and aged as the cache is: many headers can name one entry (an e-mail's case, the
+    // blanks around the token), and they must not grow the process, nor crowd verifications out.
+    this.headerAliases =
+      cacheTtlSeconds > 0
+        ? new LRUCache({ max: MAX_CACHED_VERIFICATIONS, ttl: cacheTtlSeconds * 1000 })
+        : undefined;
   }
 
   static async create(
@@ -97,6 +115,45 @@ export class CredentialVerifier {
   recall(email: string, password: string): Promise<Account | null> | undefined {
     const cacheKey = this.cacheKeyOf(email, password);
     return cacheKey === undefined ? undefined : this.recallByKey(cacheKey);
+  }
+
+  /**
+   * {@link recall} for a Basic Authorization header, as it came. A header seen with verified
+   * credentials before is found by a keyed hash of its text, which names the credentials' cache
+   * entry; the entry then stands or not exactly as for {@link recall} (stamp, disabled). Any other
+   * header is parsed strictly (RFC 7617, basic-header.ts), and once its credentials are recalled
+   * the header is remembered as naming their entry. Undefined for a header that does not parse,
+   * or whose credentials were never verified here.
+   */
+  recallBasic(header: string): Promise<Account | null> | undefined {
+    if (!this.headerAliases) return undefined;
+    const headerKey = this.headerKeyOf(header);
+    const aliased = this.headerAliases.get(headerKey);
+    if (aliased !== undefined) return this.recallByKey(aliased);
+    const credentials = parseBasicCredentials(header);
+    const cacheKey = credentials ? this.cacheKeyOf(credentials.userId, credentials.password) : undefined;
+    if (cacheKey === undefined) return undefined;
+    return this.recallByKey(cacheKey)?.then((account) => {
+      if (account) this.headerAliases?.set(headerKey, cacheKey);
+      return account;
+    });
+  }
+
+  /**
+   * {@link verify} for a Basic Authorization header, as it came: null when it does not parse
+   * (RFC 7617, basic-header.ts; nothing counted, nothing hashed). Once its credentials are
+   * verified, the header is remembered as naming their cache entry (see {@link recallBasic}).
+   */
+  async verifyBasic(header: string | undefined, clientAddress: string): Promise<Account | null> {
+    const credentials = parseBasicCredentials(header);
+    if (!header || !credentials) return null;
+    const { userId: email, password } = credentials;
+    const cacheKey = this.cacheKeyOf(email, password);
+    if (cacheKey === undefined) return null;
+    const account = await this.verifyByKey(email, password, clientAddress, cacheKey);
+    // Only a verified header is remembered: a refusal, or a 429 or 503 thrown above, leaves none.
+    if (account) this.headerAliases?.set(this.headerKeyOf(header), cacheKey);
+    return account;
   }
 
   /**
@@ -137,6 +194,15 @@ export class CredentialVerifier {
     // would hash as U+FFFD, matching another text. Such input has no cache key and is refused.
     const cacheKey = this.cacheKeyOf(email, password);
     if (cacheKey === undefined) return null;
+    return this.verifyByKey(email, password, clientAddress, cacheKey);
+  }
+
+  private async verifyByKey(
+    email: string,
+    password: string,
+    clientAddress: string,
+    cacheKey: string,
+  ): Promise<Account | null> {
     const recalled = await this.recallByKey(cacheKey);
     if (recalled) return recalled;
 
@@ -167,6 +233,18 @@ export class CredentialVerifier {
     if (!email.isWellFormed() || !password.isWellFormed()) return undefined;
     const account = email.trim().toLowerCase();
     return hash('sha256', `${this.cacheKeySecret}${account.length}:${account}${password}`, 'base64url');
+  }
+
+  /**
+   * The key of a Basic Authorization header among the header aliases: SHA-256 over the same
+   * per-process secret and the header's exact text, for the reasons cacheKeyOf gives (the header
+   * carries the password, so it is never kept as it came). Different texts are different keys,
+   * even for the same credentials ("Basic" or "basic", an e-mail's case): each is its own alias.
+   * Node reads header values as Latin-1 and only headers that parse (ASCII) are ever aliased, so
+   * no text that is not well-formed Unicode can hash as an aliased header.
+   */
+  private headerKeyOf(header: string): string {
+    return hash('sha256', `${this.cacheKeySecret}${header}`, 'base64url');
   }
 
   private recallByKey(cacheKey: string): Promise<Account | null> | undefined {

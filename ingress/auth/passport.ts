@@ -6,7 +6,6 @@ import { Strategy as BearerStrategy } from 'passport-http-bearer';
 import type { Account } from '../../shared/accounts/account';
 import type { AccountCache } from '../../shared/accounts/account-cache';
 import type { AccountRateLimit } from './account-rate-limit';
-import { parseBasicCredentials } from './basic-header';
 import { CHALLENGES, REALM } from './challenge';
 import type { CredentialVerifier } from './credential-verifier';
 import { type AuthenticationScheme, type Principal, principalOf } from './principal';
@@ -17,17 +16,23 @@ export { REALM };
 
 export type PassportAuthenticator = InstanceType<typeof passport.Authenticator>;
 
-/** passport-http's strategy with an RFC 7617 header parser (colons allowed in passwords). */
+/**
+ * passport-http's strategy with an RFC 7617 header parser (colons allowed in passwords): the verify
+ * function is given the header as it came, and parses it (CredentialVerifier.verifyBasic), so that
+ * the header it verified is the header it remembers.
+ */
 class Rfc7617BasicStrategy extends BasicStrategy {
+  constructor(private readonly verifyRequest: BasicVerifyWithRequest) {
+    // passport-http's own verify function is never called: authenticate() replaces its parse.
+    super({ realm: REALM }, () => {
+      throw new Error('passport-http parsed a Basic header: Rfc7617BasicStrategy must parse it');
+    });
+  }
+
   override authenticate(req: Request): void {
     // passport adds fail/error/success to the strategy instance it runs.
-    const self = this as unknown as StrategyCreatedStatic & { _verify: BasicVerifyWithRequest };
-    const credentials = parseBasicCredentials(req.headers.authorization);
-    if (!credentials) {
-      self.fail(CHALLENGES.Basic, 401);
-      return;
-    }
-    self._verify(req, credentials.userId, credentials.password, (error, user) => {
+    const self = this as unknown as StrategyCreatedStatic;
+    this.verifyRequest(req, (error, user) => {
       if (error) self.error(error);
       else if (!user) self.fail(CHALLENGES.Basic, 401);
       else self.success(user);
@@ -37,7 +42,8 @@ class Rfc7617BasicStrategy extends BasicStrategy {
 
 type Done = (error: unknown, user?: Express.User | false) => void;
 
-type BasicVerifyWithRequest = (req: Request, userId: string, password: string, done: Done) => void;
+/** A malformed header is refused as wrong credentials are: the same 401 and challenge. */
+type BasicVerifyWithRequest = (req: Request, done: Done) => void;
 
 /**
  * How requests are authenticated: passport, with the two schemes the spec names, and a recall of
@@ -108,12 +114,14 @@ export function createAuthentication(
   const authenticator = new passport.Authenticator();
   authenticator.use(
     'basic',
-    new Rfc7617BasicStrategy({ realm: REALM, passReqToCallback: true }, ((req, email, password, done) => {
+    new Rfc7617BasicStrategy((req, done) => {
       settle(
-        verifier.verify(email, password, req.ip ?? 'unknown').then((account) => admit(account, 'Basic')),
+        verifier
+          .verifyBasic(req.headers.authorization, req.ip ?? 'unknown')
+          .then((account) => admit(account, 'Basic')),
         done,
       );
-    }) as BasicVerifyWithRequest),
+    }),
   );
   authenticator.use(
     'bearer',
@@ -132,9 +140,7 @@ export function createAuthentication(
       const claims = offersTokenOutsideHeader(req) ? null : tokens.recall(bearer[1] as string);
       return claims ? admitBearer(claims) : undefined;
     }
-    const credentials = parseBasicCredentials(header);
-    const account = credentials && verifier.recall(credentials.userId, credentials.password);
-    return account?.then((recalled) => admit(recalled, 'Basic'));
+    return verifier.recallBasic(header)?.then((recalled) => admit(recalled, 'Basic'));
   };
 
   return { passport: authenticator, recall };

@@ -4,6 +4,7 @@ import jwt from 'jsonwebtoken';
 import request, { type Response } from 'supertest';
 
 import { WWW_AUTHENTICATE } from '../../ingress/auth/authenticate';
+import * as basicHeader from '../../ingress/auth/basic-header';
 import { CHALLENGES } from '../../ingress/auth/challenge';
 import { SECURITY_STAMP_CLAIM } from '../../ingress/auth/token-service';
 import { type Account, CREDENTIAL_FIELD, SYSTEM_ACTOR } from '../../shared/accounts/account';
@@ -227,6 +228,39 @@ describe('Revocation: a security stamp, disabled accounts, and the current-passw
         hashes.mockRestore();
       }
     });
+    it.each([
+      ['the password changes', { type: 'ChangePassword' }, { newPassword: NEW_PASSWORD }, 401],
+      ['the account is disabled', { type: 'DisableUser' }, {}, 401],
+      ['its roles change', { type: 'SetUserRoles', data: { roles: ['Admin'] } }, {}, 200],
+    ] as const)(
+      'When a header recalled by its text (not parsed again) was verified and %s, then it no longer stands at once: it is checked again',
+      async (_, change, options, status) => {
+        const { email, userId } = await newAccount('header-alias');
+        const authorization = basic(email, PASSWORD);
+        expect((await currentUser(authorization)).status).toBe(200);
+        const parse = jest.spyOn(basicHeader, 'parseBasicCredentials');
+        const hashes = jest.spyOn(subject.services.hasher, 'verify');
+        try {
+          // Recalled through the header's alias: neither parsed nor hashed.
+          expect((await currentUser(authorization)).status).toBe(200);
+          expect(parse).not.toHaveBeenCalled();
+          expect(hashes).not.toHaveBeenCalled();
+
+          await changeAccount(subject.services, userId, change, options);
+          await evicted(userId);
+
+          const answer = await currentUser(authorization);
+          expect(answer.status).toBe(status);
+          // Checked again, as a first sign-in: the verification the alias named did not stand.
+          expect(hashes).toHaveBeenCalledTimes(1);
+          if (status === 200) expect(answer.body).toMatchObject({ data: [{ email, roles: ['Admin'] }] });
+          else expect(answer.headers['www-authenticate']).toBe(WWW_AUTHENTICATE);
+        } finally {
+          parse.mockRestore();
+          hashes.mockRestore();
+        }
+      },
+    );
   });
 
   describe('Disabled accounts', () => {

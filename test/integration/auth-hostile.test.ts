@@ -370,6 +370,22 @@ describe('Basic headers an attacker can send', () => {
     expect((await currentUser(basic('latin@example.com', 'mot de passé'))).status).toBe(200);
   });
 
+  it('When a header differs from a signed-in one, then it signs in only if it carries the same credentials: one base64 letter in another case is checked, and refused', async () => {
+    const header = basic('colons@example.com', ':pa:ss::word:');
+    expect((await currentUser(header)).status).toBe(200);
+    expect((await currentUser(header)).status).toBe(200);
+    // The same credentials written otherwise: each header is parsed, found verified, and remembered.
+    expect((await currentUser(header.replace('Basic ', 'basic  '))).status).toBe(200);
+    expect((await currentUser(`${header} `)).status).toBe(200);
+
+    const at = header.length - 3;
+    const letter = header.charAt(at);
+    expect(letter).toMatch(/[A-Za-z]/);
+    const flipped = `${header.slice(0, at)}${letter === letter.toUpperCase() ? letter.toLowerCase() : letter.toUpperCase()}${header.slice(at + 1)}`;
+    expect401Problem(await currentUser(flipped));
+    expect401Problem(await currentUser(header.slice(0, -4)));
+  });
+
   it.each([
     ['no credentials after the scheme', 'Basic'],
     ['not base64', 'Basic !!!!'],

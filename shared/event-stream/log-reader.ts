@@ -137,14 +137,50 @@ export async function resolveLogEntries(
       }
       for (const [version, index] of read.at) {
         if (resolved[index] === null) {
-          throw new Error(
-            `log entry ${entries[index]?.[0]} refers to ${read.aggregateType} ${read.aggregateId} version ${version}, which its stream does not hold`,
-          );
+          throw new MissingEventError(entries[index]?.[0], read.aggregateType, read.aggregateId, version);
         }
       }
     }),
   );
   return resolved;
+}
+
+/**
+ * The envelopes of log entries (as stored, sealed fields still sealed) whose events were read
+ * beside them: `named[i]` is the aggregate stream entry entry `i` names (read by a script from the
+ * entry's own fields, read-projection-batch-1.lua), null when not read. The same answer as
+ * {@link resolveLogEntries} for the same entries and `wanted`: an entry written before ADR 0020
+ * is read from its copy, an entry of a type `wanted` refuses is null, and an entry of a wanted
+ * type whose event was not found throws (streams are never trimmed).
+ */
+export function envelopesOfEntries(
+  entries: readonly RawLogEntry[],
+  named: readonly (RawLogEntry | null)[],
+  wanted: (aggregateType: string) => boolean,
+): (EventEnvelope | null)[] {
+  return entries.map((entry, index) => {
+    const content = logEntryContent(entry);
+    if ('copy' in content) {
+      const envelope = parseEnvelope(content.copy);
+      return wanted(envelope.aggregateType) ? envelope : null;
+    }
+    const { aggregateType, aggregateId, version } = content;
+    if (!wanted(aggregateType)) return null;
+    const stored = named[index];
+    const [envelope] = stored ? storedEnvelopes(aggregateType, aggregateId, [stored]) : [];
+    if (envelope?.version !== version)
+      throw new MissingEventError(entry[0], aggregateType, aggregateId, version);
+    return envelope;
+  });
+}
+
+/** A log entry names an event its aggregate's stream does not hold: a corrupt log, never skipped. */
+class MissingEventError extends Error {
+  constructor(entryId: string | undefined, aggregateType: string, aggregateId: string, version: number) {
+    super(
+      `log entry ${entryId} refers to ${aggregateType} ${aggregateId} version ${version}, which its stream does not hold`,
+    );
+  }
 }
 
 /**

@@ -1,6 +1,6 @@
 import { type EventEnvelope, parseEnvelope } from '../event-store/envelope';
 import { EVENT_STORE_SCRIPTS } from '../event-store/event-store.scripts';
-import { storedEnvelopes } from '../event-store/stored-envelope';
+import { envelopeFromStream, storedEnvelopes } from '../event-store/stored-envelope';
 import type { RedisClient } from '../redis/connections';
 import type { Keys } from '../redis/keys';
 import { registerScripts } from '../redis/scripts';
@@ -146,39 +146,36 @@ export async function resolveLogEntries(
 }
 
 /**
- * The envelopes of log entries (as stored, sealed fields still sealed) whose events were read
- * beside them: `named[i]` is the aggregate stream entry entry `i` names (read by a script from the
- * entry's own fields, read-projection-batch-1.lua), null when not read. The same answer as
- * {@link resolveLogEntries} for the same entries and `wanted`: an entry written before ADR 0020
- * is read from its copy, an entry of a type `wanted` refuses is null, and an entry of a wanted
- * type whose event was not found throws (streams are never trimmed).
+ * The envelope (as stored, sealed fields still sealed) of the event a log entry refers to, from
+ * what its aggregate's stream holds at that version, read beside the entry by a script
+ * (read-projection-batch-1.lua): null when the stream does not hold it, which throws as
+ * {@link resolveLogEntries} does (streams are never trimmed).
  */
-export function envelopesOfEntries(
-  entries: readonly RawLogEntry[],
-  named: readonly (RawLogEntry | null)[],
-  wanted: (aggregateType: string) => boolean,
-): (EventEnvelope | null)[] {
-  return entries.map((entry, index) => {
-    const content = logEntryContent(entry);
-    if ('copy' in content) {
-      const envelope = parseEnvelope(content.copy);
-      return wanted(envelope.aggregateType) ? envelope : null;
-    }
-    const { aggregateType, aggregateId, version } = content;
-    if (!wanted(aggregateType)) return null;
-    const stored = named[index];
-    const [envelope] = stored ? storedEnvelopes(aggregateType, aggregateId, [stored]) : [];
-    if (envelope?.version !== version)
-      throw new MissingEventError(entry[0], aggregateType, aggregateId, version);
-    return envelope;
-  });
+export function envelopeOfReference(
+  reference: { readonly aggregateType: string; readonly aggregateId: string; readonly version: number },
+  stored: string | null,
+): EventEnvelope {
+  const { aggregateType, aggregateId, version } = reference;
+  if (stored === null) throw new MissingEventError(undefined, aggregateType, aggregateId, version);
+  return envelopeFromStream(stored, { aggregateType, aggregateId: aggregateId.toLowerCase(), version });
+}
+
+/**
+ * The envelope a log entry written before ADR 0020 holds (a copy); throws when the entry holds
+ * neither a copy nor a reference, or is a reference (whose event its stream holds).
+ */
+export function copiedEnvelope(entry: RawLogEntry): EventEnvelope {
+  const content = logEntryContent(entry);
+  if (!('copy' in content))
+    throw new Error(`log entry ${entry[0]} refers to its event: read it from its stream`);
+  return parseEnvelope(content.copy);
 }
 
 /** A log entry names an event its aggregate's stream does not hold: a corrupt log, never skipped. */
 class MissingEventError extends Error {
   constructor(entryId: string | undefined, aggregateType: string, aggregateId: string, version: number) {
     super(
-      `log entry ${entryId} refers to ${aggregateType} ${aggregateId} version ${version}, which its stream does not hold`,
+      `log entry ${entryId ?? '(read by a script)'} refers to ${aggregateType} ${aggregateId} version ${version}, which its stream does not hold`,
     );
   }
 }

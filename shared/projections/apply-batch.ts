@@ -1,19 +1,12 @@
 import { ALL_ENVELOPE_CODECS } from '../envelope-codecs';
 import type { EventEnvelope } from '../event-store/envelope';
 import { EnvelopeCodecs } from '../event-store/envelope-codec';
-import { envelopesOfEntries } from '../event-stream/log-reader';
+import { copiedEnvelope, envelopeOfReference } from '../event-stream/log-reader';
 import type { RedisClient } from '../redis/connections';
 import type { Keys } from '../redis/keys';
 import { ScriptFencedError, scriptReply } from '../redis/script-codes';
 import { registerScripts } from '../redis/scripts';
-import {
-  documentKeysOf,
-  documentKeysOfEntries,
-  eventsFor,
-  NO_CHECKPOINT,
-  planBatch,
-  readsType,
-} from './batch-plan';
+import { documentKeysOf, NO_CHECKPOINT, planBatch } from './batch-plan';
 import type { AnyProjection } from './projection';
 import { PROJECTION_SCRIPTS } from './projection.scripts';
 import { type ProjectedVersions, projectedVersionsOf } from './projection-progress';
@@ -46,29 +39,12 @@ export async function applyNextBatch(
   batchSize: number,
   codecs: EnvelopeCodecs = SEALED_ENVELOPES,
 ): Promise<BatchResult> {
-  registerScripts(redis, PROJECTION_SCRIPTS);
-  const documentsIn = projection.documentsIn?.(keys, partition);
-  // A live pass holds a few entries, each naming another aggregate: one script instead of a
-  // command per event's stream (ioredis's per-command work was most of the projector's CPU).
-  const [entries, named, documents] = await redis.readProjectionBatch(
-    keys.logPartition(partition),
-    checkpoint === NO_CHECKPOINT ? '-' : `(${checkpoint}`,
-    batchSize,
-    projection.aggregateType,
-    keys.aggregateStreamsIn(projection.aggregateType, partition),
-    documentsIn ?? '',
-  );
-  const last = entries.at(-1);
-  if (!last) return { entries: 0, checkpoint, projected: new Map() };
-  const docKeys = documentKeysOfEntries(projection, keys, entries);
+  const batch = await readBatch(redis, keys, projection, partition, checkpoint, batchSize);
+  if (!batch) return { entries: 0, checkpoint, projected: new Map() };
+  const { documentKeys, documents } = batch;
   const [events, stored] = await Promise.all([
-    codecs.open(
-      redis,
-      keys,
-      eventsFor(projection, envelopesOfEntries(entries, named, readsType(projection))),
-    ),
-    docKeys &&
-      (documentsIn === undefined ? readDocuments(redis, docKeys) : documentsRead(docKeys, documents)),
+    codecs.open(redis, keys, batch.envelopes),
+    documents ?? (documentKeys && readDocuments(redis, documentKeys)),
   ]);
   const applied = await applyEvents(
     redis,
@@ -76,33 +52,100 @@ export async function applyNextBatch(
     projection,
     partition,
     events,
-    { expected: checkpoint, next: last[0], entries: entries.length },
+    { expected: checkpoint, next: batch.lastId, entries: batch.entries },
     stored,
   );
   return applied
-    ? { entries: entries.length, checkpoint: last[0], projected: projectedVersionsOf(events) }
+    ? { entries: batch.entries, checkpoint: batch.lastId, projected: projectedVersionsOf(events) }
     : 'fenced';
 }
 
+/** A batch of log entries as a projection reads it. */
+interface ProjectionBatch {
+  readonly entries: number;
+  readonly lastId: string;
+  /** The events of the projection's type, as stored (sealed fields still sealed), in log order. */
+  readonly envelopes: EventEnvelope[];
+  /**
+   * The documents they touch, once each, in the order first touched; undefined when an entry
+   * holds a copy of its event (written before ADR 0020), which names its aggregate only once read.
+   */
+  readonly documentKeys: string[] | undefined;
+  /** Those documents' JSON (null when absent), when read with the entries (documentsIn). */
+  readonly documents: ReadonlyMap<string, string | null> | undefined;
+}
+
 /**
- * The documents the read script answered (key, JSON, key, JSON...), which must be `docKeys` in
- * order: the script builds their keys from the projection's documentsIn, the plan looks them up by
- * its documentKey, and a document looked up under another key would be planned as absent.
+ * The next batch of one log partition after `checkpoint` (undefined when there is none), with the
+ * events of the projection's type and, for a projection keeping its documents in the partition's
+ * slot (documentsIn), their documents: one script (read-projection-batch-1.lua). A live pass holds
+ * a few entries, each naming another aggregate: a command per event's stream was most of the
+ * projector's CPU (ioredis's per-command work), the script is one.
+ */
+async function readBatch(
+  redis: RedisClient,
+  keys: Keys,
+  projection: AnyProjection,
+  partition: number,
+  checkpoint: string,
+  batchSize: number,
+): Promise<ProjectionBatch | undefined> {
+  registerScripts(redis, PROJECTION_SCRIPTS);
+  const { aggregateType } = projection;
+  const documentsIn = projection.documentsIn?.(keys, partition);
+  const [count, lastId, named, documents, unusual] = await redis.readProjectionBatch(
+    keys.logPartition(partition),
+    checkpoint === NO_CHECKPOINT ? '-' : `(${checkpoint}`,
+    batchSize,
+    aggregateType,
+    keys.aggregateStreamsIn(aggregateType, partition),
+    documentsIn ?? '',
+  );
+  if (count === 0 || lastId === null) return undefined;
+  const inLogOrder: (EventEnvelope | undefined)[] = new Array<EventEnvelope | undefined>(count);
+  const documentKeys = new Map<string, string>();
+  for (let i = 0; i < named.length; i += 4) {
+    const aggregateId = String(named[i + 1]);
+    const reference = { aggregateType, aggregateId, version: Number(named[i + 2]) };
+    inLogOrder[Number(named[i]) - 1] = envelopeOfReference(reference, named[i + 3] as string | null);
+    if (!documentKeys.has(aggregateId)) {
+      documentKeys.set(aggregateId, projection.documentKey(keys, aggregateId));
+    }
+  }
+  for (let i = 0; i < unusual.length; i += 2) {
+    const envelope = copiedEnvelope(unusual[i + 1] as [string, string[]]);
+    if (envelope.aggregateType === aggregateType) inLogOrder[Number(unusual[i]) - 1] = envelope;
+  }
+  const envelopes = inLogOrder.filter((envelope): envelope is EventEnvelope => envelope !== undefined);
+  if (unusual.length > 0)
+    return { entries: count, lastId, envelopes, documentKeys: undefined, documents: undefined };
+  return {
+    entries: count,
+    lastId,
+    envelopes,
+    documentKeys: [...documentKeys.values()],
+    documents: documentsIn === undefined ? undefined : documentsRead(documentsIn, documentKeys, documents),
+  };
+}
+
+/**
+ * The documents the read script answered, in the order first touched, by key. The script built
+ * their keys as `documentsIn` and the aggregate id, the plan looks them up by the projection's
+ * documentKey: the two must agree, or a document would be planned as absent and overwritten.
  */
 function documentsRead(
-  docKeys: readonly string[],
+  documentsIn: string,
+  documentKeys: ReadonlyMap<string, string>,
   documents: readonly (string | null)[],
 ): ReadonlyMap<string, string | null> {
-  if (documents.length !== 2 * docKeys.length) {
-    throw new Error(`the batch read ${documents.length / 2} documents where ${docKeys.length} were expected`);
-  }
   const stored = new Map<string, string | null>();
-  docKeys.forEach((key, i) => {
-    if (documents[2 * i] !== key) {
-      throw new Error(`the batch read document ${documents[2 * i]} where ${key} was expected`);
+  let i = 0;
+  for (const [aggregateId, key] of documentKeys) {
+    if (key !== documentsIn + aggregateId) {
+      throw new Error(`document ${key} is not where the batch read it (${documentsIn + aggregateId})`);
     }
-    stored.set(key, documents[2 * i + 1] ?? null);
-  });
+    stored.set(key, documents[i++] ?? null);
+  }
   return stored;
 }
 

@@ -20,13 +20,17 @@ export const PROJECTION_SCRIPTS: readonly ScriptDefinition[] = [
 ];
 
 /**
- * What readProjectionBatch answers: the log entries, the stream entry of the event each names
- * (null when not read), and the documents touched as key, JSON (null when absent), key, JSON...
+ * What readProjectionBatch answers (see its file): the batch's length and last entry id; for each
+ * entry of the type read, its position (from 1), aggregate id, version and stored event, flat; the
+ * documents touched (JSON or null, in the order first touched); and the entries that are not
+ * references (position, entry), flat.
  */
 export type ProjectionBatchRead = [
-  entries: [id: string, fields: string[]][],
-  events: ([id: string, fields: string[]] | null)[],
+  count: number,
+  lastId: string | null,
+  named: (number | string | null)[],
   documents: (string | null)[],
+  unusual: (number | [id: string, fields: string[]])[],
 ];
 
 declare module 'ioredis' {

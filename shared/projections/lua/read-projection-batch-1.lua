@@ -12,38 +12,46 @@
     ARGV[5] what the document key of each aggregate in this partition starts with, its id following
             (keys.projectionDocumentsIn), or '' when the projection keeps its documents elsewhere
 
-  Output: { entries, events, documents }
-    entries   the log entries, as XRANGE answers them
-    events    one per entry: the aggregate stream entry ({id, fields}) of the event it names when of
-              the type read, else nil (another type, or a copy of its event: written before ADR 0020),
-              nil also when the stream does not hold it (the caller refuses that)
-    documents key, value (nil when absent) of each document the entries of the type read touch,
-              once each, in the order first touched; none when ARGV[5] is ''
+  Output: { count, lastId, named, documents, unusual }
+    count     how many entries the batch holds (0: none, lastId nil)
+    lastId    the id of its last entry
+    named     for each entry referring to an event of type ARGV[3], flat: its position in the batch
+              (from 1), the aggregate id, the version, and the event as its stream stores it (nil
+              when the stream does not hold it: the caller refuses that)
+    documents the JSON (nil when absent) of each document those entries touch, once each, in the
+              order first touched; none when ARGV[5] is ''
+    unusual   flat: position, {id, fields} of each entry that is not a reference to an event (a copy
+              of its event, written before ADR 0020), left for the caller to read as XRANGE gives it
 
-  The streams and documents are not declared: they are found from the entries. Every one shares
-  the log partition's hash tag, so the script stays in KEYS[1]'s slot (Redis Cluster allows
-  reading undeclared keys of the script's own slot). A log entry referring to its event holds the
-  fields 'type', 'id' (lower-cased), 'version' in this order (append-events-6.lua, log-reader.ts).
+  Only what the caller uses is answered (no field names, nothing of other types' entries): every
+  reply element costs a conversion here and a parse in the caller. The streams and documents are
+  not declared: they are found from the entries. Every one shares the log partition's hash tag, so
+  the script stays in KEYS[1]'s slot (Redis Cluster allows reading undeclared keys of the script's
+  own slot). A reference holds 'type', 'id' (lower-cased), 'version' in this order
+  (append-events-6.lua; log-reader.ts reads the same fields).
 ]]
 local entries = redis.call('XRANGE', KEYS[1], ARGV[1], '+', 'COUNT', ARGV[2])
-local events, documents, seen = {}, {}, {}
+local named, documents, unusual, seen = {}, {}, {}, {}
 for i, entry in ipairs(entries) do
   local fields = entry[2]
-  events[i] = false
-  if fields[1] == 'type' and fields[2] == ARGV[3] and fields[3] == 'id' and fields[5] == 'version' then
-    local id = '0-' .. fields[6]
-    local stored = redis.call('XRANGE', ARGV[4] .. fields[4], id, id)
-    if stored[1] then
-      events[i] = stored[1]
-    end
-    if ARGV[5] ~= '' then
-      local key = ARGV[5] .. fields[4]
-      if not seen[key] then
-        seen[key] = true
-        documents[#documents + 1] = key
-        documents[#documents + 1] = redis.call('GET', key)
+  if fields[1] == 'type' and fields[3] == 'id' and fields[5] == 'version' then
+    if fields[2] == ARGV[3] then
+      local id = '0-' .. fields[6]
+      local stored = redis.call('XRANGE', ARGV[4] .. fields[4], id, id)[1]
+      named[#named + 1] = i
+      named[#named + 1] = fields[4]
+      named[#named + 1] = fields[6]
+      -- The stream entry's one field is the event (stored-envelope.ts).
+      named[#named + 1] = stored and stored[2][2] or false
+      if ARGV[5] ~= '' and not seen[fields[4]] then
+        seen[fields[4]] = true
+        documents[#documents + 1] = redis.call('GET', ARGV[5] .. fields[4])
       end
     end
+  else
+    unusual[#unusual + 1] = i
+    unusual[#unusual + 1] = entry
   end
 end
-return { entries, events, documents }
+local last = entries[#entries]
+return { #entries, last and last[1] or false, named, documents, unusual }

@@ -1,6 +1,6 @@
 import { type EventEnvelope, parseEnvelope } from '../event-store/envelope';
 import { EVENT_STORE_SCRIPTS } from '../event-store/event-store.scripts';
-import { storedEnvelopes } from '../event-store/stored-envelope';
+import { envelopeFromStream, storedEnvelopes } from '../event-store/stored-envelope';
 import type { RedisClient } from '../redis/connections';
 import type { Keys } from '../redis/keys';
 import { registerScripts } from '../redis/scripts';
@@ -137,14 +137,47 @@ export async function resolveLogEntries(
       }
       for (const [version, index] of read.at) {
         if (resolved[index] === null) {
-          throw new Error(
-            `log entry ${entries[index]?.[0]} refers to ${read.aggregateType} ${read.aggregateId} version ${version}, which its stream does not hold`,
-          );
+          throw new MissingEventError(entries[index]?.[0], read.aggregateType, read.aggregateId, version);
         }
       }
     }),
   );
   return resolved;
+}
+
+/**
+ * The envelope (as stored, sealed fields still sealed) of the event a log entry refers to, from
+ * what its aggregate's stream holds at that version, read beside the entry by a script
+ * (read-projection-batch-1.lua): null when the stream does not hold it, which throws as
+ * {@link resolveLogEntries} does (streams are never trimmed).
+ */
+export function envelopeOfReference(
+  reference: { readonly aggregateType: string; readonly aggregateId: string; readonly version: number },
+  stored: string | null,
+): EventEnvelope {
+  const { aggregateType, aggregateId, version } = reference;
+  if (stored === null) throw new MissingEventError(undefined, aggregateType, aggregateId, version);
+  return envelopeFromStream(stored, { aggregateType, aggregateId: aggregateId.toLowerCase(), version });
+}
+
+/**
+ * The envelope a log entry written before ADR 0020 holds (a copy); throws when the entry holds
+ * neither a copy nor a reference, or is a reference (whose event its stream holds).
+ */
+export function copiedEnvelope(entry: RawLogEntry): EventEnvelope {
+  const content = logEntryContent(entry);
+  if (!('copy' in content))
+    throw new Error(`log entry ${entry[0]} refers to its event: read it from its stream`);
+  return parseEnvelope(content.copy);
+}
+
+/** A log entry names an event its aggregate's stream does not hold: a corrupt log, never skipped. */
+class MissingEventError extends Error {
+  constructor(entryId: string | undefined, aggregateType: string, aggregateId: string, version: number) {
+    super(
+      `log entry ${entryId ?? '(read by a script)'} refers to ${aggregateType} ${aggregateId} version ${version}, which its stream does not hold`,
+    );
+  }
 }
 
 /**

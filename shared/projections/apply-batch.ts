@@ -1,19 +1,12 @@
 import { ALL_ENVELOPE_CODECS } from '../envelope-codecs';
 import type { EventEnvelope } from '../event-store/envelope';
 import { EnvelopeCodecs } from '../event-store/envelope-codec';
-import { type RawLogEntry, resolveLogEntries } from '../event-stream/log-reader';
+import { copiedEnvelope, envelopeOfReference } from '../event-stream/log-reader';
 import type { RedisClient } from '../redis/connections';
 import type { Keys } from '../redis/keys';
 import { ScriptFencedError, scriptReply } from '../redis/script-codes';
 import { registerScripts } from '../redis/scripts';
-import {
-  documentKeysOf,
-  documentKeysOfEntries,
-  eventsFor,
-  NO_CHECKPOINT,
-  planBatch,
-  readsType,
-} from './batch-plan';
+import { documentKeysOf, NO_CHECKPOINT, planBatch } from './batch-plan';
 import type { AnyProjection } from './projection';
 import { PROJECTION_SCRIPTS } from './projection.scripts';
 import { type ProjectedVersions, projectedVersionsOf } from './projection-progress';
@@ -30,11 +23,12 @@ export type BatchResult =
 
 /**
  * Applies the next batch of `projection` from one log partition after `checkpoint`: reads the
- * entries, then the events they refer to (of the projection's type only) and the documents they
- * touch together, opens the sealed events (their aggregates' keys in one pipelined read, none when
- * the batch holds no sealed event: a projection always sees events as they were decided, an erased
- * account's personal fields as null), plans the writes (batch-plan.ts), and writes the documents,
- * their index entries and the new checkpoint in one fenced script.
+ * entries with the events they refer to (of the projection's type only) in one script, and the
+ * documents they touch with them when the projection keeps those in the partition's slot (else
+ * beside the opening), opens the sealed events (their aggregates' keys in one pipelined read, none
+ * when the batch holds no sealed event: a projection always sees events as they were decided, an
+ * erased account's personal fields as null), plans the writes (batch-plan.ts), and writes the
+ * documents, their index entries and the new checkpoint in one fenced script.
  */
 export async function applyNextBatch(
   redis: RedisClient,
@@ -45,24 +39,12 @@ export async function applyNextBatch(
   batchSize: number,
   codecs: EnvelopeCodecs = SEALED_ENVELOPES,
 ): Promise<BatchResult> {
-  registerScripts(redis, PROJECTION_SCRIPTS);
-  const start = checkpoint === NO_CHECKPOINT ? '-' : `(${checkpoint}`;
-  const entries: RawLogEntry[] = await redis.xrange(
-    keys.logPartition(partition),
-    start,
-    '+',
-    'COUNT',
-    batchSize,
-  );
-  const last = entries.at(-1);
-  if (!last) return { entries: 0, checkpoint, projected: new Map() };
-  // The entries name the documents they touch: read them beside the events (one round trip).
-  const docKeys = documentKeysOfEntries(projection, keys, entries);
+  const batch = await readBatch(redis, keys, projection, partition, checkpoint, batchSize);
+  if (!batch) return { entries: 0, checkpoint, projected: new Map() };
+  const { documentKeys, documents } = batch;
   const [events, stored] = await Promise.all([
-    resolveLogEntries(redis, keys, entries, readsType(projection)).then((resolved) =>
-      codecs.open(redis, keys, eventsFor(projection, resolved)),
-    ),
-    docKeys && readDocuments(redis, docKeys),
+    codecs.open(redis, keys, batch.envelopes),
+    documents ?? (documentKeys && readDocuments(redis, documentKeys)),
   ]);
   const applied = await applyEvents(
     redis,
@@ -70,12 +52,101 @@ export async function applyNextBatch(
     projection,
     partition,
     events,
-    { expected: checkpoint, next: last[0], entries: entries.length },
+    { expected: checkpoint, next: batch.lastId, entries: batch.entries },
     stored,
   );
   return applied
-    ? { entries: entries.length, checkpoint: last[0], projected: projectedVersionsOf(events) }
+    ? { entries: batch.entries, checkpoint: batch.lastId, projected: projectedVersionsOf(events) }
     : 'fenced';
+}
+
+/** A batch of log entries as a projection reads it. */
+interface ProjectionBatch {
+  readonly entries: number;
+  readonly lastId: string;
+  /** The events of the projection's type, as stored (sealed fields still sealed), in log order. */
+  readonly envelopes: EventEnvelope[];
+  /**
+   * The documents they touch, once each, in the order first touched; undefined when an entry
+   * holds a copy of its event (written before ADR 0020), which names its aggregate only once read.
+   */
+  readonly documentKeys: string[] | undefined;
+  /** Those documents' JSON (null when absent), when read with the entries (documentsIn). */
+  readonly documents: ReadonlyMap<string, string | null> | undefined;
+}
+
+/**
+ * The next batch of one log partition after `checkpoint` (undefined when there is none), with the
+ * events of the projection's type and, for a projection keeping its documents in the partition's
+ * slot (documentsIn), their documents: one script (read-projection-batch-1.lua). A live pass holds
+ * a few entries, each naming another aggregate: a command per event's stream was most of the
+ * projector's CPU (ioredis's per-command work), the script is one.
+ */
+async function readBatch(
+  redis: RedisClient,
+  keys: Keys,
+  projection: AnyProjection,
+  partition: number,
+  checkpoint: string,
+  batchSize: number,
+): Promise<ProjectionBatch | undefined> {
+  registerScripts(redis, PROJECTION_SCRIPTS);
+  const { aggregateType } = projection;
+  const documentsIn = projection.documentsIn?.(keys, partition);
+  const [count, lastId, named, documents, unusual] = await redis.readProjectionBatch(
+    keys.logPartition(partition),
+    checkpoint === NO_CHECKPOINT ? '-' : `(${checkpoint}`,
+    batchSize,
+    aggregateType,
+    keys.aggregateStreamsIn(aggregateType, partition),
+    documentsIn ?? '',
+  );
+  if (count === 0 || lastId === null) return undefined;
+  const inLogOrder: (EventEnvelope | undefined)[] = new Array<EventEnvelope | undefined>(count);
+  const documentKeys = new Map<string, string>();
+  for (let i = 0; i < named.length; i += 4) {
+    const aggregateId = String(named[i + 1]);
+    const reference = { aggregateType, aggregateId, version: Number(named[i + 2]) };
+    inLogOrder[Number(named[i]) - 1] = envelopeOfReference(reference, named[i + 3] as string | null);
+    if (!documentKeys.has(aggregateId)) {
+      documentKeys.set(aggregateId, projection.documentKey(keys, aggregateId));
+    }
+  }
+  for (let i = 0; i < unusual.length; i += 2) {
+    const envelope = copiedEnvelope(unusual[i + 1] as [string, string[]]);
+    if (envelope.aggregateType === aggregateType) inLogOrder[Number(unusual[i]) - 1] = envelope;
+  }
+  const envelopes = inLogOrder.filter((envelope): envelope is EventEnvelope => envelope !== undefined);
+  if (unusual.length > 0)
+    return { entries: count, lastId, envelopes, documentKeys: undefined, documents: undefined };
+  return {
+    entries: count,
+    lastId,
+    envelopes,
+    documentKeys: [...documentKeys.values()],
+    documents: documentsIn === undefined ? undefined : documentsRead(documentsIn, documentKeys, documents),
+  };
+}
+
+/**
+ * The documents the read script answered, in the order first touched, by key. The script built
+ * their keys as `documentsIn` and the aggregate id, the plan looks them up by the projection's
+ * documentKey: the two must agree, or a document would be planned as absent and overwritten.
+ */
+function documentsRead(
+  documentsIn: string,
+  documentKeys: ReadonlyMap<string, string>,
+  documents: readonly (string | null)[],
+): ReadonlyMap<string, string | null> {
+  const stored = new Map<string, string | null>();
+  let i = 0;
+  for (const [aggregateId, key] of documentKeys) {
+    if (key !== documentsIn + aggregateId) {
+      throw new Error(`document ${key} is not where the batch read it (${documentsIn + aggregateId})`);
+    }
+    stored.set(key, documents[i++] ?? null);
+  }
+  return stored;
 }
 
 /** The stored JSON of each document (null when absent), by key. */

@@ -1,29 +1,10 @@
 import type { EventEnvelope } from '../event-store/envelope';
-import { logEntryContent, type RawLogEntry } from '../event-stream/log-reader';
 import type { Keys } from '../redis/keys';
 import { BatchWrites } from './batch-writes';
 import type { AnyProjection } from './projection';
 
 /** The checkpoint of a partition nothing has been applied from. */
 export const NO_CHECKPOINT = '0-0';
-
-/** Whether `projection` reads events of an aggregate type: the others are never read from their streams. */
-export function readsType(projection: AnyProjection): (aggregateType: string) => boolean {
-  return (aggregateType) => aggregateType === projection.aggregateType;
-}
-
-/**
- * The events `projection` reads among a batch's resolved log entries (null: an entry of a type it
- * does not read, left unread by resolveLogEntries), in log order.
- */
-export function eventsFor(
-  projection: AnyProjection,
-  envelopes: readonly (EventEnvelope | null)[],
-): EventEnvelope[] {
-  return envelopes.filter(
-    (event): event is EventEnvelope => event !== null && event.aggregateType === projection.aggregateType,
-  );
-}
 
 /** The documents `events` touch, once each, in the order first touched. */
 export function documentKeysOf(
@@ -32,27 +13,6 @@ export function documentKeysOf(
   events: readonly EventEnvelope[],
 ): string[] {
   return [...new Set(events.map((event) => projection.documentKey(keys, event.aggregateId)))];
-}
-
-/**
- * The documents a batch of log entries touches, once each, in the order first touched (the order
- * documentKeysOf gives for their events), read from the entries themselves: an entry names its
- * event's aggregate (ADR 0020), so the documents can be read beside the events. Undefined when an
- * entry holds a copy of its event (written before ADR 0020), which names it only once parsed.
- */
-export function documentKeysOfEntries(
-  projection: AnyProjection,
-  keys: Keys,
-  entries: readonly RawLogEntry[],
-): string[] | undefined {
-  const documents = new Set<string>();
-  for (const entry of entries) {
-    const content = logEntryContent(entry);
-    if ('copy' in content) return undefined;
-    if (content.aggregateType === projection.aggregateType)
-      documents.add(projection.documentKey(keys, content.aggregateId));
-  }
-  return [...documents];
 }
 
 /**

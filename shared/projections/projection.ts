@@ -31,6 +31,13 @@ export interface Projection<Doc> {
   /** Where it records the last log entry applied from one partition. */
   checkpointKey(keys: Keys, partition: number): string;
   documentKey(keys: Keys, aggregateId: string): string;
+  /**
+   * Set by a projection keeping its documents in their aggregate's partition: what every document
+   * key of one partition starts with, the lower-cased aggregate id following (so documentKey must
+   * be exactly that). The projector then reads a batch's documents in the script that reads its
+   * entries and events (read-projection-batch-1.lua), in the same round trip.
+   */
+  documentsIn?(keys: Keys, partition: number): string;
   /** Glob patterns of every key it writes (checkpoints included), for a rebuild. */
   keyPatterns(keys: Keys): readonly string[];
   /** The index entries a document implies; none when absent. */

@@ -13,8 +13,13 @@ const USERS_TAG = '{users}';
  * record, the lock and the log partition stays in one cluster slot.
  */
 export function createKeys(prefix: string) {
+  /** What every `kind` key of one aggregate type in one partition starts with (the id follows). */
+  const aggregateKeysIn = (kind: string, aggregateType: string, partition: number) =>
+    `${prefix}${partitionTag(partition)}:${kind}:${aggregateType}:`;
   const aggregate = (kind: string) => (aggregateType: string, aggregateId: string) =>
-    `${prefix}${partitionTag(partitionOf(aggregateId))}:${kind}:${aggregateType}:${aggregateId.toLowerCase()}`;
+    `${aggregateKeysIn(kind, aggregateType, partitionOf(aggregateId))}${aggregateId.toLowerCase()}`;
+  const projectionDocumentsIn = (projection: string, partition: number) =>
+    `${prefix}${partitionTag(partition)}:projection:${projection}:`;
 
   return Object.freeze({
     prefix,
@@ -23,6 +28,13 @@ export function createKeys(prefix: string) {
      * envelope without what the key and the entry id say (ADR 0020, stored-envelope.ts).
      */
     aggregateStream: aggregate('stream'),
+    /**
+     * What the stream key of every aggregate of one type in one partition starts with, its
+     * lower-cased id following (aggregateStream): how a script reads the events a log partition
+     * names without each key being sent (read-projection-batch-1.lua).
+     */
+    aggregateStreamsIn: (aggregateType: string, partition: number) =>
+      aggregateKeysIn('stream', aggregateType, partition),
     /** The aggregate's version, folded state and private attachments, written with each append. */
     aggregateRecord: aggregate('record'),
     /** Every record of one aggregate type, in every partition (for a snapshot rebuild). */
@@ -66,7 +78,12 @@ export function createKeys(prefix: string) {
     logPartitionRewrite: (partition: number) => `${prefix}${partitionTag(partition)}:log:rewrite`,
     /** A projection's document for one aggregate, in the aggregate's partition. */
     projectionDocument: (projection: string, aggregateId: string) =>
-      `${prefix}${partitionTag(partitionOf(aggregateId))}:projection:${projection}:${aggregateId.toLowerCase()}`,
+      `${projectionDocumentsIn(projection, partitionOf(aggregateId))}${aggregateId.toLowerCase()}`,
+    /**
+     * What the document key of every aggregate of one partition starts with, its lower-cased id
+     * following (projectionDocument): how the projector's read script reads them beside the events.
+     */
+    projectionDocumentsIn,
     /** The last log entry id a projection applied from one partition. */
     projectionCheckpoint: (projection: string, partition: number) =>
       `${prefix}${partitionTag(partition)}:checkpoint:${projection}`,

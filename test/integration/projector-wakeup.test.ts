@@ -75,20 +75,38 @@ describe('Projector woken by change announcements', () => {
     expect(projector.ownedPartitions).toBe(LOG_PARTITIONS * ALL_PROJECTIONS.length);
   });
 
-  it("When one team changes, then the pass it wakes reads only that team's log partition, not all 48", async () => {
-    const reads = jest.spyOn(subject.redis, 'xrange');
+  it("When one team changes, then the pass it wakes reads only that team's log partition, not all 48, with its event and document in the same script", async () => {
+    const redis = subject.redis;
+    const batchReads = jest.spyOn(redis, 'readProjectionBatch');
+    const streamReads = jest.spyOn(redis, 'xrange');
+    const documentReads = jest.spyOn(redis, 'mget');
     try {
       const id = await createTeamOnceIdle('Targeted');
       const { keys } = subject.services;
-      const logKeys = new Set(Array.from({ length: LOG_PARTITIONS }, (_, p) => keys.logPartition(p)));
-      const keysRead = new Set(reads.mock.calls.map(([key]) => String(key)));
-      expect([...keysRead].filter((key) => logKeys.has(key))).toEqual([keys.logPartition(partitionOf(id))]);
-      // Besides the partition, only the stream its entry refers to (ADR 0020).
-      expect([...keysRead].filter((key) => !logKeys.has(key))).toEqual([
-        keys.aggregateStream(fantasyTeamDecider.aggregateType, id),
+      const partition = partitionOf(id);
+      // One script reads the partition's new entry, the event it refers to (ADR 0020) and the
+      // team's document: no command per event's stream, no document read beside it.
+      expect(
+        batchReads.mock.calls.map(([logKey, , , type, streamsIn, documentsIn]) => ({
+          logKey,
+          type,
+          streamsIn,
+          documentsIn,
+        })),
+      ).toEqual([
+        {
+          logKey: keys.logPartition(partition),
+          type: fantasyTeamDecider.aggregateType,
+          streamsIn: keys.aggregateStreamsIn(fantasyTeamDecider.aggregateType, partition),
+          documentsIn: keys.projectionDocumentsIn('fantasy-team', partition),
+        },
       ]);
+      expect(streamReads).not.toHaveBeenCalled();
+      expect(documentReads).not.toHaveBeenCalled();
     } finally {
-      reads.mockRestore();
+      batchReads.mockRestore();
+      streamReads.mockRestore();
+      documentReads.mockRestore();
     }
   });
 });

@@ -1,11 +1,5 @@
 import type { EventEnvelope } from '../../shared/event-store/envelope';
-import { logReferenceFields, type RawLogEntry } from '../../shared/event-stream/log-reader';
-import {
-  documentKeysOf,
-  documentKeysOfEntries,
-  eventsFor,
-  planBatch,
-} from '../../shared/projections/batch-plan';
+import { documentKeysOf, planBatch } from '../../shared/projections/batch-plan';
 import {
   fantasyTeamProjection,
   type FantasyTeamView,
@@ -73,14 +67,8 @@ function planned(events: readonly EventEnvelope[], stored: ReadonlyMap<string, s
 describe('Batch planning (no Redis)', () => {
   const docKey = keys.projectionDocument('fantasy-team', TEAM);
 
-  it('When a partition holds events of other aggregate types, then only the projected type is planned', () => {
-    const other = envelope(1, 'UserRegisteredEvent', {}, 'user');
-    const events = eventsFor(fantasyTeamProjection, [other, null, created, linked]);
-    expect(events.map((event) => event.eventType)).toEqual([
-      'FantasyTeamCreatedEvent',
-      'FantasyTeamLinkedEvent',
-    ]);
-    expect(documentKeysOf(fantasyTeamProjection, keys, events)).toEqual([docKey]);
+  it('When events touch one document several times, then it is named once', () => {
+    expect(documentKeysOf(fantasyTeamProjection, keys, [created, linked])).toEqual([docKey]);
   });
 
   it('When a new team is created and linked, then one document write holds the folded view, fenced by the checkpoint', () => {
@@ -94,28 +82,5 @@ describe('Batch planning (no Redis)', () => {
   it('When the stored document already holds the events, then nothing but the checkpoint is written', () => {
     const plan = planned([created, linked], new Map([[docKey, JSON.stringify(view)]]));
     expect(plan.writes).toEqual([]);
-  });
-
-  it('When a batch of log entries refers to its events, then the documents they touch are named before the events are read, as the events would name them', () => {
-    const otherTeam = '2b0f6e1c-58d6-4b1c-9a43-3d4a1a1a1a1a';
-    const user = { ...created, aggregateType: 'user', aggregateId: OWNER };
-    const entries: RawLogEntry[] = [created, user, { ...linked, aggregateId: otherTeam }, linked].map(
-      (event, i) => [`1-${i}`, logReferenceFields(event)],
-    );
-    expect(documentKeysOfEntries(fantasyTeamProjection, keys, entries)).toEqual(
-      documentKeysOf(fantasyTeamProjection, keys, [created, { ...linked, aggregateId: otherTeam }, linked]),
-    );
-    expect(documentKeysOfEntries(fantasyTeamProjection, keys, entries)).toEqual([
-      docKey,
-      keys.projectionDocument('fantasy-team', otherTeam),
-    ]);
-  });
-
-  it('When a log entry holds a copy of its event (written before ADR 0020), then the documents are left to be named by the events', () => {
-    const entries: RawLogEntry[] = [
-      ['1-0', logReferenceFields(created)],
-      ['1-1', ['event', JSON.stringify(linked)]],
-    ];
-    expect(documentKeysOfEntries(fantasyTeamProjection, keys, entries)).toBeUndefined();
   });
 });

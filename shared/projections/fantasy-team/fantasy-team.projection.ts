@@ -24,6 +24,7 @@ export const fantasyTeamProjection: Projection<FantasyTeamView> = {
   // A team's document lives in its aggregate's partition, beside the partition's checkpoint.
   checkpointKey: (keys, partition) => keys.projectionCheckpoint('fantasy-team', partition),
   documentKey: (keys, teamId) => keys.projectionDocument('fantasy-team', teamId),
+  documentsIn: (keys, partition) => keys.projectionDocumentsIn('fantasy-team', partition),
   keyPatterns: (keys) => keys.projectionPatterns('fantasy-team'),
   evolve(doc, event) {
     if (doc && event.version <= doc.version) return doc; // already applied

@@ -6,7 +6,7 @@ import { v5 as uuidv5 } from 'uuid';
 import type { Config } from '../config';
 import type { Logger } from '../logger';
 import { redactSecrets } from '../redaction';
-import { isRedisUnavailable, type RedisClient } from '../redis/connections';
+import { closeConnections, isRedisUnavailable, type RedisClient } from '../redis/connections';
 import type { Keys } from '../redis/keys';
 import { registerScripts } from '../redis/scripts';
 import { IMPORT_SCRIPTS } from './import.scripts';
@@ -132,13 +132,15 @@ export class ImportQueue {
   private readonly claimKey: string;
 
   constructor(
-    connection: ConnectionOptions,
+    private readonly connection: ConnectionOptions,
     private readonly redis: RedisClient,
     keys: Keys,
     config: Config,
     logger: Logger,
     /** Seals the data of every job it adds; a queue without one (metrics only) cannot enqueue. */
     private readonly cipher?: JobDataCipher,
+    /** True when `connection` is the queue's alone: close() then closes it too. */
+    private readonly ownsConnection = false,
   ) {
     this.queue = new Queue<QueuedImportJob>(IMPORT_QUEUE_NAME, {
       connection,
@@ -243,7 +245,28 @@ export class ImportQueue {
     return (await this.redis.exists(this.claimKey)) === 1;
   }
 
+  /**
+   * Closes the queue, and first its connection when it owns one. A queue closed right after it was
+   * made (tests; a process stopping at once) can still be in BullMQ's set-up on that connection
+   * (waiting for it to be ready, then INFO for the Redis version). BullMQ re-emits a failed set-up
+   * as an 'error' event of its connection wrapper, and closing the queue removes every listener of
+   * that wrapper: a set-up failing after it (its connection closed under it) threw from that emit
+   * inside a promise handler, an unhandled rejection ("Connection is closed", "Stream isn't
+   * writeable ...") that failed a test suite. So the connection closes first, a set-up still running
+   * fails while the queue still listens (reportQueueErrors), and it is awaited (settled either way
+   * once the connection is closed: this cannot hang while Redis is away) before the queue closes.
+   * A queue on a shared connection (the workers' metrics) was made on a ready connection long
+   * before it closes: its set-up has long settled.
+   */
   async close(): Promise<void> {
+    if (this.ownsConnection && isRedisClient(this.connection)) {
+      await closeConnections(this.connection);
+      await this.queue.waitUntilReady().catch(() => undefined);
+    }
     await this.queue.close();
   }
+}
+
+function isRedisClient(connection: ConnectionOptions): connection is RedisClient {
+  return typeof (connection as Partial<RedisClient>).quit === 'function';
 }

@@ -253,18 +253,35 @@ export class ImportQueue {
    * that wrapper: a set-up failing after it (its connection closed under it) threw from that emit
    * inside a promise handler, an unhandled rejection ("Connection is closed", "Stream isn't
    * writeable ...") that failed a test suite. So the connection closes first, a set-up still running
-   * fails while the queue still listens (reportQueueErrors), and it is awaited (settled either way
-   * once the connection is closed: this cannot hang while Redis is away) before the queue closes.
+   * fails while the queue still listens (reportQueueErrors), and it is awaited before the queue
+   * closes: settled either way once the connection is closed, except on a cluster client closed
+   * while still connecting, which ioredis leaves 'disconnecting' for good (a set-up that never ends
+   * never fails either), hence the bound.
    * A queue on a shared connection (the workers' metrics) was made on a ready connection long
    * before it closes: its set-up has long settled.
    */
   async close(): Promise<void> {
     if (this.ownsConnection && isRedisClient(this.connection)) {
       await closeConnections(this.connection);
-      await this.queue.waitUntilReady().catch(() => undefined);
+      await settledWithin(this.queue.waitUntilReady(), SET_UP_SETTLE_MS);
     }
     await this.queue.close();
   }
+}
+
+/** How long close() waits for BullMQ's set-up on a closed connection to settle. */
+const SET_UP_SETTLE_MS = 2_000;
+
+/** Resolves once `promise` settles, or after `ms`, whichever comes first; never rejects. */
+async function settledWithin(promise: Promise<unknown>, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([
+    promise.catch(() => undefined),
+    new Promise((resolve) => {
+      timer = setTimeout(resolve, ms);
+    }),
+  ]);
+  clearTimeout(timer);
 }
 
 function isRedisClient(connection: ConnectionOptions): connection is RedisClient {

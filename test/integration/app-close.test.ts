@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 
 import { ImportQueue } from '../../shared/importers/import-queue';
-import { createTestApp, openTestRedis, type TestApp } from '../helpers/app-fixture';
+import { createTestApp, onTestCluster, openTestRedis, type TestApp } from '../helpers/app-fixture';
 import { runTeamCommand } from '../helpers/projector-fixtures';
 
 const OWNER = '11111111-1111-4111-8111-111111111111';
@@ -71,7 +71,12 @@ describe('Closing apps', () => {
     const subject = await createTestApp();
     // Closed after 0 to 7 round trips elsewhere (an app's set-up makes a few after its queue):
     // somewhere in the queue connection's handshake, at its 'ready', or with BullMQ's INFO in flight.
-    const roundTrips = Array.from({ length: 8 }, (_, count) => count);
+    // Not at once on a cluster: a cluster client closed while still connecting stays 'disconnecting'
+    // with its timers for good (ioredis), which close() waits out for its bound and jest reports as
+    // a leak. The app never does that: its queue connection is ready before the services are.
+    const roundTrips = Array.from({ length: 8 }, (_, count) => count).filter(
+      (count) => count > 0 || !onTestCluster(),
+    );
     try {
       for (let round = 0; round < 5; round++) {
         await Promise.all(

@@ -30,11 +30,22 @@ export function effectiveRoles(assigned: readonly string[]): Role[] {
   return [...ASSIGNABLE_ROLES.filter((role) => result.has(role)), PUBLIC_ROLE];
 }
 
+/**
+ * Each assignable role with every role it includes (itself too), from INCLUDES, made once: a role
+ * check on every command (hasAnyRole) then builds no set, list or closure.
+ */
+const EFFECTIVE_ROLES: ReadonlyMap<string, ReadonlySet<Role>> = new Map(
+  ASSIGNABLE_ROLES.map((role) => [role, new Set(effectiveRoles([role]))]),
+);
+
 /** True when the account's effective roles include at least one of `required`. */
 export function hasAnyRole(assigned: readonly string[], required: readonly Role[]): boolean {
   if (required.length === 0) return true;
-  const effective = effectiveRoles(assigned);
-  return required.some((role) => effective.includes(role));
+  for (const role of required) {
+    if (role === PUBLIC_ROLE) return true;
+    for (const held of assigned) if (EFFECTIVE_ROLES.get(held)?.has(role)) return true;
+  }
+  return false;
 }
 
 /** The rule for owned things (teams, imports): the owner, or anyone with Admin. */

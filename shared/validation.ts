@@ -116,24 +116,52 @@ interface Described {
   readonly allow?: readonly unknown[];
   readonly rules?: readonly { readonly name: string; readonly args?: Readonly<Record<string, unknown>> }[];
   readonly preferences?: Readonly<Record<string, unknown>>;
+  readonly metas?: readonly unknown[];
 }
+
+/** A JSON object (what JSON.parse makes): no array, no class instance, no null. */
+export function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && Object.getPrototypeOf(value) === Object.prototype;
+}
+
+/**
+ * What only documents a schema (the OpenAPI document reads them): a `.description()` flag and
+ * `.meta()` entries. joi's validation never reads either.
+ */
+const DOCUMENTATION_FLAGS = ['description'];
 
 /** Whether `object` has members other than `allowed` (each a member a plain check understands). */
 function hasOtherThan(object: object, allowed: readonly string[]): boolean {
   return Object.keys(object).some((member) => !allowed.includes(member));
 }
 
+/** A default the plain check can give as it is: a constant number, string or null. */
+type Fallback = number | string | null;
+
 /** A key's presence flag and default, or undefined when the plain check cannot honour them. */
-function presenceOf(described: Described): { required: boolean; fallback?: number } | undefined {
-  const { presence, default: fallback } = described.flags ?? {};
+function presenceOf(
+  described: Described,
+): { required: boolean; hasFallback: boolean; fallback: Fallback } | undefined {
+  const flags = described.flags ?? {};
+  const { presence } = flags;
   if (presence !== undefined && presence !== 'required' && presence !== 'optional') return undefined;
-  if (fallback !== undefined && typeof fallback !== 'number') return undefined;
-  return { required: presence === 'required', ...(fallback === undefined ? {} : { fallback }) };
+  const hasFallback = Object.hasOwn(flags, 'default');
+  const fallback = flags.default;
+  if (hasFallback && fallback !== null && typeof fallback !== 'number' && typeof fallback !== 'string')
+    return undefined;
+  return {
+    required: presence === 'required',
+    hasFallback,
+    fallback: hasFallback ? (fallback as Fallback) : null,
+  };
 }
 
-/** Whether the schema's flags are among `allowed` (presence and default are the object's to honour). */
+/**
+ * Whether the schema's flags are among `allowed` (presence and default are the object's to honour;
+ * documentation changes nothing).
+ */
 function flagsWithin(described: Described, allowed: readonly string[]): boolean {
-  return !hasOtherThan(described.flags ?? {}, ['presence', ...allowed]);
+  return !hasOtherThan(described.flags ?? {}, ['presence', ...DOCUMENTATION_FLAGS, ...allowed]);
 }
 
 /**
@@ -141,7 +169,7 @@ function flagsWithin(described: Described, allowed: readonly string[]): boolean 
  * limits; what joi's number type, rules and -0 normalisation do to a JSON number.
  */
 function plainNumber(described: Described): PlainCheck | undefined {
-  if (hasOtherThan(described, ['type', 'flags', 'rules', 'preferences'])) return undefined;
+  if (hasOtherThan(described, ['type', 'flags', 'rules', 'preferences', 'metas'])) return undefined;
   if (!flagsWithin(described, ['default'])) return undefined;
   const preferences = described.preferences ?? {};
   if (Object.keys(preferences).length !== 1 || preferences.convert !== false) return undefined;
@@ -171,7 +199,7 @@ function plainNumber(described: Described): PlainCheck | undefined {
 
 /** The plain check of `.valid(...strings)` (only those values, matched exactly): the value itself. */
 function plainOnly(described: Described): PlainCheck | undefined {
-  if (hasOtherThan(described, ['type', 'flags', 'allow']) || !flagsWithin(described, ['only']))
+  if (hasOtherThan(described, ['type', 'flags', 'allow', 'metas']) || !flagsWithin(described, ['only']))
     return undefined;
   if (described.flags?.only !== true) return undefined;
   const allowed = described.allow ?? [];
@@ -180,11 +208,21 @@ function plainOnly(described: Described): PlainCheck | undefined {
   return (value) => (typeof value === 'string' && valid.has(value) ? value : LEFT_TO_JOI);
 }
 
-/** The plain check of an object of known keys (no unknown member, no rule, no renaming). */
+/**
+ * The plain check of an object: of known keys (no unknown member, no rule, no renaming), or of no
+ * keys at all (`Joi.object()`, any members: joi answers the very object).
+ */
 function plainObject(described: Described): PlainCheck | undefined {
-  if (hasOtherThan(described, ['type', 'flags', 'keys']) || !flagsWithin(described, [])) return undefined;
-  if (described.keys === undefined) return undefined;
-  const members: { name: string; check: PlainCheck; required: boolean; fallback?: number }[] = [];
+  if (hasOtherThan(described, ['type', 'flags', 'keys', 'metas']) || !flagsWithin(described, []))
+    return undefined;
+  if (described.keys === undefined) return (value) => (isPlainObject(value) ? value : LEFT_TO_JOI);
+  const members: {
+    name: string;
+    check: PlainCheck;
+    required: boolean;
+    hasFallback: boolean;
+    fallback: Fallback;
+  }[] = [];
   for (const [name, member] of Object.entries(described.keys)) {
     const presence = presenceOf(member);
     const check = presence && plainCheckOf(member);
@@ -193,19 +231,17 @@ function plainObject(described: Described): PlainCheck | undefined {
   }
   const known = new Set(members.map(({ name }) => name));
   return (value) => {
-    if (typeof value !== 'object' || value === null || Array.isArray(value)) return LEFT_TO_JOI;
-    if (Object.getPrototypeOf(value) !== Object.prototype) return LEFT_TO_JOI;
-    const given = value as Record<string, unknown>;
-    for (const name of Object.keys(given)) if (!known.has(name)) return LEFT_TO_JOI;
+    if (!isPlainObject(value)) return LEFT_TO_JOI;
+    for (const name of Object.keys(value)) if (!known.has(name)) return LEFT_TO_JOI;
     const result: Record<string, unknown> = {};
-    for (const name of Object.keys(given)) result[name] = given[name];
-    for (const { name, check, required, fallback } of members) {
-      if (!Object.hasOwn(given, name)) {
+    for (const name of Object.keys(value)) result[name] = value[name];
+    for (const { name, check, required, hasFallback, fallback } of members) {
+      if (!Object.hasOwn(value, name)) {
         if (required) return LEFT_TO_JOI;
-        if (fallback !== undefined) result[name] = fallback;
+        if (hasFallback) result[name] = fallback;
         continue;
       }
-      const checked = check(given[name]);
+      const checked = check(value[name]);
       if (checked === LEFT_TO_JOI) return LEFT_TO_JOI;
       result[name] = checked;
     }
@@ -213,10 +249,79 @@ function plainObject(described: Described): PlainCheck | undefined {
   };
 }
 
+/** A regular expression as describe() writes it (`/source/flags`), or undefined. */
+function regexOf(text: unknown): RegExp | undefined {
+  if (typeof text !== 'string') return undefined;
+  const parts = /^\/(.*)\/([dimsuv]*)$/s.exec(text);
+  if (!parts) return undefined;
+  try {
+    const regex = new RegExp(parts[1] as string, parts[2]);
+    // Only if it reads back as written: the same pattern, not a look-alike.
+    return String(regex) === text ? regex : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The plain check of a string schema: the service's `text()` and `guid()` (text rules counted in
+ * characters, named patterns, lower or upper case, trimming), with `.allow()` of null and strings
+ * and constant defaults. What joi does to a JSON string, in its order: the text() bound on the
+ * value as sent (its `prepare`), the case and the trim (joi's coercion, on with `convert`), the
+ * allowed values (answered as they are), then the type (a non-empty string; text() refuses
+ * ill-formed UTF-16, so every string passed here must be well-formed, whichever joi made it) and
+ * the rules on the coerced value. Any other rule, flag or option: no plain check.
+ */
+function plainString(described: Described): PlainCheck | undefined {
+  if (
+    hasOtherThan(described, ['type', 'flags', 'rules', 'allow', 'metas']) ||
+    !flagsWithin(described, ['default'])
+  )
+    return undefined;
+  const allowed = described.allow ?? [];
+  if (!allowed.every((value) => value === null || typeof value === 'string')) return undefined;
+  const valid = new Set(allowed);
+  let min = 0;
+  let max = Infinity;
+  let casing: 'lower' | 'upper' | undefined;
+  let trim = false;
+  const patterns: RegExp[] = [];
+  for (const { name, args = {} } of described.rules ?? []) {
+    const { limit } = args;
+    if (name === 'minChars' && Number.isSafeInteger(limit)) min = Math.max(min, limit as number);
+    else if (name === 'maxChars' && Number.isSafeInteger(limit)) max = Math.min(max, limit as number);
+    else if (name === 'case' && (args.direction === 'lower' || args.direction === 'upper'))
+      casing = args.direction;
+    else if (name === 'trim' && args.enabled === true) trim = true;
+    else if (name === 'pattern' && !hasOtherThan(args, ['regex', 'options'])) {
+      const regex = regexOf(args.regex);
+      const options = (args.options ?? {}) as Record<string, unknown>;
+      if (!regex || hasOtherThan(options, ['name']) || /[gy]/.test(regex.flags)) return undefined;
+      patterns.push(regex);
+    } else return undefined;
+  }
+  return (value) => {
+    if (value === null) return valid.has(null) ? null : LEFT_TO_JOI;
+    if (typeof value !== 'string') return LEFT_TO_JOI;
+    // text()'s prepare refuses a value over its bound as sent (trimming would hide it).
+    if (max !== Infinity && characterCount(value, max) > max) return LEFT_TO_JOI;
+    let coerced =
+      casing === 'lower' ? value.toLocaleLowerCase() : casing === 'upper' ? value.toLocaleUpperCase() : value;
+    if (trim) coerced = coerced.trim();
+    if (valid.has(coerced)) return coerced;
+    if (coerced === '' || !coerced.isWellFormed()) return LEFT_TO_JOI;
+    if (min > 0 && characterCount(coerced, min) < min) return LEFT_TO_JOI;
+    if (max !== Infinity && characterCount(coerced, max) > max) return LEFT_TO_JOI;
+    for (const regex of patterns) if (!regex.test(coerced)) return LEFT_TO_JOI;
+    return coerced;
+  };
+}
+
 function plainCheckOf(described: Described): PlainCheck | undefined {
   if (described.type === 'object') return plainObject(described);
   if (described.type === 'number') return plainNumber(described);
-  if (described.type === 'string') return plainOnly(described);
+  if (described.type === 'string')
+    return described.flags?.only === true ? plainOnly(described) : plainString(described);
   return undefined;
 }
 
@@ -233,8 +338,9 @@ function describedOrNothing(schema: Joi.Schema): Described {
 
 /**
  * A plain check derived from the schema's own description, for schemas made only of what it
- * understands (objects of known keys, `.valid()` strings, strict integers with constant bounds and
- * defaults: CurrentUser's body, the service's most frequent); null for any other. It only ever
+ * understands (objects of known keys or of any, `.valid()` strings, `text()` and `guid()` strings,
+ * strict integers with constant bounds, constant defaults: CurrentUser's body, the command
+ * envelope, Create/Link/Unlink's fields); null for any other. It only ever
  * accepts: a value it does not pass, however slightly off, goes to joi, which words every error.
  * joi spends about 10 us on even the smallest body (a state, helpers and closures per schema
  * node, preferences merged for each strict number): most of a cheap read's validation (ADR 0022).

@@ -10,7 +10,6 @@ import {
   FANTASY_TEAM_COMMAND_DEFINITIONS,
   type FantasyTeamCommandDefinition,
 } from '../../shared/commands/fantasy-team-command-definitions';
-import { hasOnlyMembers, isPlainObject, plainLong } from '../../shared/commands/plain-fields';
 import { COMMAND_ROLES, type TeamCommandRequest } from '../../shared/commands/run-team-command';
 import { USER_COMMAND_ROLES } from '../../shared/domain/user/user.commands';
 import { AppError } from '../../shared/errors';
@@ -23,7 +22,7 @@ import {
 import { WEBHOOK_COMMAND_ROLES, type WebhookCommandRequest } from '../../shared/webhooks/webhook-commands';
 
 /** Every command's envelope; the command's own fields are its definition's schema. */
-const envelopeSchema = Joi.object({
+export const envelopeSchema = Joi.object({
   commandType: text({ max: 100 }).required(),
   command: Joi.object().required(),
   expectedVersion: Joi.number()
@@ -131,31 +130,6 @@ function validationMessage(error: unknown): string | undefined {
   return Object.values(errors).flat().join(' ');
 }
 
-const ENVELOPE_MEMBERS = ['commandType', 'command', 'expectedVersion', 'requestId'];
-
-/**
- * A team command in its plainest valid form, as the joi path below would answer it, without joi:
- * the envelope's four members (commandType a known team command with a plain form, `command` a
- * JSON object, expectedVersion absent or a whole number from 0, requestId checked by the caller)
- * and the command's own plain form (plain-fields.ts). Undefined for anything else: joi then
- * validates it and words every error.
- */
-export function plainTeamCommand(
-  body: Record<string, unknown>,
-  requestId: string | null,
-): ParsedCommand | undefined {
-  if (!hasOnlyMembers(body, ENVELOPE_MEMBERS)) return undefined;
-  const { commandType, command } = body;
-  const routed = typeof commandType === 'string' ? DEFINITIONS.get(commandType) : undefined;
-  if (routed?.family !== 'team' || !routed.definition.plainFields || !isPlainObject(command))
-    return undefined;
-  const expectedVersion = body.expectedVersion === undefined ? 0 : plainLong(body.expectedVersion, 0);
-  if (expectedVersion === undefined) return undefined;
-  const fields = routed.definition.plainFields(command);
-  if (!fields) return undefined;
-  return { family: 'team', request: { definition: routed.definition, fields, expectedVersion, requestId } };
-}
-
 /**
  * Validates a command body in the spec's order: the requestId (absent, null, or a GUID, echoed in
  * lower case), the envelope, the command type, then the command's own fields. A refusal echoes the
@@ -174,9 +148,9 @@ export function parseCommandRequest(body: Record<string, unknown>): ParsedComman
     return invalid(refused('COMMAND_VALIDATION_ERROR', GUID_FORMAT_MESSAGE), null);
   }
   const requestId = typeof rawRequestId === 'string' ? rawRequestId.toLowerCase() : null;
-  const plain = plainTeamCommand(body, requestId);
-  if (plain) return { valid: true, command: plain };
   try {
+    // Both validate() calls try the check derived from their schema first (shared/validation.ts):
+    // a plain envelope and command, as clients send them, never reach joi.
     const envelope = validate(envelopeSchema, body) as Envelope;
     const routed = DEFINITIONS.get(envelope.commandType);
     if (!routed) {

@@ -9,7 +9,6 @@ import {
 } from '../domain/fantasy-team/fantasy-team.commands';
 import { TEAM_MESSAGES } from '../domain/fantasy-team/fantasy-team.messages';
 import { boundedArray, guid, long, seasonYear, text } from '../validation';
-import { hasOnlyMembers, plainGuid, plainLong, plainOptionalText } from './plain-fields';
 
 /**
  * One entry per fantasy-team command type of POST /api/command: the schema of its `command` object
@@ -21,19 +20,11 @@ export interface FantasyTeamCommandDefinition {
   readonly commandType: FantasyTeamCommand['type'];
   readonly description: string;
   readonly schema: Joi.ObjectSchema;
-  /**
-   * The command's plainest valid form checked without joi, answered as `schema` would answer it;
-   * undefined for anything else, which `schema` then validates (plain-fields.ts). Given for the
-   * commands sent most, so every check stays small.
-   */
-  readonly plainFields?: (command: Record<string, unknown>) => Record<string, unknown> | undefined;
   toDomain(command: Record<string, unknown>): FantasyTeamCommand;
 }
 
 const aggregateRootId = guid().required();
 const UNLINK_REASON_MAX = 1000;
-const LINK_MEMBERS = ['aggregateRootId', 'fantasyTeamExternalId', 'fantasyUserId'];
-const UNLINK_MEMBERS = ['aggregateRootId', 'unlinkReason'];
 // A roster member exceeding the caps is a rule failure with the decider's message, not a schema one.
 const ROSTER_LIMIT_FOR_SCHEMA = MAX_ROSTER_SIZE * 10;
 
@@ -64,17 +55,6 @@ export const FANTASY_TEAM_COMMAND_DEFINITIONS: readonly FantasyTeamCommandDefini
         .required()
         .description(`Greater than 0, else refused with "${TEAM_MESSAGES.userIdNotPositive}".`),
     }),
-    plainFields: (c) => {
-      if (!hasOnlyMembers(c, LINK_MEMBERS)) return undefined;
-      const aggregateRootId = plainGuid(c.aggregateRootId);
-      const fantasyTeamExternalId = plainLong(c.fantasyTeamExternalId);
-      const fantasyUserId = plainLong(c.fantasyUserId);
-      return aggregateRootId === undefined ||
-        fantasyTeamExternalId === undefined ||
-        fantasyUserId === undefined
-        ? undefined
-        : { aggregateRootId, fantasyTeamExternalId, fantasyUserId };
-    },
     toDomain: (c) => ({
       type: 'LinkFantasyTeam',
       data: {
@@ -90,14 +70,6 @@ export const FANTASY_TEAM_COMMAND_DEFINITIONS: readonly FantasyTeamCommandDefini
       aggregateRootId,
       unlinkReason: text({ max: UNLINK_REASON_MAX }).allow(null, '').default(null),
     }),
-    plainFields: (c) => {
-      if (!hasOnlyMembers(c, UNLINK_MEMBERS)) return undefined;
-      const aggregateRootId = plainGuid(c.aggregateRootId);
-      const unlinkReason = plainOptionalText(c.unlinkReason, UNLINK_REASON_MAX);
-      return aggregateRootId === undefined || unlinkReason === undefined
-        ? undefined
-        : { aggregateRootId, unlinkReason };
-    },
     toDomain: (c) => ({
       type: 'UnlinkFantasyTeam',
       data: { unlinkReason: (c.unlinkReason as string | null) ?? null },

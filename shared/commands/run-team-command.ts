@@ -72,8 +72,10 @@ async function runOnTeam(
   //    ADR 0014). Confirmed once the team is written, given back when nothing was.
   const { teamLimit } = services;
   const creates = commandType === 'CreateFantasyTeam';
-  const bounded = !hasAnyRole(caller.roles, ['Admin']);
-  if (creates && !(await teamLimit.reserve(caller.userId, aggregateId, { bounded }))) {
+  if (
+    creates &&
+    !(await teamLimit.reserve(caller.userId, aggregateId, { bounded: !hasAnyRole(caller.roles, ['Admin']) }))
+  ) {
     return refused('COMMAND_VALIDATION_ERROR', TEAM_MESSAGES.ownerTeamLimit(teamLimit.maxPerOwner));
   }
   /** Whether the command wrote its events: a reservation is confirmed, released, or left to be

@@ -6,7 +6,7 @@ import { v5 as uuidv5 } from 'uuid';
 import type { Config } from '../config';
 import type { Logger } from '../logger';
 import { redactSecrets } from '../redaction';
-import { isRedisUnavailable, type RedisClient } from '../redis/connections';
+import { closeConnections, isRedisUnavailable, type RedisClient } from '../redis/connections';
 import type { Keys } from '../redis/keys';
 import { registerScripts } from '../redis/scripts';
 import { IMPORT_SCRIPTS } from './import.scripts';
@@ -132,13 +132,15 @@ export class ImportQueue {
   private readonly claimKey: string;
 
   constructor(
-    connection: ConnectionOptions,
+    private readonly connection: ConnectionOptions,
     private readonly redis: RedisClient,
     keys: Keys,
     config: Config,
     logger: Logger,
     /** Seals the data of every job it adds; a queue without one (metrics only) cannot enqueue. */
     private readonly cipher?: JobDataCipher,
+    /** True when `connection` is the queue's alone: close() then closes it too. */
+    private readonly ownsConnection = false,
   ) {
     this.queue = new Queue<QueuedImportJob>(IMPORT_QUEUE_NAME, {
       connection,
@@ -243,7 +245,45 @@ export class ImportQueue {
     return (await this.redis.exists(this.claimKey)) === 1;
   }
 
+  /**
+   * Closes the queue, and first its connection when it owns one. A queue closed right after it was
+   * made (tests; a process stopping at once) can still be in BullMQ's set-up on that connection
+   * (waiting for it to be ready, then INFO for the Redis version). BullMQ re-emits a failed set-up
+   * as an 'error' event of its connection wrapper, and closing the queue removes every listener of
+   * that wrapper: a set-up failing after it (its connection closed under it) threw from that emit
+   * inside a promise handler, an unhandled rejection ("Connection is closed", "Stream isn't
+   * writeable ...") that failed a test suite. So the connection closes first, a set-up still running
+   * fails while the queue still listens (reportQueueErrors), and it is awaited before the queue
+   * closes: settled either way once the connection is closed, except on a cluster client closed
+   * while still connecting, which ioredis leaves 'disconnecting' for good (a set-up that never ends
+   * never fails either), hence the bound.
+   * A queue on a shared connection (the workers' metrics) was made on a ready connection long
+   * before it closes: its set-up has long settled.
+   */
   async close(): Promise<void> {
+    if (this.ownsConnection && isRedisClient(this.connection)) {
+      await closeConnections(this.connection);
+      await settledWithin(this.queue.waitUntilReady(), SET_UP_SETTLE_MS);
+    }
     await this.queue.close();
   }
+}
+
+/** How long close() waits for BullMQ's set-up on a closed connection to settle. */
+const SET_UP_SETTLE_MS = 2_000;
+
+/** Resolves once `promise` settles, or after `ms`, whichever comes first; never rejects. */
+async function settledWithin(promise: Promise<unknown>, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([
+    promise.catch(() => undefined),
+    new Promise((resolve) => {
+      timer = setTimeout(resolve, ms);
+    }),
+  ]);
+  clearTimeout(timer);
+}
+
+function isRedisClient(connection: ConnectionOptions): connection is RedisClient {
+  return typeof (connection as Partial<RedisClient>).quit === 'function';
 }

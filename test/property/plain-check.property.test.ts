@@ -12,6 +12,14 @@ import { guid, isLeftToJoi, plainCheckFor, text, validateWithJoi } from '../../s
  * errors. Held here to joi itself on bodies near each schema it covers.
  */
 
+/** The team commands whose schemas the plain check covers (SetFantasyTeamRoster's bounded array is `.when`). */
+const PLAIN_TEAM_COMMANDS: readonly string[] = [
+  'CreateFantasyTeam',
+  'LinkFantasyTeam',
+  'UnlinkFantasyTeam',
+  'ArchiveFantasyTeam',
+];
+
 /** The schemas only need no collaborator: the queries are built with none. */
 const QUERIES = allQueries({} as QueryDependencies);
 
@@ -30,13 +38,32 @@ const numbers = fc.oneof(
   fc.constantFrom(-0, 0.5, 1e21, 2 ** 53, 2 ** 53 - 1, -(2 ** 53), Number.MAX_VALUE, 1000, 1001),
   fc.double({ noNaN: true }),
 );
-const scalars = fc.oneof(
-  numbers,
+/** Strings near the text() and guid() rules: GUIDs in either case, blanks, astral and lone surrogates. */
+const texts = fc.oneof(
   fc.string({ maxLength: 4 }),
-  fc.boolean(),
-  fc.constant(null),
-  fc.constantFrom('10', '0'),
+  fc.uuid(),
+  fc.uuid().map((id) => id.toUpperCase()),
+  fc.uuid().map((id) => ` ${id}`),
+  { weight: 4, arbitrary: edgeTexts() },
 );
+/** The strings each text() rule turns on. */
+function edgeTexts() {
+  return fc.constantFrom(
+    '',
+    ' ',
+    ' x ',
+    '\ud800',
+    'a\udc00b',
+    '😀',
+    '😀'.repeat(10),
+    'İ',
+    'x'.repeat(11),
+    `${' '.repeat(10)}x`,
+    'x',
+    '2026',
+  );
+}
+const scalars = fc.oneof(numbers, texts, fc.boolean(), fc.constant(null), fc.constantFrom('10', '0'));
 const queryTypes = fc.constantFrom(
   ...QUERIES.map((query) => query.queryType),
   'currentuser',
@@ -113,10 +140,47 @@ describe('the plain check in front of joi', () => {
     expect(accepted).toBeGreaterThan(300);
   });
 
-  it('When a schema uses anything beyond known keys, exact values and strict bounded integers, then it is left to joi whole', () => {
-    const beyond = [
+  it('When a body passes the plain check of a text() or guid() schema, then joi accepts it too and cleans it to the same value', () => {
+    const schemas = [
       Joi.object({ id: guid().required() }),
+      Joi.object({ id: guid().allow(null).description('documented') }),
       Joi.object({ name: text({ max: 10 }) }),
+      Joi.object({ name: text({ min: 2, max: 10, notBlank: true }).trim().required() }),
+      Joi.object({ name: text({ max: 10 }).allow(null, '').default(null) }),
+      Joi.object({ name: text({ max: 10 }).trim().allow('') }),
+      Joi.object({ name: text().uppercase().default('X') }),
+      Joi.object({ name: text().uppercase().allow('x', null) }),
+      Joi.object({
+        season: text()
+          .pattern(/^\d{4}$/, { name: 'a 4-digit year' })
+          .default('2026'),
+      }),
+      Joi.object({ any: Joi.object().required(), text: Joi.string() }),
+    ];
+    const values = fc.oneof(texts, fc.constant(null), fc.constant(undefined), numbers, fc.constant({}));
+    const members = fc.constantFrom('id', 'name', 'season', 'any', 'text', 'other');
+    let accepted = 0;
+    fc.assert(
+      fc.property(
+        fc.constantFrom(...schemas),
+        fc.dictionary(members, values, { maxKeys: 3 }),
+        (schema, generated) => {
+          const body = JSON.parse(JSON.stringify(generated)) as unknown;
+          const check = plainCheckFor(schema);
+          expect(check).toEqual(expect.any(Function));
+          const plain = (check as (value: unknown) => unknown)(body);
+          if (isLeftToJoi(plain)) return;
+          accepted += 1;
+          expect(joiAnswer(schema, body)).toStrictEqual({ value: plain });
+        },
+      ),
+      { numRuns: 20_000 },
+    );
+    expect(accepted).toBeGreaterThan(300);
+  });
+
+  it('When a schema uses anything beyond known keys, exact values, text() and guid() strings and strict bounded integers, then it is left to joi whole', () => {
+    const beyond = [
       Joi.object({ n: Joi.number().integer() }), // converts "1" to 1: not strict
       Joi.object({ a: Joi.number().strict() }).unknown(true),
       Joi.object({ a: Joi.string().valid('x').insensitive() }),
@@ -131,9 +195,28 @@ describe('the plain check in front of joi', () => {
           .strict()
           .custom((value: number) => value),
       }),
-      ...FANTASY_TEAM_COMMAND_DEFINITIONS.map((definition) => definition.schema),
+      Joi.object({ a: Joi.string().min(2) }), // counts UTF-16 units, not characters
+      Joi.object({ a: Joi.string().email() }),
+      Joi.object({ a: Joi.string().normalize() }),
+      Joi.object({ a: Joi.string().replace(/x/, 'y') }),
+      Joi.object({ a: Joi.string().truncate() }),
+      Joi.object({ a: Joi.string().empty('') }),
+      Joi.object({ a: Joi.string().insensitive().allow('x') }),
+      Joi.object({ a: Joi.string().pattern(/x/, { invert: true }) }),
+      Joi.object({ a: Joi.string().allow(1) }),
+      Joi.object({ a: Joi.string().prefs({ convert: false }).lowercase() }),
+      ...FANTASY_TEAM_COMMAND_DEFINITIONS.filter(
+        ({ commandType }) => !PLAIN_TEAM_COMMANDS.includes(commandType),
+      ).map((definition) => definition.schema),
     ];
 
     for (const schema of beyond) expect(plainCheckFor(schema as Joi.Schema)).toBeNull();
+  });
+
+  it('When a team command is one clients send most, then its schema has a plain check', () => {
+    for (const { commandType, schema } of FANTASY_TEAM_COMMAND_DEFINITIONS) {
+      if (PLAIN_TEAM_COMMANDS.includes(commandType))
+        expect(plainCheckFor(schema)).toEqual(expect.any(Function));
+    }
   });
 });

@@ -2,28 +2,44 @@ import { randomUUID } from 'node:crypto';
 
 import fc from 'fast-check';
 
-import { commandRequestSchema, plainTeamCommand } from '../../ingress/command/command-request';
-import { FANTASY_TEAM_COMMAND_DEFINITIONS } from '../../shared/commands/fantasy-team-command-definitions';
+import {
+  COMMAND_DEFINITIONS,
+  commandRequestSchema,
+  envelopeSchema,
+} from '../../ingress/command/command-request';
 import { AppError } from '../../shared/errors';
-import { validate } from '../../shared/validation';
+import { isLeftToJoi, plainCheckFor, validateWithJoi } from '../../shared/validation';
 import { propertyParameters } from '../helpers/hostile-json';
 
 /**
- * The command path checks a team command's plainest form without joi (plain-fields.ts). These
- * properties hold that check to the joi schemas: whatever it accepts, joi accepts and answers the
- * same way; whatever joi refuses, it leaves to joi (which words the refusal).
+ * The command path checks the envelope and then the command's fields with the plain checks derived
+ * from their joi schemas (shared/validation.ts), as parseCommandRequest's validate() calls do.
+ * These properties hold that pair to the joi schemas alone: whatever it accepts, joi accepts and
+ * answers the same way; whatever joi refuses, it leaves to joi (which words the refusal).
  */
 
-const TYPES_WITH_PLAIN_FORM = FANTASY_TEAM_COMMAND_DEFINITIONS.filter((d) => d.plainFields).map(
+const DEFINITIONS = COMMAND_DEFINITIONS.map((routed) => routed.definition);
+const TYPES_WITH_PLAIN_FORM = DEFINITIONS.filter((d) => plainCheckFor(d.schema) !== null).map(
   (d) => d.commandType,
 );
 
-/** What the joi schemas make of a body: the validated envelope, or 'refused'. */
+/** What the plain checks make of a body, in parseCommandRequest's order, or undefined: joi's. */
+function byPlainChecks(body: Record<string, unknown>): Record<string, unknown> | undefined {
+  const envelope = plainCheckFor(envelopeSchema)?.(body);
+  if (envelope === undefined || isLeftToJoi(envelope)) return undefined;
+  const { commandType, command } = envelope as { commandType: string; command: unknown };
+  const definition = DEFINITIONS.find((d) => d.commandType === commandType);
+  const fields = definition && plainCheckFor(definition.schema)?.(command);
+  if (fields === undefined || isLeftToJoi(fields)) return undefined;
+  return { ...(envelope as Record<string, unknown>), command: fields };
+}
+
+/** What the joi schemas alone make of a body: the validated envelope, or 'refused'. */
 function byJoi(body: Record<string, unknown>): Record<string, unknown> | 'refused' {
-  const definition = FANTASY_TEAM_COMMAND_DEFINITIONS.find((d) => d.commandType === body.commandType);
+  const definition = DEFINITIONS.find((d) => d.commandType === body.commandType);
   if (!definition) return 'refused';
   try {
-    return validate(commandRequestSchema(definition), body) as Record<string, unknown>;
+    return validateWithJoi(commandRequestSchema(definition), body) as Record<string, unknown>;
   } catch (error) {
     if (error instanceof AppError && error.code === 'VALIDATION_ERROR') return 'refused';
     throw error;
@@ -67,6 +83,7 @@ const memberName = fc.constantFrom(
   'fantasyUserId',
   'unlinkReason',
   'name',
+  'season',
   '__proto__',
   'constructor',
   'AggregateRootId',
@@ -110,13 +127,26 @@ const nearlyValid = fc
           { requiredKeys: ['aggregateRootId'] },
         ),
       }),
+      fc.record({
+        commandType: fc.constant('CreateFantasyTeam'),
+        command: fc.record(
+          {
+            aggregateRootId: anyGuid,
+            name: fc.oneof(fc.string(), fc.constantFrom(' x ', 'Team 😀', '\tA', 'x'.repeat(100)), anyValue),
+            season: fc.oneof(fc.constantFrom('2026', '1999', ' 2026', '20266'), anyValue),
+          },
+          { requiredKeys: ['aggregateRootId', 'name'] },
+        ),
+      }),
     ),
     fc.option(fc.nat(1_000)),
+    fc.option(fc.oneof(fc.constant(null), anyGuid)),
     fc.option(fc.tuple(fc.constantFrom('body', 'command'), memberName, anyValue)),
   )
-  .map(([valid, expectedVersion, change]) => {
+  .map(([valid, expectedVersion, requestId, change]) => {
     const sent: Record<string, unknown> = { ...valid, command: { ...valid.command } };
     if (expectedVersion !== null) sent.expectedVersion = expectedVersion;
+    if (requestId !== null) sent.requestId = requestId;
     if (change) {
       const [where, member, value] = change;
       const target = where === 'body' ? sent : (sent.command as Record<string, unknown>);
@@ -130,12 +160,12 @@ const body = fc.oneof(
   fc.record(
     {
       commandType: fc.oneof(
-        fc.constantFrom(...TYPES_WITH_PLAIN_FORM, 'CreateFantasyTeam', 'linkFantasyTeam'),
+        fc.constantFrom(...TYPES_WITH_PLAIN_FORM, 'SetFantasyTeamRoster', 'linkFantasyTeam'),
         anyValue,
       ),
       command: commandObject,
       expectedVersion: anyValue,
-      requestId: fc.oneof(fc.constant(null), fc.uuid()),
+      requestId: fc.oneof(fc.constant(null), anyGuid, anyValue),
       extra: anyValue,
     },
     { requiredKeys: [] },
@@ -147,23 +177,16 @@ function asParsed(value: unknown): Record<string, unknown> {
   return JSON.parse(JSON.stringify(value) ?? 'null') as Record<string, unknown>;
 }
 
-describe('the plain form of a team command', () => {
+describe('the plain form of a command', () => {
   it('is answered as the joi schemas answer it, or left to them', () => {
     let plainOnes = 0;
     fc.assert(
       fc.property(body, (generated) => {
         const sent = asParsed(generated);
-        const requestId = typeof sent.requestId === 'string' ? sent.requestId.toLowerCase() : null;
-        const plain = plainTeamCommand(sent, requestId);
+        const plain = byPlainChecks(sent);
         if (plain === undefined) return;
         plainOnes += 1;
-        const joi = byJoi(sent);
-        expect(joi).not.toBe('refused');
-        const validated = joi as { command: Record<string, unknown>; expectedVersion: number };
-        expect(plain.family).toBe('team');
-        expect(plain.request.fields).toStrictEqual(validated.command);
-        expect(plain.request.expectedVersion).toBe(validated.expectedVersion);
-        expect(plain.request.definition.commandType).toBe(sent.commandType);
+        expect(byJoi(sent)).toStrictEqual(plain);
       }),
       propertyParameters(3000),
     );
@@ -171,12 +194,13 @@ describe('the plain form of a team command', () => {
     expect(plainOnes).toBeGreaterThan(100);
   });
 
-  it('covers LinkFantasyTeam and UnlinkFantasyTeam as clients send them', () => {
+  it('covers CreateFantasyTeam, LinkFantasyTeam and UnlinkFantasyTeam as clients send them', () => {
     const id = randomUUID().toUpperCase();
     const bodies = [
       {
         commandType: 'LinkFantasyTeam',
         command: { aggregateRootId: id, fantasyTeamExternalId: 7, fantasyUserId: 9 },
+        requestId: randomUUID(),
       },
       { commandType: 'UnlinkFantasyTeam', command: { aggregateRootId: id }, expectedVersion: 3 },
       {
@@ -184,10 +208,12 @@ describe('the plain form of a team command', () => {
         command: { aggregateRootId: id, unlinkReason: 'moved' },
         requestId: null,
       },
+      { commandType: 'CreateFantasyTeam', command: { aggregateRootId: id, name: ' Spurs ' } },
     ];
     for (const sent of bodies) {
-      const plain = plainTeamCommand(sent, null);
-      expect(plain?.request.fields).toStrictEqual((byJoi(sent) as { command: unknown }).command);
+      const plain = byPlainChecks(sent);
+      expect(plain).toBeDefined();
+      expect(plain).toStrictEqual(byJoi(sent));
     }
   });
 });

@@ -20,6 +20,11 @@ function teamsOfOnePartition(): [string, string, number] {
   }
 }
 
+/** Creates the team `teamId` named `name` (its first event, version 1). */
+function createTeam(core: Core, teamId: string, name: string): Promise<unknown> {
+  return acceptedTeamCommand(core, teamId, { type: 'CreateFantasyTeam', data: { name, season: '2026' } });
+}
+
 /** The fantasy-team document of `teamId` as stored, parsed. */
 async function documentOf(core: Core, teamId: string): Promise<unknown> {
   const json = await core.redis.get(fantasyTeamProjection.documentKey(core.keys, teamId));
@@ -30,14 +35,8 @@ describe("A projection's batch read (the events and documents in the script that
   it('When a batch holds references, an entry of another type and a copy of its event (before ADR 0020), then one script reads it and the projection applies its own events in log order', async () => {
     const core = await buildCore();
     const [linkedTeam, copiedTeam, partition] = teamsOfOnePartition();
-    await acceptedTeamCommand(core, linkedTeam, {
-      type: 'CreateFantasyTeam',
-      data: { name: 'Ref', season: '2026' },
-    });
-    await acceptedTeamCommand(core, copiedTeam, {
-      type: 'CreateFantasyTeam',
-      data: { name: 'Copy', season: '2026' },
-    });
+    await createTeam(core, linkedTeam, 'Ref');
+    await createTeam(core, copiedTeam, 'Copy');
     await acceptedTeamCommand(core, linkedTeam, {
       type: 'LinkFantasyTeam',
       data: { fantasyTeamExternalId: 7, fantasyUserId: 8 },
@@ -96,14 +95,8 @@ describe("A projection's batch read (the events and documents in the script that
   it('When a batch holds only references, then its documents are read in the same script: no other read', async () => {
     const core = await buildCore();
     const [first, second, partition] = teamsOfOnePartition();
-    await acceptedTeamCommand(core, first, {
-      type: 'CreateFantasyTeam',
-      data: { name: 'One', season: '2026' },
-    });
-    await acceptedTeamCommand(core, second, {
-      type: 'CreateFantasyTeam',
-      data: { name: 'Two', season: '2026' },
-    });
+    await createTeam(core, first, 'One');
+    await createTeam(core, second, 'Two');
     const entries = await core.redis.xrange(core.keys.logPartition(partition), '-', '+');
     const checkpoint = entries[0]?.[0] ?? NO_CHECKPOINT;
     // The first team's document, as an earlier batch left it: the next batch must evolve it, not
@@ -141,10 +134,7 @@ describe("A projection's batch read (the events and documents in the script that
   it('When a log entry refers to an event its stream does not hold, then the batch fails and its checkpoint stays', async () => {
     const core = await buildCore();
     const [team, , partition] = teamsOfOnePartition();
-    await acceptedTeamCommand(core, team, {
-      type: 'CreateFantasyTeam',
-      data: { name: 'Gap', season: '2026' },
-    });
+    await createTeam(core, team, 'Gap');
     await core.redis.xadd(
       core.keys.logPartition(partition),
       '*',

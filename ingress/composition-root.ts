@@ -12,6 +12,7 @@ import { JobDataCipher } from '../shared/importers/job-data-cipher';
 import type { Logger } from '../shared/logger';
 import type { SignInMetrics } from '../shared/metrics/metrics';
 import {
+  closeConnections,
   createRedisConnection,
   duplicateConnection,
   type RedisClient,
@@ -73,6 +74,30 @@ export async function createIngressServices(
   signInMetrics?: SignInMetrics & Partial<EventStreamMetrics>,
 ): Promise<IngressServices> {
   const core = createCoreServices(config, redis, hooks);
+  // What set-up has opened so far, closed (latest first) if a later step throws: a failed start
+  // must not leave connections behind, with their reconnect timers keeping the process alive.
+  const opened: Array<() => Promise<void>> = [() => core.close()];
+  try {
+    return await buildIngressServices(config, redis, logger, core, opened, signInMetrics);
+  } catch (error) {
+    for (const close of opened.reverse()) {
+      await close().catch((closeError: unknown) =>
+        logger.warn('closing after a failed start failed', { error: String(closeError) }),
+      );
+    }
+    throw error;
+  }
+}
+
+/** createIngressServices' steps; each opening step adds its close to `opened` at once. */
+async function buildIngressServices(
+  config: Config,
+  redis: RedisClient,
+  logger: Logger,
+  core: CoreServices,
+  opened: Array<() => Promise<void>>,
+  signInMetrics?: SignInMetrics & Partial<EventStreamMetrics>,
+): Promise<IngressServices> {
   const throttle = new SignInThrottle(redis, core.keys, config.auth, logger, signInMetrics);
   const accountCache = await AccountCache.start(
     core.accounts,
@@ -83,6 +108,7 @@ export async function createIngressServices(
     logger,
     { publisher: redis, ...DEFAULT_HEARTBEAT },
   );
+  opened.push(() => accountCache.close());
   const verifier = await CredentialVerifier.create(
     core.accounts,
     accountCache,
@@ -106,10 +132,13 @@ export async function createIngressServices(
   // every defined script onto each pipeline it makes, so on the request connection they were copied
   // onto every auto-pipeline of every request (~5% of a command's ingress CPU, ADR 0022).
   const queueConnection = createRedisConnection(config.redis, 'request', logger, 'import-queue');
+  opened.push(() => closeConnections(queueConnection));
   // Ready before the services are: an app closed at once would otherwise close it mid-handshake,
   // where ioredis's failed ready check leaves a 2 s disconnect timer behind.
   await waitForRedis(queueConnection, logger);
   const importQueue = new ImportQueue(queueConnection, redis, core.keys, config, logger, jobCipher, true);
+  // The queue owns its connection from here on: its close() closes both, in the order it needs.
+  opened[opened.length - 1] = () => importQueue.close();
   const importResults = new ImportResults(redis, core.keys, config.imports.resultTtlSeconds);
   const usersReader = new UsersReader(redis, core.keys);
   const webhookSecrets = new WebhookSecrets(

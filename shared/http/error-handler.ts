@@ -1,6 +1,7 @@
 import type { ErrorRequestHandler, RequestHandler } from 'express';
 
 import { AppError, isProblemCode } from '../errors';
+import { AppendOutcomeUnknownError } from '../event-store/errors';
 import type { Logger } from '../logger';
 import { isRedisOutOfMemory, isRedisUnavailable } from '../redis/connections';
 import { problem, sendProblem } from './problem';
@@ -97,7 +98,10 @@ export function errorHandler(logger: Logger): ErrorRequestHandler {
       return;
     }
 
-    if (isRedisUnavailable(error)) {
+    // An append whose answer Redis took with it, where no use case words it (a command does: it
+    // may have taken effect, resend with its requestId): Redis went away mid-write, the same
+    // outage. An inline import is one: the workers take it over, and a resend finds its job.
+    if (isRedisUnavailable(error) || error instanceof AppendOutcomeUnknownError) {
       logger.warn('request failed: redis unavailable', { error: (error as Error).message });
       res.setHeader('Retry-After', '1');
       sendProblem(

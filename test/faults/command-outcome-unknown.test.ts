@@ -14,6 +14,8 @@ import { randomUUID } from 'node:crypto';
 
 import request from 'supertest';
 
+import { userDecider } from '../../shared/domain/user/user.decider';
+import { userIdForEmail } from '../../shared/domain/user/user-id';
 import { createLogger } from '../../shared/logger';
 import { closeConnections, type RedisClient } from '../../shared/redis/connections';
 import { createKeys } from '../../shared/redis/keys';
@@ -26,6 +28,7 @@ import {
   uniquePrefix,
 } from '../helpers/app-fixture';
 import { eventually } from '../helpers/processes';
+import { seedUsers } from '../helpers/seed-users';
 import { LossyProxy } from '../helpers/tcp-proxy';
 import { passwordGrantToken } from '../helpers/tokens';
 
@@ -42,8 +45,9 @@ describeOnServer('A command whose append ran in Redis but whose answer was lost'
   let direct: RedisClient;
   let subject: TestApp;
   let token: string;
-  /** The team whose next append loses its answer. */
+  /** The aggregate whose next append loses its answer, and its type. */
   let armedFor: string | undefined;
+  let armedType = TEAM;
 
   beforeAll(async () => {
     proxy = await LossyProxy.start(testRedisEnv().REDIS_URL);
@@ -58,7 +62,7 @@ describeOnServer('A command whose append ran in Redis but whose answer was lost'
           proxy.swallowReplies = true;
           void (async () => {
             // Once the append has run in Redis (seen on a direct connection), the link fails.
-            const stream = keys.aggregateStream(TEAM, aggregateId);
+            const stream = keys.aggregateStream(armedType, aggregateId);
             const before = await direct.xlen(stream);
             await eventually(async () => (await direct.xlen(stream)) > before, 5_000, 5);
             proxy.cutClients();
@@ -68,6 +72,7 @@ describeOnServer('A command whose append ran in Redis but whose answer was lost'
       },
     );
     await subject.createUser({ email: 'unknown-outcome@example.com', password: PASSWORD });
+    await subject.createUser({ email: 'importer@example.com', password: PASSWORD, roles: ['UserManager'] });
     token = await passwordGrantToken(subject.app, 'unknown-outcome@example.com', PASSWORD);
   });
   afterAll(async () => {
@@ -129,5 +134,39 @@ describeOnServer('A command whose append ran in Redis but whose answer was lost'
     });
     expectOutcomeUnknown(lost, /carried no requestId/);
     expect(await streamLength(team)).toBe(1);
+  });
+
+  it('When the answer to an append of an inline High import is lost, then the caller gets the 503 problem, not a 500, and the import is left to the workers', async () => {
+    const [user] = seedUsers(1);
+    if (!user) throw new Error('no seed user');
+    armedType = userDecider.aggregateType;
+    armedFor = userIdForEmail(user.email);
+    try {
+      const importer = await passwordGrantToken(subject.app, 'importer@example.com', PASSWORD);
+      const lost = await request(subject.app)
+        .post('/api/import')
+        .set('Authorization', `Bearer ${importer}`)
+        .send({
+          requestId: randomUUID(),
+          importerType: 'UserSeeding',
+          priority: 'High',
+          importData: { enabled: true, skipIfUsersExist: false, users: [user] },
+        });
+
+      expect(lost.status).toBe(503);
+      expect(lost.headers['content-type']).toMatch(/^application\/problem\+json/);
+      expect(lost.headers['retry-after']).toBe('1');
+      expect(lost.body).toMatchObject({ status: 503, title: 'Service Unavailable' });
+      expect(subject.logs.text).not.toContain('unhandled error');
+      // Handed over: a job waits for the workers (none run here) to finish it.
+      await eventually(
+        () => Promise.resolve(subject.logs.text.includes('inline import handed to the workers')),
+        5_000,
+      );
+      expect(await subject.services.importQueue.inlineRunning()).toBe(false);
+    } finally {
+      armedFor = undefined;
+      armedType = TEAM;
+    }
   });
 });

@@ -56,18 +56,19 @@ describeOnServer('A command whose append ran in Redis but whose answer was lost'
       { REDIS_URL: proxy.url, REDIS_KEY_PREFIX: prefix },
       {},
       {
-        beforeAppend(aggregateId) {
-          if (aggregateId !== armedFor) return Promise.resolve();
+        async beforeAppend(aggregateId) {
+          if (aggregateId !== armedFor) return;
           armedFor = undefined;
+          // The length before the append, read before it is sent (the handler awaits this hook):
+          // read alongside it, the append could land first and the watch below would never end.
+          const stream = keys.aggregateStream(armedType, aggregateId);
+          const before = await direct.xlen(stream);
           proxy.swallowReplies = true;
           void (async () => {
             // Once the append has run in Redis (seen on a direct connection), the link fails.
-            const stream = keys.aggregateStream(armedType, aggregateId);
-            const before = await direct.xlen(stream);
             await eventually(async () => (await direct.xlen(stream)) > before, 5_000, 5);
             proxy.cutClients();
           })();
-          return Promise.resolve();
         },
       },
     );

@@ -155,16 +155,15 @@ export async function run(): Promise<BenchReport> {
         keys.aggregateRequests(TEAM_TYPE, team.id),
         keys.aggregateRequestTimes(TEAM_TYPE, team.id),
         team.version,
-        1,
-        keys.aggregateChanges(TEAM_TYPE),
-        '',
-        '', // no request id: nothing recorded for replays
-        Date.now(),
-        0,
+        '', // no lock held
         team.id.toLowerCase(),
         TEAM_TYPE,
-        eventJson,
+        keys.aggregateChanges(TEAM_TYPE),
         stateJson,
+        '', // no state shape version: this bench's store keeps none, as the service row's
+        1,
+        eventJson,
+        // no tail: no request id, attachment or removal
       );
       if (version !== team.version + 1) throw new Error(`raw append refused at version ${team.version}`);
       team.version = version;

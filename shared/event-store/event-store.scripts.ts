@@ -75,7 +75,6 @@ declare module 'ioredis' {
       recordKey: string,
       token: string,
       ttlMs: number,
-      requestId: '',
     ): Result<[0] | [1, string | null, string | null, string | null, string | null], Context>;
     rewriteSnapshot(
       recordKey: string,

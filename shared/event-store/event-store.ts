@@ -210,7 +210,7 @@ export class EventStore {
           ttlMs,
           requestId,
         )
-      : await this.redis.lockAndLoadWithoutRequestId(lockKey, recordKey, token, ttlMs, '');
+      : await this.redis.lockAndLoadWithoutRequestId(lockKey, recordKey, token, ttlMs);
     if (reply[0] !== 1) return null;
     const [, version, state, applied, stateVersion] = reply;
     const appliedRequest = applied ? appliedRequestOf(applied) : null;
@@ -315,22 +315,22 @@ export class EventStore {
     }
     args.push(
       expectedVersion,
-      events.length,
-      this.keys.aggregateChanges(aggregateType),
       request.lockToken ?? '',
-      request.requestId ?? '',
-      Date.now(),
-      REQUEST_ID_WINDOW_MS,
       // Announced as the keys spell it (lower case), so a listener's id matches the key's.
       aggregateId.toLowerCase(),
       aggregateType,
+      this.keys.aggregateChanges(aggregateType),
+      JSON.stringify(request.state),
+      shape ? String(currentStateVersion(shape)) : '',
+      events.length,
     );
     for (const event of events) args.push(compactEnvelopeJson(event));
-    args.push(JSON.stringify(request.state), removed.length);
-    for (const field of removed) args.push(field);
-    // The state's shape version rides with the attachments: same script, same round trip.
-    if (shape) args.push(STATE_VERSION_FIELD, String(currentStateVersion(shape)));
-    if (attachments) for (const [field, value] of Object.entries(attachments)) args.push(field, value);
+    // The tail, only when there is something in it: a plain append (no request id, attachment or
+    // removal: most commands) sends 8 + N arguments, and each costs Redis CPU (issue 22).
+    if (request.requestId || attachments || removed.length > 0) {
+      args.push(request.requestId ?? '', Date.now(), REQUEST_ID_WINDOW_MS, removed.length, ...removed);
+      if (attachments) for (const [field, value] of Object.entries(attachments)) args.push(field, value);
+    }
     const reply = request.requestId
       ? await connection.appendEvents(...args)
       : await connection.appendEventsWithoutRequestId(...args);

@@ -10,7 +10,8 @@
             (lockAndLoadWithoutRequestId: every declared key costs Redis CPU)
     ARGV[1] the caller's token
     ARGV[2] lock time to live, in milliseconds
-    ARGV[3] the caller's request id as '<caller>:<request id>', or '' for none
+    ARGV[3] the caller's request id as '<caller>:<request id>'; absent for none (an argument less
+            for Redis to read)
   Output:
     {0} when someone else holds the lock, or
     {1, version, state, applied, stateVersion} when the caller now holds it: version, state and
@@ -22,7 +23,7 @@ if not redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
 end
 local record = redis.call('HMGET', KEYS[2], 'version', 'state', 'stateVersion')
 local applied = false
-if ARGV[3] ~= '' then
+if ARGV[3] then
   applied = redis.call('HGET', KEYS[3], ARGV[3])
 end
 return {1, record[1], record[2], applied, record[3]}

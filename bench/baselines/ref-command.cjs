@@ -17,6 +17,7 @@ const { createSecretKey, randomUUID } = require('node:crypto');
 const express = require('express');
 const jwt = require('jsonwebtoken');
 const { Redis } = require('ioredis');
+const { LOCK_AND_LOAD, APPEND_AND_UNLOCK } = require('./ref-command-scripts.cjs');
 
 const secret = createSecretKey(Buffer.from(process.env.JWT_SECRET ?? '', 'utf8'));
 const verifyOptions = {
@@ -35,23 +36,8 @@ const redis = new Redis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379', {
   commandTimeout: 2_000,
   enableAutoPipelining: true,
 });
-redis.defineCommand('lockAndLoad', {
-  numberOfKeys: 2,
-  lua: `if not redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then return {0} end
-local record = redis.call('HMGET', KEYS[2], 'version', 'state')
-return {1, record[1], record[2]}`,
-});
-redis.defineCommand('appendAndUnlock', {
-  numberOfKeys: 4,
-  lua: `local expected = tonumber(ARGV[1])
-if redis.call('XLEN', KEYS[1]) ~= expected then return -1 end
-local version = expected + 1
-redis.call('XADD', KEYS[1], '0-' .. version, 'event', ARGV[3])
-redis.call('XADD', KEYS[2], '*', 'event', ARGV[3])
-redis.call('HSET', KEYS[3], 'version', version, 'state', ARGV[4])
-if redis.call('GET', KEYS[4]) == ARGV[2] then redis.call('DEL', KEYS[4]) end
-return version`,
-});
+redis.defineCommand('lockAndLoad', { numberOfKeys: 2, lua: LOCK_AND_LOAD });
+redis.defineCommand('appendAndUnlock', { numberOfKeys: 4, lua: APPEND_AND_UNLOCK });
 
 /** The service's partitioning (shared/redis/partitions.ts): FNV-1a of the id, 16 partitions. */
 function partitionOf(id) {

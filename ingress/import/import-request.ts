@@ -12,7 +12,7 @@ import type { ImportSubmission } from '../../shared/importers/submit-import';
 import { guid, GUID_FORMAT_MESSAGE, isGuid, text, validate } from '../../shared/validation';
 
 /** Every import's envelope; `importData` is the importer's own schema. */
-const envelopeSchema = Joi.object({
+export const envelopeSchema = Joi.object({
   // Checked before the envelope, to answer the spec's own message (section 7, rule 1).
   requestId: guid().required().description('A fresh GUID per import; resending it answers the same job.'),
   importerType: text({ max: 100 }).required(),

@@ -109,7 +109,7 @@ const LEFT_TO_JOI: unique symbol = Symbol('left to joi');
 type PlainCheck = (value: unknown) => unknown;
 
 /** A joi schema's description, as describe() gives it (the members a plain check reads). */
-interface Described {
+export interface Described {
   readonly type?: string;
   readonly flags?: Readonly<Record<string, unknown>>;
   readonly keys?: Readonly<Record<string, Described>>;

@@ -1,7 +1,8 @@
 import fc from 'fast-check';
 import type Joi from 'joi';
 
-import { guid, text, validate } from '../../shared/validation';
+import { AppError } from '../../shared/errors';
+import { guid, text, validate, validateWithJoi } from '../../shared/validation';
 
 /*
  * Valid-looking values drawn from a joi schema's own description, so the hostile properties start
@@ -215,4 +216,14 @@ export function validSamplesWith(schema: Joi.Schema, path: FieldPath): fc.Arbitr
       return false;
     }
   });
+}
+
+/** joi's answer: the cleaned value, or the 400's field errors (what the plain check is held to). */
+export function joiAnswer(schema: Joi.Schema, value: unknown): { value: unknown } | { errors: unknown } {
+  try {
+    return { value: validateWithJoi(schema, value) };
+  } catch (error) {
+    if (error instanceof AppError) return { errors: error.details.errors };
+    throw error;
+  }
 }

@@ -9,10 +9,10 @@ import { envelopeSchema as importEnvelopeSchema } from '../../ingress/import/imp
 import { allQueries, type QueryDependencies } from '../../ingress/readmodel/queries';
 import { envelopeSchema as readModelEnvelopeSchema } from '../../ingress/readmodel/query-definition';
 import { loadConfig } from '../../shared/config';
-import { AppError } from '../../shared/errors';
 import { importDataSchema } from '../../shared/importers/importer';
 import { IMPORTERS } from '../../shared/importers/registry';
-import { characterCount, isLeftToJoi, plainCheckFor, validateWithJoi } from '../../shared/validation';
+import { characterCount, type Described, isLeftToJoi, plainCheckFor } from '../../shared/validation';
+import { joiAnswer } from '../helpers/joi-samples';
 
 /**
  * The plain check's safety rule, held on every schema the service hands to validate() (and so to
@@ -47,15 +47,6 @@ const SERVED: readonly ServedSchema[] = [
     schema: importDataSchema(importer, loadConfig({}).imports.maxRows),
   })),
 ];
-
-/** The members of joi's describe() the generator reads. */
-interface Described {
-  readonly type?: string;
-  readonly flags?: Readonly<Record<string, unknown>>;
-  readonly keys?: Readonly<Record<string, Described>>;
-  readonly allow?: readonly unknown[];
-  readonly rules?: readonly { readonly name: string; readonly args?: Readonly<Record<string, unknown>> }[];
-}
 
 type Values = fc.Arbitrary<unknown>;
 
@@ -382,16 +373,6 @@ function jsonText(value: unknown): string {
 /** The body as the endpoint sees it: what JSON.parse makes of its text. */
 function parsedBody(value: unknown): unknown {
   return JSON.parse(jsonText(value)) as unknown;
-}
-
-/** joi's answer: the cleaned value, or the 400's field errors. */
-function joiAnswer(schema: Joi.Schema, value: unknown): { value: unknown } | { errors: unknown } {
-  try {
-    return { value: validateWithJoi(schema, value) };
-  } catch (error) {
-    if (error instanceof AppError) return { errors: error.details.errors };
-    throw error;
-  }
 }
 
 /** Bodies per schema: ~20 schemas in well under 20 s. */

@@ -3,8 +3,8 @@ import Joi from 'joi';
 
 import { allQueries, type QueryDependencies } from '../../ingress/readmodel/queries';
 import { FANTASY_TEAM_COMMAND_DEFINITIONS } from '../../shared/commands/fantasy-team-command-definitions';
-import { AppError } from '../../shared/errors';
-import { guid, isLeftToJoi, plainCheckFor, text, validateWithJoi } from '../../shared/validation';
+import { guid, isLeftToJoi, plainCheckFor, text } from '../../shared/validation';
+import { joiAnswer } from '../helpers/joi-samples';
 
 /**
  * The plain check that spares joi the service's most frequent bodies only ever accepts what joi
@@ -22,16 +22,6 @@ const PLAIN_TEAM_COMMANDS: readonly string[] = [
 
 /** The schemas only need no collaborator: the queries are built with none. */
 const QUERIES = allQueries({} as QueryDependencies);
-
-/** joi's answer: the cleaned value, or the 400's field errors. */
-function joiAnswer(schema: Joi.Schema, value: unknown): { value: unknown } | { errors: unknown } {
-  try {
-    return { value: validateWithJoi(schema, value) };
-  } catch (error) {
-    if (error instanceof AppError) return { errors: error.details.errors };
-    throw error;
-  }
-}
 
 const numbers = fc.oneof(
   fc.integer({ min: -5, max: 1005 }),

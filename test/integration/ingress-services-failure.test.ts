@@ -2,23 +2,9 @@ import { createIngressServices } from '../../ingress/composition-root';
 import { loadConfig } from '../../shared/config';
 import { JobDataCipher } from '../../shared/importers/job-data-cipher';
 import { createLogger } from '../../shared/logger';
-import { closeConnections, createRedisConnection, waitForRedis } from '../../shared/redis/connections';
-import { CapturedLogs, openTestRedis, testRedisEnv, uniquePrefix } from '../helpers/app-fixture';
-
-/** The names of the clients connected to the test Redis (every node's, on a cluster). */
-async function connectedClientNames(): Promise<string[]> {
-  const logger = createLogger({ level: 'error', processRole: 'test', stream: new CapturedLogs().stream });
-  const observer = openTestRedis(logger);
-  try {
-    await waitForRedis(observer, logger);
-    const nodes = 'nodes' in observer ? observer.nodes('master') : [observer];
-    const lists = await Promise.all(nodes.map((node) => node.client('LIST') as Promise<string>));
-    return lists.flatMap((list) => [...list.matchAll(/\bname=(\S*)/g)].map((match) => match[1] ?? ''));
-  } finally {
-    await closeConnections(observer);
-    logger.close();
-  }
-}
+import * as connections from '../../shared/redis/connections';
+import { CapturedLogs, testRedisEnv, uniquePrefix } from '../helpers/app-fixture';
+import { eventually } from '../helpers/processes';
 
 /**
  * A start that fails part-way must close what it had opened: otherwise the account cache's
@@ -32,8 +18,21 @@ describe('Ingress services that fail to start', () => {
     const config = loadConfig({ NODE_ENV: 'test', ...testRedisEnv(), REDIS_KEY_PREFIX: uniquePrefix() });
     const logs = new CapturedLogs();
     const logger = createLogger({ level: 'info', processRole: 'test', stream: logs.stream });
-    const redis = createRedisConnection(config.redis, 'request', logger);
-    await waitForRedis(redis, logger);
+    const redis = connections.createRedisConnection(config.redis, 'request', logger);
+    await connections.waitForRedis(redis, logger);
+    // Every connection the set-up opens (tests share their Redis, so CLIENT LIST cannot tell ours).
+    const opened: connections.RedisClient[] = [];
+    const { createRedisConnection, duplicateConnection } = connections;
+    jest.spyOn(connections, 'createRedisConnection').mockImplementation((...args) => {
+      const connection = createRedisConnection(...args);
+      opened.push(connection);
+      return connection;
+    });
+    jest.spyOn(connections, 'duplicateConnection').mockImplementation((...args) => {
+      const connection = duplicateConnection(...args);
+      opened.push(connection);
+      return connection;
+    });
     // The webhook secrets' cipher is made after the import queue's connection is ready.
     const create = JobDataCipher.create.bind(JobDataCipher);
     jest
@@ -43,11 +42,14 @@ describe('Ingress services that fail to start', () => {
       );
     try {
       await expect(createIngressServices(config, redis, logger)).rejects.toThrow('set-up step failed');
-      const names = await connectedClientNames();
-      expect(names).not.toContain('fts-import-queue');
-      expect(names).not.toContain('fts-account-cache');
+      // The account cache's subscriber and the import queue's connection, at least.
+      expect(opened.length).toBeGreaterThanOrEqual(2);
+      // Closed: quit() answered, then the socket's close ends each one a moment later.
+      const ended = () => opened.every((connection) => connection.status === 'end');
+      await eventually(() => Promise.resolve(ended()), 2_000).catch(() => undefined);
+      expect(opened.map((connection) => connection.status)).toEqual(opened.map(() => 'end'));
     } finally {
-      await closeConnections(redis);
+      await connections.closeConnections(redis, ...opened);
       logger.close();
     }
   });

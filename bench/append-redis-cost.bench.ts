@@ -48,6 +48,8 @@ const TEAM_COUNT = 1_000;
 const TEAM_TYPE = fantasyTeamDecider.aggregateType;
 const ACTOR = '11111111-1111-4111-8111-111111111111';
 const LOCK_TTL_MS = 5_000;
+/** The aggregate type in ref-command's key names (bench/baselines/ref-command.cjs). */
+const REF_AGGREGATE_TYPE = 'FantasyTeam';
 /** ref-command's scripts, as its server defines them. */
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const REF_SCRIPTS = require('./baselines/ref-command-scripts.cjs') as {
@@ -123,7 +125,7 @@ export async function run(): Promise<BenchReport> {
     const refEnvelope = JSON.stringify({
       eventId: randomUUID(),
       eventType: 'FantasyTeamLinked',
-      aggregateType: 'FantasyTeam',
+      aggregateType: REF_AGGREGATE_TYPE,
       aggregateId: teams[0]?.id ?? '',
       version: 2,
       occurredAt,
@@ -136,8 +138,8 @@ export async function run(): Promise<BenchReport> {
     /** ref-command's cycle, on its own keys (its tags and names, as its server builds them). */
     const refCycle: Operation = async (team) => {
       const tag = `${keys.prefix}ref:{p${partitionOf(team.id)}}`;
-      const lock = `${tag}:lock:${team.id}`;
-      const record = `${tag}:record:${team.id}`;
+      const lock = `${tag}:lock:${REF_AGGREGATE_TYPE}:${team.id}`;
+      const record = `${tag}:record:${REF_AGGREGATE_TYPE}:${team.id}`;
       const token = randomUUID();
       const loaded = (await redis.evalsha(sha.refLock, 2, lock, record, token, LOCK_TTL_MS)) as unknown[];
       if (loaded[0] !== 1) throw new Error('ref lock taken');
@@ -145,7 +147,7 @@ export async function run(): Promise<BenchReport> {
       const written = await redis.evalsha(
         sha.refAppend,
         4,
-        `${tag}:stream:${team.id}`,
+        `${tag}:stream:${REF_AGGREGATE_TYPE}:${team.id}`,
         `${tag}:log`,
         record,
         lock,

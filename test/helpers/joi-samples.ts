@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import type Joi from 'joi';
 
 import { AppError } from '../../shared/errors';
-import { guid, text, validate, validateWithJoi } from '../../shared/validation';
+import { guid, isLeftToJoi, plainCheckFor, text, validate, validateWithJoi } from '../../shared/validation';
 
 /*
  * Valid-looking values drawn from a joi schema's own description, so the hostile properties start
@@ -219,11 +219,28 @@ export function validSamplesWith(schema: Joi.Schema, path: FieldPath): fc.Arbitr
 }
 
 /** joi's answer: the cleaned value, or the 400's field errors (what the plain check is held to). */
-export function joiAnswer(schema: Joi.Schema, value: unknown): { value: unknown } | { errors: unknown } {
+function joiAnswer(schema: Joi.Schema, value: unknown): { value: unknown } | { errors: unknown } {
   try {
     return { value: validateWithJoi(schema, value) };
   } catch (error) {
     if (error instanceof AppError) return { errors: error.details.errors };
     throw error;
   }
+}
+
+/**
+ * Runs `schema`'s plain check on `body` and, when it accepts it, holds joi to the same answer: joi
+ * accepts it too and cleans it to a strictly equal value (`name`, when given, says which schema
+ * failed). True when the plain check accepted the body, false when it left it to joi.
+ */
+export function plainCheckHeldToJoi(schema: Joi.Schema, body: unknown, name?: string): boolean {
+  const check = plainCheckFor(schema);
+  if (check === null) throw new Error(`${name ?? 'the schema'} has no plain check`);
+  const plain = check(body);
+  if (isLeftToJoi(plain)) return false;
+  expect({ schema: name, answer: joiAnswer(schema, body) }).toStrictEqual({
+    schema: name,
+    answer: { value: plain },
+  });
+  return true;
 }

@@ -3,8 +3,8 @@ import Joi from 'joi';
 
 import { allQueries, type QueryDependencies } from '../../ingress/readmodel/queries';
 import { FANTASY_TEAM_COMMAND_DEFINITIONS } from '../../shared/commands/fantasy-team-command-definitions';
-import { guid, isLeftToJoi, plainCheckFor, text } from '../../shared/validation';
-import { joiAnswer } from '../helpers/joi-samples';
+import { guid, plainCheckFor, text } from '../../shared/validation';
+import { plainCheckHeldToJoi } from '../helpers/joi-samples';
 
 /**
  * The plain check that spares joi the service's most frequent bodies only ever accepts what joi
@@ -119,10 +119,7 @@ describe('the plain check in front of joi', () => {
 
     fc.assert(
       fc.property(fc.constantFrom(...covered), bodies, (schema, body) => {
-        const plain = (plainCheckFor(schema) as (value: unknown) => unknown)(body);
-        if (isLeftToJoi(plain)) return;
-        accepted += 1;
-        expect(joiAnswer(schema, body)).toStrictEqual({ value: plain });
+        if (plainCheckHeldToJoi(schema, body)) accepted += 1;
       }),
       { numRuns: 20_000 },
     );
@@ -156,12 +153,8 @@ describe('the plain check in front of joi', () => {
         fc.dictionary(members, values, { maxKeys: 3 }),
         (schema, generated) => {
           const body = JSON.parse(JSON.stringify(generated)) as unknown;
-          const check = plainCheckFor(schema);
-          expect(check).toEqual(expect.any(Function));
-          const plain = (check as (value: unknown) => unknown)(body);
-          if (isLeftToJoi(plain)) return;
-          accepted += 1;
-          expect(joiAnswer(schema, body)).toStrictEqual({ value: plain });
+          expect(plainCheckFor(schema)).toEqual(expect.any(Function));
+          if (plainCheckHeldToJoi(schema, body)) accepted += 1;
         },
       ),
       { numRuns: 20_000 },

@@ -21,7 +21,11 @@ module.exports = {
   globalSetup: '<rootDir>/test/helpers/global-setup.ts',
   globalTeardown: '<rootDir>/test/helpers/global-teardown.ts',
   // Every response received through supertest is checked against the OpenAPI document.
-  setupFilesAfterEnv: ['<rootDir>/test/helpers/openapi-responses.setup.ts'],
+  // Property tests draw from one seed per file, printed on failure (PROPERTY_SEED replays it).
+  setupFilesAfterEnv: [
+    '<rootDir>/test/helpers/openapi-responses.setup.ts',
+    '<rootDir>/test/helpers/property-seed.setup.ts',
+  ],
   testTimeout: 30000,
   maxWorkers: 2,
 };

@@ -13,6 +13,7 @@ import { importDataSchema } from '../../shared/importers/importer';
 import { IMPORTERS } from '../../shared/importers/registry';
 import { characterCount, type Described, plainCheckFor } from '../../shared/validation';
 import { plainCheckHeldToJoi } from '../helpers/joi-samples';
+import { PROPERTY_REPLAY } from '../helpers/property-seed';
 
 /**
  * The plain check's safety rule, held on every schema the service hands to validate() (and so to
@@ -397,7 +398,7 @@ describe('the plain check of every schema the service serves', () => {
     }
 
     console.info(
-      `Plain checks held to joi: ${accepted.size} of ${SERVED.length} served schemas\n` +
+      `Plain checks held to joi (${PROPERTY_REPLAY}): ${accepted.size} of ${SERVED.length} served schemas\n` +
         [...accepted].map(([name, count]) => `  ${name}: ${count}/${RUNS_PER_SCHEMA} accepted`).join('\n'),
     );
     // Not vacuous: every schema with a plain check was exercised, each on a good share of valid bodies.

@@ -13,6 +13,13 @@ import { LOG_PARTITIONS, partitionOf } from '../../shared/redis/partitions';
 import { createTestApp, type TestApp } from '../helpers/app-fixture';
 import { eventually } from '../helpers/processes';
 
+/**
+ * The projector's lease in these tests: short enough that sleeping past it is quick, long enough that
+ * a renewal (every third of it, one script per lease, 96 leases) is never late on a loaded 2-core
+ * machine running the cluster suite, where 1 s was seen to lapse.
+ */
+const LEASE_MS = 3_000;
+
 describe('Projector woken by change announcements', () => {
   let subject: TestApp;
   let projector: Projector;
@@ -25,7 +32,7 @@ describe('Projector woken by change announcements', () => {
       subject.services.keys,
       ALL_PROJECTIONS,
       subject.logger,
-      { idleFallbackMs: 60_000, leaseMs: 1_000 },
+      { idleFallbackMs: 60_000, leaseMs: LEASE_MS },
       duplicateConnection(subject.redis, subject.logger, 'test-subscriber'),
     );
     projector.start();
@@ -65,7 +72,7 @@ describe('Projector woken by change announcements', () => {
   it('When the projector sleeps longer than its lease, then it renews its leases while asleep and keeps every partition', async () => {
     await createTeamOnceIdle('Lease keepers');
     // Asleep for one and a half leases: a lease renewed only between passes would have lapsed.
-    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    await new Promise((resolve) => setTimeout(resolve, LEASE_MS * 1.5));
     const { keys } = subject.services;
     const leases = ALL_PROJECTIONS.flatMap((projection) =>
       Array.from({ length: LOG_PARTITIONS }, (_, p) => keys.projectionLease(projection.name, p)),
@@ -128,7 +135,7 @@ describe('Projector passes under a stream of changes', () => {
       subject.services.keys,
       [fantasyTeamProjection],
       subject.logger,
-      { idleFallbackMs: 60_000, leaseMs: 1_000, passIntervalMs: PASS_INTERVAL_MS },
+      { idleFallbackMs: 60_000, leaseMs: LEASE_MS, passIntervalMs: PASS_INTERVAL_MS },
       duplicateConnection(subject.redis, subject.logger, 'test-subscriber'),
     );
     listener = duplicateConnection(subject.redis, subject.logger, 'test-progress');

@@ -178,9 +178,15 @@ async function send(fuzzCase: FuzzCase, stack: FuzzStack): Promise<Answer> {
   };
 }
 
+/**
+ * A connection that ended before fetch read an answer: a keep-alive connection the server closed
+ * as it was reused, or (EPIPE) one the server answered early and closed while fetch was still
+ * writing a large body it had refused from the headers (`closeWhenBodyUnread`; the answer is on the
+ * wire, but fetch may fail the write before it reads it).
+ */
 function isStaleConnection(error: unknown): boolean {
   const cause = (error as { cause?: { code?: string; message?: string } } | undefined)?.cause;
-  return cause?.code === 'UND_ERR_SOCKET' || cause?.code === 'ECONNRESET';
+  return cause?.code === 'UND_ERR_SOCKET' || cause?.code === 'ECONNRESET' || cause?.code === 'EPIPE';
 }
 
 /** The answer refuses the body as malformed (rather than deciding it). */
@@ -332,8 +338,8 @@ export async function runCases(
       let answer: Answer;
       try {
         answer = await send(fuzzCase, stack).catch((error: unknown) => {
-          // A keep-alive connection the server closed just as it was reused (the request was never
-          // read): sent again once, on a fresh connection, as any HTTP client does.
+          // A connection that ended before its answer was read (isStaleConnection): sent again
+          // once, on a fresh connection, as any HTTP client does; a second failure is a finding.
           if (!isStaleConnection(error)) throw error;
           mutable.resent++;
           return send(fuzzCase, stack);

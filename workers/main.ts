@@ -1,6 +1,6 @@
 import { ConfigError } from '../shared/config';
 import type { WorkerConsumer } from '../shared/config/parse';
-import { createCoreServices } from '../shared/core-services';
+import { createCoreServices, createEventStore } from '../shared/core-services';
 import { LogTrimmer } from '../shared/event-stream/log-retention';
 import { listen, type RunningServer } from '../shared/http/server';
 import { ImportQueue } from '../shared/importers/import-queue';
@@ -120,6 +120,7 @@ async function main(): Promise<void> {
       webhookSender,
       new DeliveryLog(webhookConnection, services.keys, config.webhooks.deliveryLogMs),
       services.commands,
+      createEventStore(webhookConnection, services.keys),
       config.webhooks,
       logger,
       {},

@@ -43,6 +43,6 @@ export function allQueries(deps: QueryDependencies): readonly RegisteredQuery[] 
     getUserQuery(deps.accounts, deps.projectionWaits),
     listUsersQuery(deps.usersReader),
     listWebhookSubscriptionsQuery(deps.redis, deps.keys),
-    getWebhookDeliveriesQuery(deps.deliveryLog),
+    getWebhookDeliveriesQuery(deps.deliveryLog, deps.redis, deps.keys),
   ];
 }

@@ -2,7 +2,9 @@ import { BlockList, isIP } from 'node:net';
 
 /**
  * Addresses a webhook may never reach unless WEBHOOK_ALLOW_PRIVATE_TARGETS=true: loopback,
- * private, shared, link-local (cloud metadata at 169.254.169.254 among them), unspecified. This is
+ * private, shared, link-local (cloud metadata at 169.254.169.254 among them), unspecified, and the
+ * IPv6 forms that carry an IPv4 address a router may turn into one of those (IPv4-mapped and
+ * -compatible, NAT64, 6to4), and the deprecated site-local range. This is
  * the early check of an address written in the URL; the real guard is request-filtering-agent at
  * connect time, which also sees what a host name resolves to (DNS rebinding included).
  */
@@ -20,10 +22,18 @@ for (const [network, prefix] of [
   BLOCKED.addSubnet(network, prefix, 'ipv4');
 }
 for (const [network, prefix] of [
-  ['::', 127],
+  // IPv4-compatible (deprecated), the unspecified and loopback addresses among them.
+  ['::', 96],
+  ['::ffff:0:0', 96],
+  // NAT64: the well-known prefix and the local-use one (RFC 6052, RFC 8215).
+  ['64:ff9b::', 96],
+  ['64:ff9b:1::', 48],
+  // 6to4: an IPv4 address in bits 16-48.
+  ['2002::', 16],
   ['fc00::', 7],
   ['fe80::', 10],
-  ['::ffff:0:0', 96],
+  // Site-local (deprecated, still routed inside some networks).
+  ['fec0::', 10],
   ['ff00::', 8],
 ] as const) {
   BLOCKED.addSubnet(network, prefix, 'ipv6');
@@ -32,12 +42,14 @@ for (const [network, prefix] of [
 /** Host names that always mean this machine or its network. */
 const LOCAL_NAMES = /(^|\.)(localhost|local|internal|localdomain)\.?$/i;
 
+/** The setting that lets webhooks reach http and private targets (named by the refusals). */
+const ALLOWING_SETTING = 'WEBHOOK_ALLOW_PRIVATE_TARGETS';
+
 export const WEBHOOK_TARGET_MESSAGES = {
   notUrl: 'url must be an absolute http or https URL',
-  httpsOnly: 'url must use https',
+  httpsOnly: `url must use https (http is allowed only with ${ALLOWING_SETTING}=true)`,
   credentials: 'url must not carry a user name or password',
-  privateTarget:
-    'url must not point at a loopback, private, link-local or metadata address (WEBHOOK_ALLOW_PRIVATE_TARGETS is false)',
+  privateTarget: `url must not point at a loopback, private, link-local or metadata address (allowed only with ${ALLOWING_SETTING}=true)`,
 } as const;
 
 /** Why a subscription may not deliver to `url`; undefined when it may (as far as the URL tells). */

@@ -112,6 +112,13 @@ describe('Webhook subscription commands', () => {
     ['https://[::1]/hook', WEBHOOK_TARGET_MESSAGES.privateTarget],
     ['https://localhost/hook', WEBHOOK_TARGET_MESSAGES.privateTarget],
     ['https://user:pass@hooks.example.com/', WEBHOOK_TARGET_MESSAGES.credentials],
+    // IPv6 forms that carry an IPv4 address (10.0.0.1 / 127.0.0.1), and site-local.
+    ['https://[64:ff9b::a00:1]/hook', WEBHOOK_TARGET_MESSAGES.privateTarget],
+    ['https://[64:ff9b:1::a00:1]/hook', WEBHOOK_TARGET_MESSAGES.privateTarget],
+    ['https://[::a00:1]/hook', WEBHOOK_TARGET_MESSAGES.privateTarget],
+    ['https://[::127.0.0.1]/hook', WEBHOOK_TARGET_MESSAGES.privateTarget],
+    ['https://[2002:7f00:1::1]/hook', WEBHOOK_TARGET_MESSAGES.privateTarget],
+    ['https://[fec0::1]/hook', WEBHOOK_TARGET_MESSAGES.privateTarget],
   ])(
     'When private targets are not allowed and the url is %s, then the create is refused and writes nothing',
     async (url, message) => {
@@ -120,6 +127,28 @@ describe('Webhook subscription commands', () => {
       expect(res.status).toBe(400);
       expect(res.body).toMatchObject({ errorCode: 'COMMAND_VALIDATION_ERROR', errorMessage: message });
       expect(await subject.services.store.streamLength('webhook-subscription', aggregateRootId)).toBe(0);
+    },
+  );
+
+  it.each([
+    ['http://hooks.example.com/'],
+    ['https://10.1.2.3/hook'],
+    ['https://[64:ff9b::a00:1]/hook'],
+    ['https://[::a00:1]/hook'],
+    ['https://[2002:a00:1::1]/hook'],
+    ['https://[fec0::1]/hook'],
+  ])(
+    'When private targets are not allowed and an update names %s, then it is refused naming the setting that allows it, and the url stays',
+    async (url) => {
+      const aggregateRootId = randomUUID();
+      expect((await create({ aggregateRootId })).status).toBe(200);
+      const res = await admin.send('UpdateWebhookSubscription', { aggregateRootId, url });
+      expect(res.status).toBe(400);
+      expect(res.body).toMatchObject({ errorCode: 'COMMAND_VALIDATION_ERROR' });
+      expect((res.body as { errorMessage: string }).errorMessage).toContain(
+        'allowed only with WEBHOOK_ALLOW_PRIVATE_TARGETS=true',
+      );
+      expect(await subject.services.store.streamLength('webhook-subscription', aggregateRootId)).toBe(1);
     },
   );
 

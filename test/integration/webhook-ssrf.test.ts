@@ -39,14 +39,22 @@ describe('Webhook targets at delivery time', () => {
   });
 
   it.each([
-    ['a loopback address', () => `https://127.0.0.1:${port}/hook`],
-    ['a host name resolving to loopback', () => `https://localhost:${port}/hook`],
-    ['a private address', () => 'https://10.255.255.1/hook'],
-    ['a metadata address', () => 'https://169.254.169.254/latest/meta-data'],
-    ['plain http', () => `http://127.0.0.1:${port}/hook`],
+    ['a loopback address', () => `https://127.0.0.1:${port}/hook`, 'target refused: private address'],
+    [
+      'a host name resolving to loopback',
+      () => `https://localhost:${port}/hook`,
+      'target refused: private address',
+    ],
+    ['a private address', () => 'https://10.255.255.1/hook', 'target refused: private address'],
+    [
+      'a metadata address',
+      () => 'https://169.254.169.254/latest/meta-data',
+      'target refused: private address',
+    ],
+    ['plain http', () => `http://127.0.0.1:${port}/hook`, 'target refused: http not allowed'],
   ])(
-    'When private targets are not allowed and the target is %s, then the attempt is refused and nothing is sent',
-    async (_what, url) => {
+    'When private targets are not allowed and the target is %s, then the attempt is refused, logged as a class without the address, and nothing is sent',
+    async (_what, url, errorClass) => {
       const { id } = await harness.subscribe(url(), ['FantasyTeamCreatedEvent']);
       await harness.teamWithEvents(1);
       let first: Attempt | undefined;
@@ -55,10 +63,10 @@ describe('Webhook targets at delivery time', () => {
         first = (res.body as { results: Attempt[] }).results.at(-1);
         return first !== undefined;
       }, 15_000);
-      expect(first).toMatchObject({
-        httpStatus: null,
-        error: expect.stringMatching(/not allowed|only https/),
-      });
+      expect(first).toMatchObject({ httpStatus: null, error: errorClass });
+      // GetWebhookDeliveries tells an Admin nothing of what a name resolves to, nor where it points.
+      const log = await harness.admin.query({ queryType: 'GetWebhookDeliveries', subscriptionId: id });
+      expect(log.text).not.toMatch(/127\.0\.0\.1|10\.255|169\.254|localhost|family|host:|DNS lookup/);
       expect(connections).toBe(0);
     },
   );

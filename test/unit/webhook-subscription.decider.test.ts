@@ -1,7 +1,15 @@
-import { fold } from '../../shared/domain/decider';
+import { fold, SERVICE_ACTOR_ID } from '../../shared/domain/decider';
+import type { ActiveUser, UserState } from '../../shared/domain/user/user.decider';
+import { ownerLapse } from '../../shared/domain/webhook-subscription/owner-authority';
+import type { AnyWebhookSubscriptionCommand } from '../../shared/domain/webhook-subscription/webhook-subscription.commands';
 import { webhookSubscriptionDecider } from '../../shared/domain/webhook-subscription/webhook-subscription.decider';
 import type { WebhookSubscriptionEvent } from '../../shared/domain/webhook-subscription/webhook-subscription.events';
-import { WEBHOOK_MESSAGES } from '../../shared/domain/webhook-subscription/webhook-subscription.messages';
+import {
+  type OwnerLapse,
+  ownerLapseReason,
+  WEBHOOK_MESSAGES,
+} from '../../shared/domain/webhook-subscription/webhook-subscription.messages';
+import { decisionContext, spec } from '../helpers/decider-spec';
 
 const context = { now: new Date('2026-11-24T08:00:00.000Z'), actorUserId: 'admin', actorRoles: ['Admin'] };
 const created: WebhookSubscriptionEvent = {
@@ -64,4 +72,151 @@ describe('The webhook subscription decider', () => {
     );
     expect(decision).toMatchObject({ accepted: false, message: WEBHOOK_MESSAGES.deleted });
   });
+});
+
+describe('A webhook subscription and its owner', () => {
+  const subscription = spec(webhookSubscriptionDecider);
+  const at = '2026-11-24T08:00:00.000Z';
+  const OWNER = '11111111-1111-5111-8111-111111111111';
+  const OTHER_ADMIN = '22222222-2222-5222-8222-222222222222';
+  const asService = decisionContext({ now: new Date(at), actorUserId: SERVICE_ACTOR_ID });
+  const asOtherAdmin = decisionContext({ now: new Date(at), actorUserId: OTHER_ADMIN });
+  const createdByOwner: WebhookSubscriptionEvent = {
+    type: 'WebhookSubscriptionCreatedEvent',
+    data: { url: 'https://x.example/', eventTypes: ['*'], description: null, at, byUserId: OWNER },
+  };
+  const reason = ownerLapseReason(OWNER, 'disabled');
+  const suspend = (ownerUserId = OWNER): AnyWebhookSubscriptionCommand => ({
+    type: 'SuspendWebhookSubscription',
+    data: { ownerUserId, reason },
+  });
+  const suspended: WebhookSubscriptionEvent = {
+    type: 'WebhookSubscriptionSuspendedEvent',
+    data: { ownerUserId: OWNER, reason, at, byUserId: SERVICE_ACTOR_ID },
+  };
+  const enabledByOther: WebhookSubscriptionEvent = {
+    type: 'WebhookSubscriptionEnabledEvent',
+    data: { at, byUserId: OTHER_ADMIN },
+  };
+
+  it('When a subscription is created, then its creator owns it', () => {
+    expect(fold(webhookSubscriptionDecider, [createdByOwner])).toMatchObject({
+      createdBy: OWNER,
+      ownerUserId: OWNER,
+      ownerSince: at,
+      status: 'enabled',
+      statusReason: null,
+    });
+  });
+
+  it('When the service suspends an enabled subscription of the owner, then it is suspended with the reason', () => {
+    subscription.given([createdByOwner]).when(suspend(), asService).then([suspended]);
+    expect(fold(webhookSubscriptionDecider, [createdByOwner, suspended])).toMatchObject({
+      status: 'suspended',
+      statusReason: 'Owner 11111111-1111-5111-8111-111111111111 was disabled',
+      ownerUserId: OWNER,
+    });
+  });
+
+  it('When a suspended subscription is suspended again (another replica), then it is refused', () => {
+    subscription
+      .given([createdByOwner, suspended])
+      .when(suspend(), asService)
+      .thenRejectedWith(WEBHOOK_MESSAGES.alreadySuspended);
+  });
+
+  it('When an Admin sends the suspension, then it is forbidden: only the service suspends', () => {
+    subscription
+      .given([createdByOwner])
+      .when(suspend(), asOtherAdmin)
+      .thenRejectedWith(WEBHOOK_MESSAGES.suspendByServiceOnly, 'forbidden');
+  });
+
+  it('When the suspension names an owner the subscription no longer has, then it is refused', () => {
+    const disabled: WebhookSubscriptionEvent = {
+      type: 'WebhookSubscriptionDisabledEvent',
+      data: { reason: null, automatic: false, at, byUserId: OWNER },
+    };
+    subscription
+      .given([createdByOwner, disabled, enabledByOther])
+      .when(suspend(OWNER), asService)
+      .thenRejectedWith(WEBHOOK_MESSAGES.suspendOtherOwner);
+  });
+
+  it('When a disabled subscription is to be suspended, then it is refused (it delivers nothing already)', () => {
+    const disabled: WebhookSubscriptionEvent = {
+      type: 'WebhookSubscriptionDisabledEvent',
+      data: { reason: 'paused', automatic: false, at, byUserId: OWNER },
+    };
+    subscription
+      .given([createdByOwner, disabled])
+      .when(suspend(), asService)
+      .thenRejectedWith(WEBHOOK_MESSAGES.suspendNotEnabled);
+  });
+
+  it('When an Admin enables a suspended subscription, then it is enabled and that Admin owns it, its creator kept', () => {
+    subscription
+      .given([createdByOwner, suspended])
+      .when({ type: 'EnableWebhookSubscription', data: {} }, asOtherAdmin)
+      .then([enabledByOther]);
+    expect(fold(webhookSubscriptionDecider, [createdByOwner, suspended, enabledByOther])).toMatchObject({
+      status: 'enabled',
+      statusReason: null,
+      createdBy: OWNER,
+      ownerUserId: OTHER_ADMIN,
+      ownerSince: at,
+    });
+  });
+
+  it('When a deleted subscription is to be suspended, then it is refused', () => {
+    const deleted: WebhookSubscriptionEvent = {
+      type: 'WebhookSubscriptionDeletedEvent',
+      data: { at, byUserId: OWNER },
+    };
+    subscription
+      .given([createdByOwner, deleted])
+      .when(suspend(), asService)
+      .thenRejectedWith(WEBHOOK_MESSAGES.deleted);
+  });
+});
+
+describe("A subscription owner's authority", () => {
+  const since = '2026-11-24T08:00:00.000Z';
+  const ownership = { ownerUserId: 'u', ownerSince: since };
+  const account = (overrides: Partial<ActiveUser> = {}): ActiveUser => ({
+    userId: 'u',
+    email: 'u@example.com',
+    userName: 'u@example.com',
+    userType: 'Human',
+    roles: ['Admin'],
+    firstName: null,
+    lastName: null,
+    emailVerified: false,
+    createdAt: '2026-11-01T00:00:00.000Z',
+    updatedAt: '2026-11-01T00:00:00.000Z',
+    disabled: false,
+    disabledReason: null,
+    securityStamp: 's',
+    ...overrides,
+  });
+
+  const cases: [string, UserState, OwnerLapse | null][] = [
+    ['an enabled Admin', account(), null],
+    ['an Admin whose password (stamp) changed', account({ securityStamp: 'changed' }), null],
+    ['a disabled Admin', account({ disabled: true }), 'disabled'],
+    ['an account without Admin', account({ roles: ['Member'] }), 'notAdmin'],
+    ['an erased account', { deleted: true, userId: 'u', tombstoneId: 't', deletedAt: since }, 'deleted'],
+    ['no account', null, 'deleted'],
+    [
+      'an account registered again under the same id after the ownership began',
+      account({ createdAt: '2026-11-25T00:00:00.000Z' }),
+      'deleted',
+    ],
+  ];
+  it.each(cases.map(([what, owner, lapse]) => [what, lapse ?? 'none', owner, lapse] as const))(
+    'When the owner is %s, then its lapse is %s',
+    (_what, _named, owner, lapse) => {
+      expect(ownerLapse(ownership, owner)).toBe(lapse);
+    },
+  );
 });

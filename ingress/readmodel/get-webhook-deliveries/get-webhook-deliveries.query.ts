@@ -1,11 +1,14 @@
 import Joi from 'joi';
 
+import type { RedisClient } from '../../../shared/redis/connections';
+import type { Keys } from '../../../shared/redis/keys';
 import { guid, text } from '../../../shared/validation';
 import {
   DELIVERY_STATUSES,
   type DeliveryLog,
   type DeliveryStatus,
 } from '../../../shared/webhooks/delivery-log';
+import { SubscriptionRecords } from '../../../shared/webhooks/subscription-records';
 import { WEBHOOK_COMMAND_ROLES } from '../../../shared/webhooks/webhook-commands';
 import { closedObject, GUID_SCHEMA, type JsonSchema, TIMESTAMP_SCHEMA } from '../../http/json-schema';
 import { listingSchema } from '../listing';
@@ -30,19 +33,51 @@ const ATTEMPT_SCHEMA: JsonSchema = closedObject(
       description: 'delivered: 2xx; retrying: failed, tried again later; failed: the last attempt failed.',
     },
     httpStatus: { type: ['integer', 'null'], description: "The receiver's status, or null when none came." },
-    error: { type: ['string', 'null'], description: 'The network error or refusal, or null.' },
+    error: {
+      type: ['string', 'null'],
+      description:
+        'What failed, as a class (`connect timeout`, `connection refused`, `target refused: private address`, `TLS error`...), never an address; null when an answer came (see httpStatus).',
+    },
     durationMs: { type: 'number', minimum: 0 },
   },
   [],
   { title: 'WebhookDeliveryAttempt' },
 );
 
+/** Whose the subscription is and whether it delivers, beside its attempts. */
+const SUBSCRIPTION_SCHEMA: JsonSchema = {
+  ...closedObject(
+    {
+      status: { enum: ['enabled', 'disabled', 'suspended', 'deleted'] },
+      statusReason: {
+        type: ['string', 'null'],
+        description: "Why it is disabled or suspended (the owner's change); null otherwise.",
+      },
+      createdBy: { ...GUID_SCHEMA, description: 'The user id of the Admin who created it.' },
+      ownerUserId: {
+        ...GUID_SCHEMA,
+        description:
+          'The user id of the Admin it delivers under: its creator, or the last Admin who enabled it.',
+      },
+    },
+    [],
+    { title: 'WebhookSubscriptionOwnership' },
+  ),
+  type: ['object', 'null'],
+  description: 'The subscription as it stands now; null when there is none.',
+};
+
 /**
  * `GetWebhookDeliveries`: one subscription's delivery attempts of the last WEBHOOK_DELIVERY_LOG_MS
- * (7 days), newest first, paged, optionally of one status; to an Admin. An unknown subscription
- * has none.
+ * (7 days), newest first, paged, optionally of one status; to an Admin, with who created and who
+ * owns the subscription. An unknown subscription has none (and `subscription: null`).
  */
-export function getWebhookDeliveriesQuery(deliveryLog: DeliveryLog): RegisteredQuery {
+export function getWebhookDeliveriesQuery(
+  deliveryLog: DeliveryLog,
+  redis: RedisClient,
+  keys: Keys,
+): RegisteredQuery {
+  let records: SubscriptionRecords | undefined;
   return defineQuery<GetWebhookDeliveriesBody>({
     queryType: 'GetWebhookDeliveries',
     description:
@@ -60,11 +95,23 @@ export function getWebhookDeliveriesQuery(deliveryLog: DeliveryLog): RegisteredQ
         take: Joi.number().strict().integer().min(1).max(MAX_WEBHOOK_DELIVERIES_TAKE).default(100),
       },
     ),
-    response: listingSchema('GetWebhookDeliveriesResult', ATTEMPT_SCHEMA),
+    response: listingSchema('GetWebhookDeliveriesResult', ATTEMPT_SCHEMA, {
+      subscription: SUBSCRIPTION_SCHEMA,
+    }),
     async handle({ body }) {
       const { subscriptionId, status } = body.query;
-      const { totalCount, items } = await deliveryLog.read(subscriptionId, body.skip, body.take, status);
-      return { body: { results: items, totalCount } };
+      records ??= new SubscriptionRecords(redis, keys);
+      const [{ totalCount, items }, state] = await Promise.all([
+        deliveryLog.read(subscriptionId, body.skip, body.take, status),
+        records.get(subscriptionId),
+      ]);
+      const subscription = state && {
+        status: state.status,
+        statusReason: state.statusReason,
+        createdBy: state.createdBy,
+        ownerUserId: state.ownerUserId,
+      };
+      return { body: { results: items, totalCount, subscription } };
     },
   });
 }

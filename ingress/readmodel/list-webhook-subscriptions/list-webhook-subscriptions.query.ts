@@ -1,11 +1,8 @@
 import Joi from 'joi';
 
-import {
-  webhookSubscriptionDecider,
-  type WebhookSubscriptionState,
-} from '../../../shared/domain/webhook-subscription/webhook-subscription.decider';
 import type { RedisClient } from '../../../shared/redis/connections';
 import type { Keys } from '../../../shared/redis/keys';
+import { SubscriptionRecords } from '../../../shared/webhooks/subscription-records';
 import { WEBHOOK_COMMAND_ROLES } from '../../../shared/webhooks/webhook-commands';
 import { closedObject, GUID_SCHEMA, type JsonSchema, TIMESTAMP_SCHEMA } from '../../http/json-schema';
 import { listingSchema } from '../listing';
@@ -26,7 +23,13 @@ export interface WebhookSubscriptionItem {
   readonly url: string;
   readonly eventTypes: readonly string[];
   readonly description: string | null;
-  readonly status: 'enabled' | 'disabled';
+  readonly status: 'enabled' | 'disabled' | 'suspended';
+  /** Why it is disabled or suspended; null when enabled. */
+  readonly statusReason: string | null;
+  /** The Admin who created it. */
+  readonly createdBy: string;
+  /** Whose authority it delivers under: its creator, or the last Admin who enabled it. */
+  readonly ownerUserId: string;
   readonly createdAt: string;
   readonly updatedAt: string;
   /** While a rotated-out secret still signs beside the new one: until when. */
@@ -39,7 +42,22 @@ const ITEM_SCHEMA: JsonSchema = closedObject(
     url: { type: 'string', format: 'uri' },
     eventTypes: { type: 'array', items: { type: 'string' } },
     description: { type: ['string', 'null'] },
-    status: { enum: ['enabled', 'disabled'] },
+    status: {
+      enum: ['enabled', 'disabled', 'suspended'],
+      description:
+        'suspended: stopped by the service because its owner was disabled, erased or lost Admin; an Admin who enables it becomes its owner. Events appended meanwhile are delivered then.',
+    },
+    statusReason: {
+      type: ['string', 'null'],
+      description:
+        "Why it is disabled (the Admin's reason) or suspended (the owner's change); null when enabled.",
+    },
+    createdBy: { ...GUID_SCHEMA, description: 'The user id of the Admin who created it.' },
+    ownerUserId: {
+      ...GUID_SCHEMA,
+      description:
+        'The user id of the Admin it delivers under: its creator, or the last Admin who enabled it. It stops delivering when that account is disabled, erased or loses Admin.',
+    },
     createdAt: TIMESTAMP_SCHEMA,
     updatedAt: TIMESTAMP_SCHEMA,
     previousSecretUntil: { ...TIMESTAMP_SCHEMA, type: ['string', 'null'] },
@@ -54,6 +72,7 @@ const ITEM_SCHEMA: JsonSchema = closedObject(
  * secrets are never read.
  */
 export function listWebhookSubscriptionsQuery(redis: RedisClient, keys: Keys): RegisteredQuery {
+  let records: SubscriptionRecords | undefined;
   return defineQuery<ListWebhookSubscriptionsBody>({
     queryType: 'ListWebhookSubscriptions',
     description: 'Webhook subscriptions (never their secrets), oldest first, paged (skip, take <= 1000).',
@@ -69,24 +88,17 @@ export function listWebhookSubscriptionsQuery(redis: RedisClient, keys: Keys): R
     ),
     response: listingSchema('ListWebhookSubscriptionsResult', ITEM_SCHEMA),
     async handle({ body }) {
-      const ids = await redis.smembers(keys.webhookSubscriptions());
-      const states = await Promise.all(
-        ids.map(async (id) => {
-          const state = await redis.hget(
-            keys.aggregateRecord(webhookSubscriptionDecider.aggregateType, id),
-            'state',
-          );
-          return { id, state: state ? (JSON.parse(state) as WebhookSubscriptionState) : null };
-        }),
-      );
-      const items: WebhookSubscriptionItem[] = states
-        .flatMap(({ id, state }) => (state && state.status !== 'deleted' ? [{ id, state }] : []))
+      records ??= new SubscriptionRecords(redis, keys);
+      const items: WebhookSubscriptionItem[] = (await records.allLive())
         .map(({ id, state }) => ({
           id,
           url: state.url,
           eventTypes: state.eventTypes,
           description: state.description,
-          status: state.status === 'enabled' ? ('enabled' as const) : ('disabled' as const),
+          status: state.status,
+          statusReason: state.statusReason,
+          createdBy: state.createdBy,
+          ownerUserId: state.ownerUserId,
           createdAt: state.createdAt,
           updatedAt: state.updatedAt,
           previousSecretUntil: state.previousSecretUntil,

@@ -49,6 +49,18 @@ export interface ReplayWebhookEvents {
   readonly data: { readonly from: string; readonly replayId: string };
 }
 
+/**
+ * The service's own command, never a client's (no definition of POST /api/command names it): the
+ * subscription's owner no longer holds the authority it was created (or enabled) under: the account
+ * was disabled, erased, or lost Admin. Deliveries stop until an Admin enables the subscription again
+ * and becomes its owner; its cursor stays where it was, so nothing appended meanwhile is lost.
+ */
+export interface SuspendWebhookSubscription {
+  readonly type: 'SuspendWebhookSubscription';
+  /** `ownerUserId`: the owner the suspension is for (a subscription taken over since is left alone). */
+  readonly data: { readonly ownerUserId: string; readonly reason: string };
+}
+
 export type WebhookSubscriptionCommand =
   | CreateWebhookSubscription
   | UpdateWebhookSubscription
@@ -57,5 +69,8 @@ export type WebhookSubscriptionCommand =
   | EnableWebhookSubscription
   | DeleteWebhookSubscription
   | ReplayWebhookEvents;
+
+/** Every command the subscription decider takes: the clients' and the service's own. */
+export type AnyWebhookSubscriptionCommand = WebhookSubscriptionCommand | SuspendWebhookSubscription;
 
 export type WebhookCommandType = WebhookSubscriptionCommand['type'];

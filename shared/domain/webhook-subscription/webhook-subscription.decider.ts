@@ -1,9 +1,21 @@
-import { accept, type Decider, reject } from '../decider';
-import type { WebhookSubscriptionCommand } from './webhook-subscription.commands';
+import {
+  accept,
+  type Decider,
+  type Decision,
+  type DecisionContext,
+  forbid,
+  reject,
+  SERVICE_ACTOR_ID,
+} from '../decider';
+import type {
+  AnyWebhookSubscriptionCommand,
+  SuspendWebhookSubscription,
+} from './webhook-subscription.commands';
 import type { WebhookSubscriptionEvent } from './webhook-subscription.events';
 import { WEBHOOK_MESSAGES } from './webhook-subscription.messages';
 
-export type WebhookSubscriptionStatus = 'enabled' | 'disabled' | 'deleted';
+/** `suspended`: stopped by the service because its owner lost the authority (see ownerUserId). */
+export type WebhookSubscriptionStatus = 'enabled' | 'disabled' | 'suspended' | 'deleted';
 
 /** A subscription as folded from its events; null before it is created. */
 export type WebhookSubscriptionState = {
@@ -11,6 +23,17 @@ export type WebhookSubscriptionState = {
   readonly eventTypes: readonly string[];
   readonly description: string | null;
   readonly status: WebhookSubscriptionStatus;
+  /** Why it is disabled or suspended (the Admin's reason, or the owner's change); else null. */
+  readonly statusReason: string | null;
+  /** The Admin who created it. */
+  readonly createdBy: string;
+  /**
+   * Whose authority it delivers under: its creator, then the last Admin who enabled it. Deliveries
+   * stop when that account is disabled, erased or loses Admin.
+   */
+  readonly ownerUserId: string;
+  /** Since when (ISO 8601): an account created after it under the same id is another account. */
+  readonly ownerSince: string;
   readonly createdAt: string;
   readonly updatedAt: string;
   /** Set while a rotated-out secret still signs (ISO 8601), else null. */
@@ -21,13 +44,35 @@ export type WebhookSubscriptionState = {
 
 type Existing = NonNullable<WebhookSubscriptionState>;
 
+/**
+ * The service's suspension: only as the service itself (no client command reaches it), only of an
+ * enabled subscription still owned by the account named. A second suspension is refused, so
+ * replicas racing to suspend write one event.
+ */
+function decideSuspension(
+  command: SuspendWebhookSubscription,
+  state: Existing,
+  context: DecisionContext,
+): Decision<WebhookSubscriptionEvent> {
+  if (context.actorUserId !== SERVICE_ACTOR_ID) return forbid(WEBHOOK_MESSAGES.suspendByServiceOnly);
+  if (state.ownerUserId !== command.data.ownerUserId) return reject(WEBHOOK_MESSAGES.suspendOtherOwner);
+  if (state.status === 'suspended') return reject(WEBHOOK_MESSAGES.alreadySuspended);
+  if (state.status !== 'enabled') return reject(WEBHOOK_MESSAGES.suspendNotEnabled);
+  return accept({
+    type: 'WebhookSubscriptionSuspendedEvent',
+    data: { ...command.data, at: context.now.toISOString(), byUserId: context.actorUserId },
+  });
+}
+
 export const webhookSubscriptionDecider: Decider<
   WebhookSubscriptionState,
-  WebhookSubscriptionCommand,
+  AnyWebhookSubscriptionCommand,
   WebhookSubscriptionEvent
 > = {
   aggregateType: 'webhook-subscription',
   initialState: null,
+  // 2: statusReason, createdBy, ownerUserId and ownerSince joined the state.
+  stateVersion: 2,
 
   decide(command, state, context) {
     const at = context.now.toISOString();
@@ -60,6 +105,8 @@ export const webhookSubscriptionDecider: Decider<
       case 'DisableWebhookSubscription':
         if (state.status === 'disabled') return reject(WEBHOOK_MESSAGES.alreadyDisabled);
         return accept({ type: 'WebhookSubscriptionDisabledEvent', data: { ...command.data, at, byUserId } });
+      case 'SuspendWebhookSubscription':
+        return decideSuspension(command, state, context);
       case 'EnableWebhookSubscription':
         if (state.status === 'enabled') return reject(WEBHOOK_MESSAGES.alreadyEnabled);
         return accept({ type: 'WebhookSubscriptionEnabledEvent', data: { at, byUserId } });
@@ -80,12 +127,16 @@ export const webhookSubscriptionDecider: Decider<
 
   evolve(state, event) {
     if (event.type === 'WebhookSubscriptionCreatedEvent') {
-      const { url, eventTypes, description, at } = event.data;
+      const { url, eventTypes, description, at, byUserId } = event.data;
       return {
         url,
         eventTypes,
         description,
         status: 'enabled',
+        statusReason: null,
+        createdBy: byUserId,
+        ownerUserId: byUserId,
+        ownerSince: at,
         createdAt: at,
         updatedAt: at,
         previousSecretUntil: null,
@@ -102,9 +153,18 @@ export const webhookSubscriptionDecider: Decider<
       case 'WebhookSecretRotatedEvent':
         return { ...updated, previousSecretUntil: event.data.previousSecretUntil };
       case 'WebhookSubscriptionDisabledEvent':
-        return { ...updated, status: 'disabled' };
+        return { ...updated, status: 'disabled', statusReason: event.data.reason };
+      case 'WebhookSubscriptionSuspendedEvent':
+        return { ...updated, status: 'suspended', statusReason: event.data.reason };
       case 'WebhookSubscriptionEnabledEvent':
-        return { ...updated, status: 'enabled' };
+        // The enabling Admin takes the subscription over: it delivers under that Admin's authority.
+        return {
+          ...updated,
+          status: 'enabled',
+          statusReason: null,
+          ownerUserId: event.data.byUserId,
+          ownerSince: event.data.at,
+        };
       case 'WebhookSubscriptionDeletedEvent':
         return { ...updated, status: 'deleted' };
       case 'WebhookReplayRequestedEvent':

@@ -34,7 +34,17 @@ export type WebhookSubscriptionDisabledEvent = DomainEvent<
   ByActor & { readonly reason: string | null; readonly automatic: boolean }
 >;
 
+/** `byUserId`, the enabling Admin, becomes the subscription's owner. */
 export type WebhookSubscriptionEnabledEvent = DomainEvent<'WebhookSubscriptionEnabledEvent', ByActor>;
+
+/**
+ * The service stopped deliveries because the owner lost its authority (`byUserId` is the service's
+ * id); `reason` names the account change, e.g. `Owner <user id> was disabled`.
+ */
+export type WebhookSubscriptionSuspendedEvent = DomainEvent<
+  'WebhookSubscriptionSuspendedEvent',
+  ByActor & { readonly ownerUserId: string; readonly reason: string }
+>;
 
 export type WebhookSubscriptionDeletedEvent = DomainEvent<'WebhookSubscriptionDeletedEvent', ByActor>;
 
@@ -49,5 +59,6 @@ export type WebhookSubscriptionEvent =
   | WebhookSecretRotatedEvent
   | WebhookSubscriptionDisabledEvent
   | WebhookSubscriptionEnabledEvent
+  | WebhookSubscriptionSuspendedEvent
   | WebhookSubscriptionDeletedEvent
   | WebhookReplayRequestedEvent;

@@ -2,6 +2,7 @@ import {
   webhookSubscriptionDecider,
   type WebhookSubscriptionState,
 } from '../../domain/webhook-subscription/webhook-subscription.decider';
+import type { EventStore } from '../../event-store/event-store';
 import type { Logger } from '../../logger';
 import type { RedisClient } from '../../redis/connections';
 import type { Keys } from '../../redis/keys';
@@ -14,7 +15,11 @@ export interface ActiveSubscription {
   /** The record's version this was read at: a newer one (a rotation, an update) is read again. */
   readonly version: number;
   readonly url: string;
+  /** Enabled by its status; it delivers only while its owner also qualifies (owner-authority.ts). */
   readonly enabled: boolean;
+  /** Whose authority it delivers under, and since when (ISO 8601). */
+  readonly ownerUserId: string;
+  readonly ownerSince: string;
   /** null: every type of the catalogue ("*"). */
   readonly eventTypes: ReadonlySet<string> | null;
   /** When it was created (unix ms): delivery starts with the events appended from then on. */
@@ -26,41 +31,47 @@ export interface ActiveSubscription {
 
 type Existing = NonNullable<WebhookSubscriptionState>;
 
+/** Where subscriptions are read from: the set the commands keep, and the records in their current shape. */
+export interface SubscriptionSource {
+  readonly redis: RedisClient;
+  readonly keys: Keys;
+  readonly store: Pick<EventStore, 'loadRecordWith'>;
+}
+
 /**
  * Reads every subscription's record (state and sealed secrets) from the set the commands keep.
  * Deleted ones, and ids whose create never landed, are left out; a record whose secrets do not
  * open (the data key changed) is left out with a warning, rather than signed wrongly.
  */
 export async function loadSubscriptions(
-  redis: RedisClient,
-  keys: Keys,
+  source: SubscriptionSource,
   secrets: WebhookSecrets,
   logger: Logger,
   now: number,
 ): Promise<ActiveSubscription[]> {
-  const ids = await redis.smembers(keys.webhookSubscriptions());
-  const loaded = await Promise.all(ids.map((id) => loadSubscription(redis, keys, secrets, logger, id, now)));
+  const ids = await source.redis.smembers(source.keys.webhookSubscriptions());
+  const loaded = await Promise.all(ids.map((id) => loadSubscription(source, secrets, logger, id, now)));
   return loaded.filter((subscription): subscription is ActiveSubscription => subscription !== null);
 }
 
 /** One subscription as loadSubscriptions reads it; null when deleted, never created, or unreadable. */
 export async function loadSubscription(
-  redis: RedisClient,
-  keys: Keys,
+  source: SubscriptionSource,
   secrets: WebhookSecrets,
   logger: Logger,
   id: string,
   now: number,
 ): Promise<ActiveSubscription | null> {
-  const [version, state, sealed] = await redis.hmget(
-    keys.aggregateRecord(webhookSubscriptionDecider.aggregateType, id),
-    'version',
-    'state',
+  // In its current shape: a record written before the owner was kept is folded again from its stream.
+  const record = await source.store.loadRecordWith<WebhookSubscriptionState>(
+    webhookSubscriptionDecider.aggregateType,
+    id,
+    webhookSubscriptionDecider.initialState,
     SECRETS_FIELD,
   );
-  if (!version || !state || !sealed) return null;
-  const subscription = JSON.parse(state) as Existing | null;
-  if (!subscription || subscription.status === 'deleted') return null;
+  const subscription: Existing | null = record.state;
+  const sealed = record.attachment;
+  if (record.version === 0 || !subscription || !sealed || subscription.status === 'deleted') return null;
   try {
     const opened = secrets.open(id, sealed);
     const previousSigns =
@@ -69,9 +80,11 @@ export async function loadSubscription(
       Date.parse(subscription.previousSecretUntil) > now;
     return {
       id,
-      version: Number(version),
+      version: record.version,
       url: subscription.url,
       enabled: subscription.status === 'enabled',
+      ownerUserId: subscription.ownerUserId,
+      ownerSince: subscription.ownerSince,
       eventTypes: subscription.eventTypes.includes(ALL_EVENT_TYPES) ? null : new Set(subscription.eventTypes),
       createdAtMs: Date.parse(subscription.createdAt),
       secrets: previousSigns && opened.previous ? [opened.current, opened.previous] : [opened.current],

@@ -3,7 +3,14 @@ import { randomUUID } from 'node:crypto';
 import { Webhook } from 'standardwebhooks';
 
 import { SYSTEM_ACTOR } from '../../accounts/account';
+import { userDecider, type UserState } from '../../domain/user/user.decider';
+import { ownerLapse } from '../../domain/webhook-subscription/owner-authority';
 import { webhookSubscriptionDecider } from '../../domain/webhook-subscription/webhook-subscription.decider';
+import {
+  type OwnerLapse,
+  ownerLapseReason,
+} from '../../domain/webhook-subscription/webhook-subscription.messages';
+import type { EventStore } from '../../event-store/event-store';
 import type { CommandHandler } from '../../event-store/handle-command';
 import type { Logger } from '../../logger';
 import { PartitionLeases } from '../../projections/partition-leases';
@@ -86,6 +93,14 @@ interface Cursor {
  * The checkpoint moves only after an attempt has ended (delivered, or given up on), fenced on
  * the value read: a replica killed mid-delivery leaves the event to the next owner of the
  * partition, which sends it again under the same webhook-id (at least once).
+ *
+ * A subscription delivers under its owner's authority (ADR 0015): nothing is sent while the owner
+ * account is disabled, erased or without Admin. The gate is the dispatcher's own, so it holds
+ * whether or not the suspension that records it was appended yet: an announced change of an owner
+ * shuts it at once until the account is read again, the owner's record version is read after each
+ * partition read (an announcement missed is caught there), and every owner is read again on each
+ * refresh and on a resubscription. The dispatcher also appends the suspension itself (the
+ * service's SuspendWebhookSubscription), idempotently: the decider refuses a second one.
  */
 export class WebhookDispatcher {
   private readonly leases: PartitionLeases<typeof CONSUMER>;
@@ -108,6 +123,16 @@ export class WebhookDispatcher {
   private readonly undelivered = new Map<string, { subscriptionId: string; sinceMs: number }>();
   /** Subscriptions being disabled for failing too long (one command each). */
   private readonly disabling = new Set<string>();
+  /** The subscriptions' owner accounts as last read: record version and state, by user id. */
+  private readonly owners = new Map<string, { readonly version: number; readonly state: UserState }>();
+  /**
+   * Owners whose account change was announced (or whose announcements may have been missed) and
+   * not read since: how many times. Their subscriptions deliver nothing until a read started after
+   * the announcement says they still qualify.
+   */
+  private readonly ownersAnnounced = new Map<string, number>();
+  /** Subscriptions being suspended because their owner lapsed (one command each). */
+  private readonly suspending = new Set<string>();
   /** When each subscription's run of failures was last cleared by this replica (unix ms). */
   private readonly healthClearedAt = new Map<string, number>();
   private readonly pause = new WakeablePause();
@@ -125,6 +150,8 @@ export class WebhookDispatcher {
     private readonly sender: WebhookSender,
     private readonly deliveryLog: DeliveryLog,
     private readonly commands: CommandHandler,
+    /** Reads records in their current shape: the subscriptions' and their owners'. */
+    private readonly store: EventStore,
     private readonly settings: WebhookDeliverySettings,
     private readonly logger: Logger,
     options: Partial<DispatcherOptions> = {},
@@ -150,19 +177,31 @@ export class WebhookDispatcher {
     this.running = true;
     if (this.subscriber) {
       const subscriptionChanges = this.keys.aggregateChanges(webhookSubscriptionDecider.aggregateType);
+      const accountChanges = this.keys.aggregateChanges(userDecider.aggregateType);
+      const publicChanges = new Set(PUBLIC_AGGREGATE_TYPES.map((type) => this.keys.aggregateChanges(type)));
       this.subscriber.on('message', (channel: string, aggregateId: string) => {
         if (channel === subscriptionChanges) {
           this.refreshDue = true;
           return this.pause.wake();
         }
+        // An owner's account changed: its subscriptions wait, from now, for the account to be read.
+        if (channel === accountChanges && this.owners.has(aggregateId)) this.ownerAnnounced(aggregateId);
+        if (!publicChanges.has(channel)) return;
         const partition = partitionOf(aggregateId);
         this.announced.add(partition);
         this.reads.announced(partition);
         this.pause.wake();
       });
-      const channels = [...PUBLIC_AGGREGATE_TYPES, webhookSubscriptionDecider.aggregateType].map((type) =>
-        this.keys.aggregateChanges(type),
-      );
+      // Changes announced while the subscription was away were not heard: every owner is read again.
+      this.subscriber.on('ready', () => {
+        for (const ownerUserId of this.owners.keys()) this.ownerAnnounced(ownerUserId);
+      });
+      const types = [
+        ...PUBLIC_AGGREGATE_TYPES,
+        webhookSubscriptionDecider.aggregateType,
+        userDecider.aggregateType,
+      ];
+      const channels = [...new Set(types)].map((type) => this.keys.aggregateChanges(type));
       this.subscriber.subscribe(...channels).catch((error: unknown) => {
         this.logger.warn('webhook dispatcher not subscribed to changes; polling', { error: String(error) });
       });
@@ -191,7 +230,23 @@ export class WebhookDispatcher {
         }
         if (this.refreshDue || now - this.refreshedAt > this.options.refreshMs) {
           this.refreshDue = false;
-          this.subscriptions = await loadSubscriptions(this.redis, this.keys, this.secrets, this.logger, now);
+          const announcedBefore = new Map(this.ownersAnnounced);
+          this.subscriptions = await loadSubscriptions(
+            { redis: this.redis, keys: this.keys, store: this.store },
+            this.secrets,
+            this.logger,
+            now,
+          );
+          const ownerUserIds = new Set(this.subscriptions.map((subscription) => subscription.ownerUserId));
+          await this.readOwners(ownerUserIds);
+          for (const ownerUserId of this.owners.keys()) {
+            if (!ownerUserIds.has(ownerUserId)) this.owners.delete(ownerUserId);
+          }
+          // Read after every announcement counted before the read: those owners are known again.
+          for (const [ownerUserId, count] of announcedBefore) {
+            if (this.ownersAnnounced.get(ownerUserId) === count) this.ownersAnnounced.delete(ownerUserId);
+          }
+          this.suspendLapsed();
           this.signers = new Map(
             this.subscriptions.flatMap((subscription) =>
               subscription.secrets.map((secret) => [secret, this.signers.get(secret) ?? new Webhook(secret)]),
@@ -223,7 +278,7 @@ export class WebhookDispatcher {
     // A full pass looks at the log afresh (an announcement may have been lost).
     if (full) for (const { partition } of owned) this.reads.announced(partition);
     for (const subscription of this.subscriptions) {
-      if (!subscription.enabled) continue;
+      if (!subscription.enabled || !this.ownerQualifies(subscription)) continue;
       for (const { partition } of owned) {
         const lane = `${subscription.id}:${partition}`;
         if (this.busy.has(lane)) {
@@ -362,8 +417,10 @@ export class WebhookDispatcher {
     // The version is read after the entries: an event appended after a disable (or delete) answered
     // is never sent, even before this replica's copy of the subscriptions has caught up. Likewise a
     // rotation or an update: the record's version says whether this copy is current.
-    const current = await this.current(subscription, readAfter.get(subscription.id));
-    if (!current?.enabled) {
+    const current = await this.current(subscription, readAfter.get(this.versionKey(subscription.id)));
+    // Likewise the owner: an event appended after its account was disabled, erased or lost Admin is
+    // never sent, even if this replica missed the announcement.
+    if (!current?.enabled || !(await this.ownerStillQualifies(current, readAfter))) {
       this.refreshDue = true;
       this.pause.wake();
       return;
@@ -371,6 +428,8 @@ export class WebhookDispatcher {
     subscription = current;
     for (const { id: entryId, event } of entries) {
       if (!this.running || !this.leases.owned.has(`${CONSUMER.name}:${partition}`)) return;
+      // An owner's change announced meanwhile stops the lane before its next attempt.
+      if (!this.ownerQualifies(subscription)) return;
       const payload = toPublicEvent(event);
       if (!payload || (subscription.eventTypes !== null && !subscription.eventTypes.has(event.eventType))) {
         continue; // Not for this subscription: passed over (the checkpoint moves with the next write).
@@ -447,21 +506,137 @@ export class WebhookDispatcher {
       versionReadAfter ?? Number(await this.redis.hget(this.versionKey(subscription.id), 'version'));
     if (version === subscription.version) return subscription;
     this.refreshDue = true;
-    return loadSubscription(this.redis, this.keys, this.secrets, this.logger, subscription.id, Date.now());
+    return loadSubscription(
+      { redis: this.redis, keys: this.keys, store: this.store },
+      this.secrets,
+      this.logger,
+      subscription.id,
+      Date.now(),
+    );
   }
 
   /**
-   * Every subscription's record version, read together (one round trip per node) after a partition
-   * read, for all the lanes that read serves.
+   * Every subscription's record version and its owner's, by record key, read together (one round
+   * trip per node) after a partition read, for all the lanes that read serves.
    */
   private async readVersions(): Promise<ReadonlyMap<string, number>> {
-    const ids = this.subscriptions.map((subscription) => subscription.id);
-    const versions = await Promise.all(ids.map((id) => this.redis.hget(this.versionKey(id), 'version')));
-    return new Map(ids.map((id, i) => [id, Number(versions[i])]));
+    const recordKeys = [
+      ...new Set(
+        this.subscriptions.flatMap((subscription) => [
+          this.versionKey(subscription.id),
+          this.ownerKey(subscription.ownerUserId),
+        ]),
+      ),
+    ];
+    const versions = await Promise.all(recordKeys.map((key) => this.redis.hget(key, 'version')));
+    return new Map(recordKeys.map((key, i) => [key, Number(versions[i])]));
   }
 
   private versionKey(subscriptionId: string): string {
     return this.keys.aggregateRecord(webhookSubscriptionDecider.aggregateType, subscriptionId);
+  }
+
+  private ownerKey(ownerUserId: string): string {
+    return this.keys.aggregateRecord(userDecider.aggregateType, ownerUserId);
+  }
+
+  /** An owner's account change was announced: its subscriptions wait until it is read again. */
+  private ownerAnnounced(ownerUserId: string): void {
+    this.ownersAnnounced.set(ownerUserId, (this.ownersAnnounced.get(ownerUserId) ?? 0) + 1);
+    this.refreshDue = true;
+    this.pause.wake();
+  }
+
+  /**
+   * Reads owners' accounts (in their current shape); keeps each as read unless a newer version was
+   * read meanwhile (by a lane).
+   */
+  private async readOwners(ownerUserIds: Iterable<string>): Promise<void> {
+    const ids = [...ownerUserIds];
+    const records = await Promise.all(
+      ids.map((id) => this.store.loadRecord(userDecider.aggregateType, id, userDecider.initialState)),
+    );
+    ids.forEach((id, i) => {
+      const read = records[i] as { version: number; state: UserState };
+      const known = this.owners.get(id);
+      if (!known || read.version >= known.version) this.owners.set(id, read);
+    });
+  }
+
+  /** Why the subscription's owner no longer qualifies; null when it does; 'unknown' before a read. */
+  private lapseOf(subscription: ActiveSubscription): OwnerLapse | 'unknown' | null {
+    const owner = this.owners.get(subscription.ownerUserId);
+    return owner ? ownerLapse(subscription, owner.state) : 'unknown';
+  }
+
+  /**
+   * The gate every delivery passes: the owner, as last read, holds the subscription's authority, and
+   * no change of its account was announced since.
+   */
+  private ownerQualifies(subscription: ActiveSubscription): boolean {
+    return !this.ownersAnnounced.has(subscription.ownerUserId) && this.lapseOf(subscription) === null;
+  }
+
+  /**
+   * The gate after a partition read: the owner's record version read after the entries (or now) is
+   * the one the gate knows, else the account is read again first.
+   */
+  private async ownerStillQualifies(
+    subscription: ActiveSubscription,
+    readAfter: ReadonlyMap<string, number>,
+  ): Promise<boolean> {
+    const key = this.ownerKey(subscription.ownerUserId);
+    const version = readAfter.get(key) ?? Number(await this.redis.hget(key, 'version'));
+    if (this.owners.get(subscription.ownerUserId)?.version !== version) {
+      await this.readOwners([subscription.ownerUserId]);
+    }
+    return this.ownerQualifies(subscription);
+  }
+
+  /**
+   * Appends a suspension to every enabled subscription whose owner lapsed (the gate already holds
+   * them back). Replicas race to do it: the decider refuses all but the first, which is harmless.
+   */
+  private suspendLapsed(): void {
+    for (const subscription of this.subscriptions) {
+      const lapse = this.lapseOf(subscription);
+      if (!subscription.enabled || lapse === null || lapse === 'unknown') continue;
+      if (this.suspending.has(subscription.id)) continue;
+      this.suspending.add(subscription.id);
+      const suspension = this.suspend(subscription, lapse)
+        .catch((error: unknown) => {
+          this.logger.warn('webhook subscription not suspended; tried again at the next refresh', {
+            subscriptionId: subscription.id,
+            error: error instanceof Error ? error.message : String(error),
+          });
+        })
+        .finally(() => {
+          this.suspending.delete(subscription.id);
+          this.inFlight.delete(suspension);
+        });
+      this.inFlight.add(suspension);
+    }
+  }
+
+  private async suspend(subscription: ActiveSubscription, lapse: OwnerLapse): Promise<void> {
+    const { ownerUserId } = subscription;
+    const reason = ownerLapseReason(ownerUserId, lapse);
+    const outcome = await this.commands.handle(webhookSubscriptionDecider, {
+      aggregateId: subscription.id,
+      command: { type: 'SuspendWebhookSubscription', data: { ownerUserId, reason } },
+      context: { now: new Date(), actorUserId: SYSTEM_ACTOR.userId, actorRoles: SYSTEM_ACTOR.roles },
+      metadata: { actorUserId: SYSTEM_ACTOR.userId, requestId: null, correlationId: 'webhook-owner-lapse' },
+    });
+    // Refused: another replica suspended it first, or an Admin disabled or took it over meanwhile.
+    if (outcome.accepted) {
+      this.logger.warn('webhook subscription suspended: its owner lapsed', {
+        subscriptionId: subscription.id,
+        ownerUserId,
+        reason,
+      });
+    }
+    this.refreshDue = true;
+    this.pause.wake();
   }
 
   /** One signed POST: a fresh webhook-timestamp, one v1 signature per secret that signs now. */

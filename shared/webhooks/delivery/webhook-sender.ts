@@ -7,8 +7,47 @@ import { RequestFilteringHttpAgent, RequestFilteringHttpsAgent } from 'request-f
 export interface AttemptResult {
   readonly ok: boolean;
   readonly httpStatus: number | null;
+  /** What failed, as a class (ATTEMPT_ERRORS, or `HTTP <status>`); null when it did not. */
   readonly error: string | null;
   readonly durationMs: number;
+}
+
+/**
+ * What the delivery log says of a failed attempt: a class, never the error's own text, which can
+ * tell an Admin what an internal host name resolves to, or other details of the network.
+ */
+export const ATTEMPT_ERRORS = {
+  invalidUrl: 'invalid url',
+  httpOnly: 'target refused: http not allowed',
+  privateAddress: 'target refused: private address',
+  unspecifiedAddress: 'target refused: unspecified address',
+  dnsFailure: 'DNS lookup failed',
+  connectTimeout: 'connect timeout',
+  responseTimeout: 'response timeout',
+  connectionRefused: 'connection refused',
+  connectionReset: 'connection reset',
+  unreachable: 'host unreachable',
+  tls: 'TLS error',
+  network: 'network error',
+} as const;
+
+/** The class of a network error (its code, or request-filtering-agent's refusal). */
+export function attemptErrorClass(error: Error & { code?: unknown }): string {
+  const code = typeof error.code === 'string' ? error.code : '';
+  // request-filtering-agent's "meta IP address" is the unspecified one (0.0.0.0, ::).
+  if (/is not allowed\. Because,? It is meta IP/i.test(error.message))
+    return ATTEMPT_ERRORS.unspecifiedAddress;
+  if (/^DNS lookup .* is not allowed/i.test(error.message)) return ATTEMPT_ERRORS.privateAddress;
+  if (code === 'ECONNREFUSED') return ATTEMPT_ERRORS.connectionRefused;
+  if (code === 'ECONNRESET' || code === 'EPIPE' || /socket hang up/i.test(error.message)) {
+    return ATTEMPT_ERRORS.connectionReset;
+  }
+  if (code === 'ENOTFOUND' || code === 'EAI_AGAIN' || code === 'EAI_FAIL') return ATTEMPT_ERRORS.dnsFailure;
+  if (code === 'ETIMEDOUT') return ATTEMPT_ERRORS.connectTimeout;
+  if (code === 'EHOSTUNREACH' || code === 'ENETUNREACH') return ATTEMPT_ERRORS.unreachable;
+  if (/^(ERR_TLS_|ERR_SSL_|EPROTO$|CERT_|DEPTH_ZERO|SELF_SIGNED|UNABLE_TO_)/.test(code))
+    return ATTEMPT_ERRORS.tls;
+  return ATTEMPT_ERRORS.network;
 }
 
 export interface SenderSettings {
@@ -50,13 +89,11 @@ export class WebhookSender {
     try {
       target = new URL(url);
     } catch {
-      return Promise.resolve(done({ ok: false, httpStatus: null, error: 'invalid url' }));
+      return Promise.resolve(done({ ok: false, httpStatus: null, error: ATTEMPT_ERRORS.invalidUrl }));
     }
     const secure = target.protocol === 'https:';
     if (!secure && !(target.protocol === 'http:' && this.settings.allowPrivateTargets)) {
-      return Promise.resolve(
-        done({ ok: false, httpStatus: null, error: 'refused: only https targets are allowed' }),
-      );
+      return Promise.resolve(done({ ok: false, httpStatus: null, error: ATTEMPT_ERRORS.httpOnly }));
     }
     return new Promise((resolve) => {
       let settled = false;
@@ -85,13 +122,27 @@ export class WebhookSender {
           const drainLimit = setTimeout(() => response.destroy(), this.settings.timeoutMs);
           response.once('close', () => clearTimeout(drainLimit));
           const status = response.statusCode ?? 0;
-          settle({ ok: status >= 200 && status < 300, httpStatus: status, error: null });
+          const ok = status >= 200 && status < 300;
+          settle({ ok, httpStatus: status, error: ok ? null : `HTTP ${status}` });
         },
       );
+      // Whether the connection was made (TLS included): a timeout before it is a connect timeout.
+      let connected = false;
+      request.once('socket', (socket) => {
+        if (!socket.connecting) connected = true; // A kept-alive socket, reused.
+        socket.once(secure ? 'secureConnect' : 'connect', () => (connected = true));
+      });
       const timer = setTimeout(() => {
-        request.destroy(new Error(`timed out after ${this.settings.timeoutMs} ms`));
+        settle({
+          ok: false,
+          httpStatus: null,
+          error: connected ? ATTEMPT_ERRORS.responseTimeout : ATTEMPT_ERRORS.connectTimeout,
+        });
+        request.destroy();
       }, this.settings.timeoutMs);
-      request.on('error', (error) => settle({ ok: false, httpStatus: null, error: error.message }));
+      request.on('error', (error) =>
+        settle({ ok: false, httpStatus: null, error: attemptErrorClass(error) }),
+      );
       request.end(body);
     });
   }

@@ -1451,11 +1451,31 @@ export interface components {
                 status: "delivered" | "retrying" | "failed";
                 /** @description The receiver's status, or null when none came. */
                 httpStatus: number | null;
-                /** @description The network error or refusal, or null. */
+                /** @description What failed, as a class (`connect timeout`, `connection refused`, `target refused: private address`, `TLS error`...), never an address; null when an answer came (see httpStatus). */
                 error: string | null;
                 durationMs: number;
             }[];
             totalCount: number;
+            /**
+             * WebhookSubscriptionOwnership
+             * @description The subscription as it stands now; null when there is none.
+             */
+            subscription: {
+                /** @enum {string} */
+                status: "enabled" | "disabled" | "suspended" | "deleted";
+                /** @description Why it is disabled or suspended (the owner's change); null otherwise. */
+                statusReason: string | null;
+                /**
+                 * Format: uuid
+                 * @description The user id of the Admin who created it.
+                 */
+                createdBy: string;
+                /**
+                 * Format: uuid
+                 * @description The user id of the Admin it delivers under: its creator, or the last Admin who enabled it.
+                 */
+                ownerUserId: string;
+            } | null;
         };
         /** ImportResponse */
         ImportResponse: {
@@ -1626,8 +1646,23 @@ export interface components {
                 url: string;
                 eventTypes: string[];
                 description: string | null;
-                /** @enum {string} */
-                status: "enabled" | "disabled";
+                /**
+                 * @description suspended: stopped by the service because its owner was disabled, erased or lost Admin; an Admin who enables it becomes its owner. Events appended meanwhile are delivered then.
+                 * @enum {string}
+                 */
+                status: "enabled" | "disabled" | "suspended";
+                /** @description Why it is disabled (the Admin's reason) or suspended (the owner's change); null when enabled. */
+                statusReason: string | null;
+                /**
+                 * Format: uuid
+                 * @description The user id of the Admin who created it.
+                 */
+                createdBy: string;
+                /**
+                 * Format: uuid
+                 * @description The user id of the Admin it delivers under: its creator, or the last Admin who enabled it. It stops delivering when that account is disabled, erased or loses Admin.
+                 */
+                ownerUserId: string;
                 /** Format: date-time */
                 createdAt: string;
                 /** Format: date-time */

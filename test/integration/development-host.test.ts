@@ -24,6 +24,7 @@ import { exchange } from '../helpers/http-client';
 import {
   eventually,
   type IngressProcess,
+  isAlive,
   killAll,
   type ServiceProcess,
   startIngressProcess,
@@ -112,7 +113,14 @@ describe('development stays on the developer machine', () => {
   };
 
   afterEach(async () => {
-    await killAll(...started.splice(0));
+    const services = started.splice(0);
+    // SIGTERM first: a supervisor (`npm start`) killed outright would leave its detached children.
+    for (const service of services) if (isAlive(service)) service.child.kill('SIGTERM');
+    await Promise.race([
+      Promise.all(services.map((service) => service.exited)),
+      new Promise((resolve) => setTimeout(resolve, 15_000)),
+    ]);
+    await killAll(...services);
   });
 
   it('When a development ingress starts without HOST, then it listens on 127.0.0.1 only, prints that address in one line, and makes the sandbox and its generated secret', async () => {

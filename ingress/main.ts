@@ -1,6 +1,6 @@
 import { bootstrapAdmin } from '../shared/accounts/bootstrap-admin';
 import { bootstrapSandboxAdmin, sandboxBanner } from '../shared/accounts/sandbox-admin';
-import { ConfigError } from '../shared/config';
+import { ConfigError, developmentBeyondLoopback } from '../shared/config';
 import { listen, type RunningServer } from '../shared/http/server';
 import { installShutdownHooks, loadConfigOrExit } from '../shared/lifecycle';
 import { createLogger } from '../shared/logger';
@@ -57,14 +57,30 @@ async function main(): Promise<void> {
     config.http,
   );
   logger.info('ingress listening', { port: running.port, host: config.host });
+  if (config.nodeEnv !== 'production') {
+    // For the person at the console (production's log line above says the same to its shipper).
+    process.stdout.write(`${listeningLine(config.host, running.port, config.localDevelopment)}\n`);
+    if (!config.localDevelopment)
+      process.stdout.write(`[sandbox] ${developmentBeyondLoopback(config.host)}\n`);
+  }
   // Straight to the console, never through the logger: the password must not reach a log shipper.
   if (sandbox)
     process.stdout.write(sandboxBanner(sandbox, `http://${localAddress(config.host)}:${running.port}`));
 }
 
+/** The one line a development start prints once it listens: where, and who can reach it. */
+function listeningLine(host: string, port: number, onLoopback: boolean): string {
+  const reach = onLoopback ? 'loopback: this machine only' : 'reachable from other machines';
+  return `[ingress] listening on http://${urlHost(host)}:${port} (${reach})`;
+}
+
 /** The address a person on this machine types: a wildcard bind answers on loopback too. */
 function localAddress(host: string): string {
   if (host === '0.0.0.0' || host === '::' || host === '') return '127.0.0.1';
+  return urlHost(host);
+}
+
+function urlHost(host: string): string {
   return host.includes(':') ? `[${host}]` : host;
 }
 

@@ -48,7 +48,7 @@ export const TOKEN_CONTRACT: OperationContract = {
       operationId: 'issueToken',
       summary: 'Issue a bearer token (RFC 6749 style)',
       description:
-        'grant_type `password` (username = e-mail) or `client_credentials` (credentials in a Basic header, or client_id and client_secret). JSON or form-encoded, at most 8 KB. Answers are never cached.',
+        'grant_type `password` (username = e-mail) or `client_credentials` (credentials in a Basic header, or client_id and client_secret, never both: RFC 6749 section 2.3). JSON or form-encoded, at most 8 KB. Answers are never cached.',
       tags: ['Authentication'],
       // No authentication needed; client_credentials may send its credentials as Basic.
       security: [{}, { basicAuth: [] }],
@@ -73,7 +73,7 @@ export const TOKEN_CONTRACT: OperationContract = {
         '200': answers.json('A token.', component('TokenResponse', TOKEN_RESPONSE_SCHEMA)),
         '400': answers.jsonOrProblem(
           400,
-          'invalid_request, invalid_grant (wrong e-mail or password) or unsupported_grant_type; a body that is not JSON (or nested deeper than 64 levels, or in an encoding not accepted) gets the 400 problem.',
+          'invalid_request (a member missing or malformed, or client credentials both in a Basic header and in the body), invalid_grant (wrong e-mail or password) or unsupported_grant_type; a body that is not JSON (or nested deeper than 64 levels, or in an encoding not accepted) gets the 400 problem.',
           oauthError,
         ),
         '401': answers.json('invalid_client: the client credentials are wrong.', oauthError),

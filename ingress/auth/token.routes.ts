@@ -41,8 +41,12 @@ export const TOKEN_GRANT_SCHEMAS = {
   }).unknown(true),
   client_credentials: Joi.object({
     grant_type: Joi.string().valid('client_credentials').required(),
-    client_id: credential.description("The account's e-mail, unless sent in a Basic header."),
-    client_secret: credential.description("The account's password, unless sent in a Basic header."),
+    client_id: credential.description(
+      "The account's e-mail, when no Basic header is sent (with one: 400 invalid_request).",
+    ),
+    client_secret: credential.description(
+      "The account's password, when no Basic header is sent (with one: 400 invalid_request).",
+    ),
   }).unknown(true),
 } as const;
 
@@ -82,10 +86,23 @@ function grantPreferences(): Joi.ValidationOptions {
   };
 }
 
+export const TWO_CLIENT_AUTHENTICATIONS =
+  'Send the client credentials once: in the Basic header or as client_id and client_secret in the body, not both.';
+
+/**
+ * RFC 6749 section 2.3: a client uses one authentication method per request. A Basic header (well
+ * formed or not) together with client_id or client_secret in the body, whatever their values, is
+ * two: refused as a malformed request, never resolved by preferring one of them.
+ */
+function twoClientAuthentications(authorization: string | undefined, body: Record<string, unknown>): boolean {
+  const basic = authorization !== undefined && /^Basic(\s|$)/i.test(authorization);
+  return basic && (Object.hasOwn(body, 'client_id') || Object.hasOwn(body, 'client_secret'));
+}
+
 /**
  * POST /api/auth/token, in the style of RFC 6749: `grant_type=password` (username = e-mail, and
  * password) or `grant_type=client_credentials` (the account's credentials in a Basic header, or
- * client_id/client_secret in the body). JSON or form-encoded, at most 8 KB (TOKEN_BODY_LIMIT_BYTES).
+ * client_id/client_secret in the body, never both). JSON or form-encoded, at most 8 KB (TOKEN_BODY_LIMIT_BYTES).
  * Answers are never cached. A disabled account gets what a wrong password gets, right password or
  * not (the verifier refuses it and counts the attempt as a failure), and a token carries its
  * account's security stamp, so it dies with the account's next security change.
@@ -123,6 +140,11 @@ export function registerTokenRoutes(
           break;
         }
         case 'client_credentials': {
+          // Before any credential is checked, so such a request costs no hashing.
+          if (twoClientAuthentications(req.headers.authorization, body)) {
+            oauthError(res, 400, 'invalid_request', TWO_CLIENT_AUTHENTICATIONS);
+            return;
+          }
           const fromHeader = parseBasicCredentials(req.headers.authorization);
           // Any fault in the body (an array, a lone surrogate) is a failed client authentication.
           const checked = grantFields('client_credentials', body);

@@ -8,8 +8,9 @@ import type { AccountService } from './account.service';
 import type { EnabledAdmins } from './enabled-admins';
 
 /**
- * The sandbox: a development service started with no ADMIN_EMAIL gets a local administrator on its
- * first start, with a generated password shown once on the console (ADR 0017). Never in production.
+ * The sandbox: a development service started on loopback with no ADMIN_EMAIL gets a local
+ * administrator on its first start, with a generated password shown once on the console (ADR 0017).
+ * Never in production, nor on a development start that listens beyond this machine.
  */
 export const SANDBOX_ADMIN_EMAIL = 'sandbox-admin@example.com';
 
@@ -21,9 +22,12 @@ export type SandboxOutcome =
   | { readonly status: 'exists'; readonly email: string }
   | { readonly status: 'not-needed' };
 
-/** Whether this start makes (or reports) the sandbox administrator: development, no ADMIN_EMAIL. */
-export function sandboxApplies(config: Pick<Config, 'nodeEnv' | 'adminEmail'>): boolean {
-  return config.nodeEnv !== 'production' && !config.adminEmail;
+/**
+ * Whether this start makes (or reports) the sandbox administrator: development on loopback (only
+ * this machine reaches the ingress), no ADMIN_EMAIL.
+ */
+export function sandboxApplies(config: Pick<Config, 'localDevelopment' | 'adminEmail'>): boolean {
+  return config.localDevelopment && !config.adminEmail;
 }
 
 /**
@@ -38,7 +42,7 @@ export function sandboxApplies(config: Pick<Config, 'nodeEnv' | 'adminEmail'>): 
  * The password goes back to the caller only, for the console banner: never to the logger.
  */
 export async function bootstrapSandboxAdmin(
-  config: Pick<Config, 'nodeEnv' | 'adminEmail'>,
+  config: Pick<Config, 'localDevelopment' | 'adminEmail'>,
   accounts: AccountService,
   admins: Pick<EnabledAdmins, 'count' | 'has'>,
   logger: Logger,
@@ -101,7 +105,7 @@ export function sandboxBanner(outcome: SandboxOutcome, baseUrl: string): string 
     `  2. Swagger UI, "Authorize" with the e-mail and password above: ${baseUrl}/api/docs`,
     `  3. Load a sample season (asks for the password above): ${seed}`,
     '',
-    '  Keep the password: it is stored only as a hash. Not in production: NODE_ENV=production skips this.',
+    '  Keep the password: it is stored only as a hash. Only on loopback: production, or a HOST beyond this machine, skips this.',
     rule,
     '',
   ].join('\n');

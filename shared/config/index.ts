@@ -2,8 +2,14 @@
  * The service's settings: every one is a row of ./settings.ts, which yields the joi schema, the
  * typed Config and the README's configuration table (`npm run docs:config`).
  */
-export { type Config, ConfigError, type HttpTimeouts, loadConfig } from './load';
-export { KNOWN_MODULES, type ModuleName, type RedisNodeAddress, type TrustProxy } from './parse';
+export { type Config, ConfigError, developmentBeyondLoopback, type HttpTimeouts, loadConfig } from './load';
+export {
+  isLoopbackHost,
+  KNOWN_MODULES,
+  type ModuleName,
+  type RedisNodeAddress,
+  type TrustProxy,
+} from './parse';
 export {
   HTTP_TIMEOUT_DEFAULTS,
   LOG_LEVELS,

@@ -1,7 +1,7 @@
 import Joi from 'joi';
 
 import type { DerivedLeavesOf, LeavesOf, Setting, TreeOf } from './setting';
-import { DERIVED, SETTINGS, type SettingsEnv } from './settings';
+import { DERIVED, isLocalDevelopment, SETTINGS, type SettingsEnv } from './settings';
 
 /**
  * The validated, frozen configuration of one process, as the rows of ./settings.ts make it up:
@@ -64,6 +64,26 @@ function productionProblems(env: Readonly<Record<string, string | undefined>>): 
   return problems;
 }
 
+/**
+ * What a development start refuses when it is asked to listen beyond this machine (HOST not
+ * loopback): the sandbox administrator and the generated JWT secret are for a start only its own
+ * machine reaches, so it has neither and must be given JWT_SECRET, as production is.
+ */
+function developmentBeyondLoopbackProblems(env: Readonly<Record<string, string | undefined>>): string[] {
+  if (env.NODE_ENV === 'production' || env.JWT_SECRET !== undefined || isLocalDevelopment(env)) return [];
+  return [
+    `${developmentBeyondLoopback(env.HOST ?? '')} (at least 32 characters, e.g. \`openssl rand -base64 48\`); leave HOST unset to listen on 127.0.0.1 only`,
+  ];
+}
+
+/**
+ * What a development start listening on `host` (not loopback) is told: the start-up refusal
+ * without JWT_SECRET begins with it, and the ingress prints it when it has one.
+ */
+export function developmentBeyondLoopback(host: string): string {
+  return `HOST=${host} is not a loopback address: a development start that listens beyond this machine has no sandbox administrator and needs JWT_SECRET`;
+}
+
 /** Sets `value` at a dotted path of `target`, creating the groups on the way. */
 function place(target: Record<string, unknown>, path: string, value: unknown): void {
   const keys = path.split('.');
@@ -90,7 +110,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   // Empty strings are how shells and compose files say "unset".
   const present = Object.fromEntries(Object.entries(env).filter(([, value]) => value !== ''));
   const result = envSchema.validate(present, { abortEarly: false, convert: true });
-  const problems = [...(result.error?.details.map(describe) ?? []), ...productionProblems(present)];
+  const problems = [
+    ...(result.error?.details.map(describe) ?? []),
+    ...productionProblems(present),
+    ...developmentBeyondLoopbackProblems(present),
+  ];
   if (problems.length > 0) {
     throw new ConfigError(`Invalid configuration: ${problems.join('; ')}`);
   }

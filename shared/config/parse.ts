@@ -1,6 +1,22 @@
-import { isIP } from 'node:net';
+import { BlockList, isIP } from 'node:net';
 
 import Joi from 'joi';
+
+/** 127.0.0.0/8 and ::1; BlockList also matches their IPv4-mapped and long IPv6 spellings. */
+const LOOPBACK = new BlockList();
+LOOPBACK.addSubnet('127.0.0.0', 8, 'ipv4');
+LOOPBACK.addAddress('::1', 'ipv6');
+
+/**
+ * Whether binding `host` keeps a listener on this machine: an address of 127.0.0.0/8, ::1 (in any
+ * spelling, or IPv4-mapped), or the name `localhost`. Any other name counts as not loopback:
+ * what it resolves to is not known here, and a wrong "yes" would expose the sandbox.
+ */
+export function isLoopbackHost(host: string): boolean {
+  if (host.toLowerCase() === 'localhost') return true;
+  const family = isIP(host);
+  return family !== 0 && LOOPBACK.check(host, family === 4 ? 'ipv4' : 'ipv6');
+}
 
 /** Modules an operator can switch on with MODULES; `sport-core` gates the sport-data queries. */
 export const KNOWN_MODULES = ['sport-core'] as const;

@@ -6,6 +6,7 @@ import {
   CONSUMER_LIST,
   defaultMaxPendingVerifications,
   DURATION_LIST,
+  isLoopbackHost,
   KNOWN_MODULES,
   MODULE_LIST,
   parseClusterNodes,
@@ -50,6 +51,33 @@ const DEFAULT_MAX_FAILURES_PER_ACCOUNT_AND_ADDRESS = 10;
 const code = (text: string | number): string => `\`${text}\``;
 
 /**
+ * HOST when unset: every interface in production (the image, behind its proxy, as before), this
+ * machine only otherwise, so that a development start never reaches a network unasked.
+ */
+function defaultHost(env: Readonly<Record<string, unknown>>): string {
+  return env.NODE_ENV === 'production' ? '0.0.0.0' : '127.0.0.1';
+}
+
+/**
+ * Development on loopback: NODE_ENV is not `production` and HOST, set or by default, is a loopback
+ * address. Only then may a start make the sandbox administrator, keep a generated JWT secret in
+ * Redis, and let webhooks reach private targets by default. The worker binds nothing with HOST,
+ * but reads it for this: `npm start` gives both processes the same environment, so they agree.
+ */
+export function isLocalDevelopment(env: Readonly<Record<string, unknown>>): boolean {
+  if (env.NODE_ENV === 'production') return false;
+  return isLoopbackHost(typeof env.HOST === 'string' ? env.HOST : defaultHost(env));
+}
+
+/**
+ * WEBHOOK_ALLOW_PRIVATE_TARGETS when unset: a local development start may reach the developer's own
+ * receiver on loopback; anything else (production always) stays strict.
+ */
+function defaultAllowPrivateTargets(env: Readonly<Record<string, unknown>>): 'true' | 'false' {
+  return isLocalDevelopment(env) ? 'true' : 'false';
+}
+
+/**
  * Every environment variable the service reads, one row each, in the order start-up errors name
  * them and the README's configuration table lists them (`npm run docs:config` writes that table).
  * A joi description is what a start-up error says the variable expects; `doc` is its README row.
@@ -77,9 +105,14 @@ export const SETTINGS = [
   setting({
     env: 'HOST',
     joi: Joi.string().description('address the HTTP ingress binds'),
-    default: '0.0.0.0',
+    default: defaultHost,
     path: 'host',
-    doc: { expects: 'the address the HTTP ingress binds', usedBy: 'ingress' },
+    doc: {
+      default: '`127.0.0.1`; production: `0.0.0.0`',
+      expects: 'the address the HTTP ingress binds',
+      usedBy:
+        'both: the ingress binds it. Outside production only a loopback address (127.0.0.0/8, `::1`, `localhost`) gets the sandbox administrator, a generated JWT secret and private webhook targets by default; any other needs `JWT_SECRET`. The worker reads it for that alone (`npm start` gives both the same)',
+    },
   }),
   setting({
     env: 'REDIS_URL',
@@ -698,13 +731,14 @@ export const SETTINGS = [
   setting({
     env: 'WEBHOOK_ALLOW_PRIVATE_TARGETS',
     joi: Joi.string<'true' | 'false'>().valid('true', 'false').description('"true" or "false"'),
-    default: 'false',
+    default: defaultAllowPrivateTargets,
     path: 'webhooks.allowPrivateTargets',
     parse: (value): boolean => value === 'true',
     doc: {
+      default: '`true` in local development, else `false`',
       expects: '`true` or `false`',
       usedBy:
-        'both: `true` lets webhook subscriptions use `http` URLs and reach loopback, private, link-local and metadata addresses (tests and local development only); `false` refuses them when a subscription is made and again at connect time for every delivery',
+        'both: `true` lets webhook subscriptions use `http` URLs and reach loopback, private, link-local and metadata addresses (local development and tests only); `false` refuses them when a subscription is made and again at connect time for every delivery. The default follows `NODE_ENV` and `HOST` in each process',
     },
   }),
   setting({
@@ -806,6 +840,7 @@ export interface PreviousJwtSecret {
 /** Config values that several variables make up. */
 export const DERIVED = [
   { path: 'redis', from: redisTarget },
+  { path: 'localDevelopment', from: (env): boolean => isLocalDevelopment(env) },
   {
     path: 'jwtPreviousSecret',
     from: (env): PreviousJwtSecret | undefined =>

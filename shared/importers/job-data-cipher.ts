@@ -77,7 +77,7 @@ export class JobDataCipher {
     if (config.dataEncryptionKey)
       return new JobDataCipher(config.dataEncryptionKey, older, 'DATA_ENCRYPTION_KEY', purpose);
     if (config.jwtSecret) return new JobDataCipher(config.jwtSecret, older, 'JWT_SECRET', purpose);
-    const generated = await sharedGeneratedSecret(redis, keys);
+    const generated = await sharedGeneratedSecret(config, redis, keys);
     return new JobDataCipher(generated, [], 'generated (development only)', purpose);
   }
 

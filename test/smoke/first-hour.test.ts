@@ -121,7 +121,8 @@ describe('the first hour, as the console tells it', () => {
       REDIS_KEY_PREFIX: prefix,
       NODE_ENV: 'development',
       PORT: '0',
-      HOST: '127.0.0.1',
+      // Unset, as on a fresh machine: a development start listens on 127.0.0.1 by itself.
+      HOST: '',
       METRICS_PORT: '0',
       ADMIN_EMAIL: '',
       ADMIN_PASSWORD: '',

@@ -1,4 +1,4 @@
-import { ConfigError, loadConfig } from '../../shared/config';
+import { ConfigError, isLoopbackHost, loadConfig } from '../../shared/config';
 
 describe('loadConfig', () => {
   it('When nothing is set, then every setting has its documented default', () => {
@@ -229,6 +229,93 @@ describe('loadConfig', () => {
     expect(loadConfig({}).teams.maxPerOwner).toBe(100);
     expect(loadConfig({ MAX_TEAMS_PER_OWNER: '3' }).teams.maxPerOwner).toBe(3);
     expect(() => loadConfig({ MAX_TEAMS_PER_OWNER: '0' })).toThrow(/MAX_TEAMS_PER_OWNER/);
+  });
+
+  describe('development stays on the developer machine (issue 29)', () => {
+    const secret = 's'.repeat(32);
+    const BEYOND_LOOPBACK =
+      /^Invalid configuration: HOST=0\.0\.0\.0 is not a loopback address: a development start that listens beyond this machine has no sandbox administrator and needs JWT_SECRET \(at least 32 characters, e\.g\. `openssl rand -base64 48`\); leave HOST unset to listen on 127\.0\.0\.1 only$/;
+
+    it.each([
+      [{}, '127.0.0.1', true],
+      [{ NODE_ENV: 'development' }, '127.0.0.1', true],
+      [{ NODE_ENV: 'test' }, '127.0.0.1', true],
+      [{ NODE_ENV: 'production', JWT_SECRET: secret }, '0.0.0.0', false],
+    ])(
+      'When HOST is unset and the environment is %j, then the ingress binds %s (local development: %s)',
+      (env, host, local) => {
+        const config = loadConfig(env);
+        expect(config.host).toBe(host);
+        expect(config.localDevelopment).toBe(local);
+      },
+    );
+
+    it.each([
+      ['127.0.0.1', true],
+      ['127.5.6.7', true],
+      ['::1', true],
+      ['0:0:0:0:0:0:0:1', true],
+      ['::ffff:127.0.0.1', true],
+      ['localhost', true],
+      ['0.0.0.0', false],
+      ['::', false],
+      ['192.0.2.2', false],
+      ['::ffff:10.0.0.1', false],
+      ['dev-box.example.com', false],
+      ['localhost.example.com', false],
+    ])('When a development start sets HOST=%s, then it is local development: %s', (host, local) => {
+      const config = loadConfig({ NODE_ENV: 'development', HOST: host, JWT_SECRET: secret });
+      expect(config.host).toBe(host);
+      expect(config.localDevelopment).toBe(local);
+      expect(isLoopbackHost(host)).toBe(local);
+    });
+
+    it('When NODE_ENV=production, then no HOST makes a start local development, loopback included', () => {
+      expect(
+        loadConfig({ NODE_ENV: 'production', HOST: '127.0.0.1', JWT_SECRET: secret }).localDevelopment,
+      ).toBe(false);
+    });
+
+    it.each([
+      [{}, true],
+      [{ NODE_ENV: 'test' }, true],
+      [{ NODE_ENV: 'development', HOST: '::1' }, true],
+      [{ NODE_ENV: 'development', HOST: 'localhost' }, true],
+      [{ NODE_ENV: 'development', HOST: '0.0.0.0', JWT_SECRET: secret }, false],
+      [{ NODE_ENV: 'development', HOST: '192.0.2.2', JWT_SECRET: secret }, false],
+      [{ NODE_ENV: 'production', JWT_SECRET: secret }, false],
+      [{ NODE_ENV: 'production', HOST: '127.0.0.1', JWT_SECRET: secret }, false],
+    ])(
+      'When WEBHOOK_ALLOW_PRIVATE_TARGETS is unset and the environment is %j, then private targets are allowed: %s',
+      (env, allowed) => {
+        expect(loadConfig(env).webhooks.allowPrivateTargets).toBe(allowed);
+      },
+    );
+
+    it('When WEBHOOK_ALLOW_PRIVATE_TARGETS is set, then it wins over the derived default either way', () => {
+      expect(loadConfig({ WEBHOOK_ALLOW_PRIVATE_TARGETS: 'false' }).webhooks.allowPrivateTargets).toBe(false);
+      expect(
+        loadConfig({ NODE_ENV: 'production', JWT_SECRET: secret, WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true' })
+          .webhooks.allowPrivateTargets,
+      ).toBe(true);
+    });
+
+    it('When a development start is asked to listen on 0.0.0.0 without JWT_SECRET, then loading fails with one line saying it has no sandbox and needs JWT_SECRET', () => {
+      expect(() => loadConfig({ HOST: '0.0.0.0' })).toThrow(ConfigError);
+      expect(() => loadConfig({ NODE_ENV: 'development', HOST: '0.0.0.0' })).toThrow(BEYOND_LOOPBACK);
+      expect(() => loadConfig({ NODE_ENV: 'test', HOST: '0.0.0.0', JWT_SECRET: '' })).toThrow(
+        BEYOND_LOOPBACK,
+      );
+      expect(() => loadConfig({ HOST: '192.0.2.2' })).toThrow(
+        /^Invalid configuration: HOST=192\.0\.2\.2 is not a loopback/,
+      );
+    });
+
+    it('When a development start listens beyond loopback with JWT_SECRET, or on loopback without it, then it loads', () => {
+      expect(loadConfig({ HOST: '0.0.0.0', JWT_SECRET: secret }).jwtSecret).toBe(secret);
+      expect(loadConfig({ HOST: '127.0.0.1' }).jwtSecret).toBeUndefined();
+      expect(loadConfig({ HOST: '' }).host).toBe('127.0.0.1');
+    });
   });
 
   describe('with NODE_ENV=production', () => {

@@ -5,18 +5,34 @@ import { EXAMPLE_IDS } from '../../ingress/openapi/spec-examples';
 import { DEMO_PLAYERS_IMPORT_JOB_ID, DEMO_ROSTER, DEMO_TEAM_ID } from '../../scripts/lib/demo-season';
 import { SEED_MESSAGES } from '../../scripts/seed-demo';
 import { SANDBOX_ADMIN_EMAIL, sandboxApplies, sandboxBanner } from '../../shared/accounts/sandbox-admin';
+import { loadConfig } from '../../shared/config';
 import { PROJECT_ROOT } from '../helpers/processes';
 
 describe('sandbox (ADR 0017)', () => {
+  const SECRET = 'sandbox-unit-test-secret-0123456789abcdef';
   it.each([
-    ['development', undefined, true],
-    ['test', undefined, true],
-    ['production', undefined, false],
-    ['development', 'operator@example.com', false],
+    ['development', undefined, undefined, true],
+    ['test', undefined, undefined, true],
+    ['development', '127.0.0.2', undefined, true],
+    ['development', '::1', undefined, true],
+    ['development', 'localhost', undefined, true],
+    ['production', undefined, undefined, false],
+    ['production', '127.0.0.1', undefined, false],
+    ['development', undefined, 'operator@example.com', false],
+    ['development', '0.0.0.0', undefined, false],
+    ['development', '::', undefined, false],
+    ['development', '192.0.2.2', undefined, false],
+    ['development', 'dev-box.example.com', undefined, false],
   ] as const)(
-    'When NODE_ENV=%s and ADMIN_EMAIL=%s, then the sandbox applies: %s',
-    (nodeEnv, adminEmail, applies) => {
-      expect(sandboxApplies({ nodeEnv, adminEmail })).toBe(applies);
+    'When NODE_ENV=%s, HOST=%s and ADMIN_EMAIL=%s, then the sandbox applies: %s',
+    (nodeEnv, host, adminEmail, applies) => {
+      const config = loadConfig({
+        NODE_ENV: nodeEnv,
+        JWT_SECRET: SECRET,
+        ...(host === undefined ? {} : { HOST: host }),
+        ...(adminEmail === undefined ? {} : { ADMIN_EMAIL: adminEmail, ADMIN_PASSWORD: 'operator-password' }),
+      });
+      expect(sandboxApplies(config)).toBe(applies);
     },
   );
 

@@ -284,7 +284,7 @@ export function judge(
       );
   }
   // client_credentials: the document says the body's client_id and client_secret count only
-  // "unless sent in a Basic header", so with one the body's are not what is decided.
+  // "when no Basic header is sent", so with one the body's are not what is decided.
   const basicGrant =
     target.component === 'ClientCredentialsGrant' &&
     fuzzCase.auth.kind === 'account' &&

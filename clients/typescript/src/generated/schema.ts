@@ -145,7 +145,7 @@ export interface paths {
         put?: never;
         /**
          * Issue a bearer token (RFC 6749 style)
-         * @description grant_type `password` (username = e-mail) or `client_credentials` (credentials in a Basic header, or client_id and client_secret). JSON or form-encoded, at most 8 KB. Answers are never cached.
+         * @description grant_type `password` (username = e-mail) or `client_credentials` (credentials in a Basic header, or client_id and client_secret, never both: RFC 6749 section 2.3). JSON or form-encoded, at most 8 KB. Answers are never cached.
          */
         post: operations["issueToken"];
         delete?: never;
@@ -705,9 +705,9 @@ export interface components {
              * @enum {string}
              */
             grant_type: "client_credentials";
-            /** @description The account's e-mail, unless sent in a Basic header. */
+            /** @description The account's e-mail, when no Basic header is sent (with one: 400 invalid_request). */
             client_id?: string;
-            /** @description The account's password, unless sent in a Basic header. */
+            /** @description The account's password, when no Basic header is sent (with one: 400 invalid_request). */
             client_secret?: string;
         };
         /** CommandFailed400 */
@@ -2918,7 +2918,7 @@ export interface operations {
                     "application/json": components["schemas"]["TokenResponse"];
                 };
             };
-            /** @description invalid_request, invalid_grant (wrong e-mail or password) or unsupported_grant_type; a body that is not JSON (or nested deeper than 64 levels, or in an encoding not accepted) gets the 400 problem. */
+            /** @description invalid_request (a member missing or malformed, or client credentials both in a Basic header and in the body), invalid_grant (wrong e-mail or password) or unsupported_grant_type; a body that is not JSON (or nested deeper than 64 levels, or in an encoding not accepted) gets the 400 problem. */
             400: {
                 headers: {
                     [name: string]: unknown;

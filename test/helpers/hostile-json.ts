@@ -326,8 +326,10 @@ export function numRuns(defaultRuns: number): number {
   return Number.isInteger(fromEnv) && fromEnv > 0 ? fromEnv : defaultRuns;
 }
 
-/** fast-check parameters shared by the hostile properties; HOSTILE_SEED replays a reported run. */
+/**
+ * fast-check parameters shared by the hostile properties: the run count. The seed is the file's
+ * PROPERTY_SEED (test/helpers/property-seed.ts), which replays a reported run.
+ */
 export function propertyParameters(defaultRuns: number): fc.Parameters<unknown> {
-  const seed = Number(process.env.HOSTILE_SEED);
-  return { numRuns: numRuns(defaultRuns), ...(Number.isInteger(seed) ? { seed } : {}) };
+  return { numRuns: numRuns(defaultRuns) };
 }

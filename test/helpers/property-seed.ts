@@ -1,12 +1,14 @@
 import fc from 'fast-check';
 
 /**
- * The seed of this test file's property runs: `PROPERTY_SEED` replays a run, otherwise one is drawn.
+ * The seed of this test file's property runs: `PROPERTY_SEED` (or its older name `HOSTILE_SEED`)
+ * replays a run, otherwise one is drawn.
  * Set as fast-check's global seed (jest setupFilesAfterEnv), so every `fc.assert` of the file draws
  * from it and a failing property names it; checks made after a run (how many cases it exercised)
  * name it through expectExercised.
  */
-export const PROPERTY_SEED = Number.parseInt(process.env.PROPERTY_SEED ?? '', 10) || drawSeed();
+export const PROPERTY_SEED =
+  Number.parseInt(process.env.PROPERTY_SEED ?? process.env.HOSTILE_SEED ?? '', 10) || drawSeed();
 
 function drawSeed(): number {
   return Math.floor(Math.random() * 2 ** 31) || 1;

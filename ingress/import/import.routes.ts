@@ -33,8 +33,8 @@ export function registerImportRoutes(routes: RouteTable, deps: ImportRouteDeps):
     let answer: ImportAnswer;
     if (parsed.kind === 'unknown-importer') answer = unknownImporterAnswer(parsed);
     else {
-      const { userId, email, roles } = principal;
-      const outcome = await submitImport(deps, { userId, email, roles }, parsed.submission);
+      const { userId, email, roles, securityStamp } = principal;
+      const outcome = await submitImport(deps, { userId, email, roles, securityStamp }, parsed.submission);
       answer = importAnswer(outcome, parsed.submission);
     }
     res.status(answer.status).json(answer.body);

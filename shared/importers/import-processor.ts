@@ -3,10 +3,12 @@ import { randomUUID } from 'node:crypto';
 import type { Actor } from '../accounts/account';
 import type { Config } from '../config';
 import type { CoreServices } from '../core-services';
+import { hasAnyRole } from '../roles';
 import type { ImportJobData } from './import-queue';
 import type { ImportRecord, ImportResults } from './import-results';
-import { formatTimeSpan, importDataSchema, type ImportOutcome } from './importer';
+import { formatTimeSpan, importDataSchema, type ImportOutcome, stoppedBySubmitter } from './importer';
 import { IMPORTERS } from './registry';
+import { submitterCheck, submitterRevocation, type SubmitterTie } from './submitter-check';
 
 const PROGRESS_INTERVAL_MS = 250;
 
@@ -62,25 +64,41 @@ export async function processImport(
     let progressWrittenAt = 0;
     const data = importDataSchema(importer, config.imports.maxRows).validate(job.importData).value as unknown;
     rows = importer.rowCount(data);
-    outcome = await importer.run(
-      data,
-      {
-        actor,
-        importJobId: job.importJobId,
-        requestId: job.requestId,
-        dryRun: false,
-        concurrency: config.imports.commandConcurrency,
-        onProgress: async (done, total) => {
-          // A few writes a second are plenty for a progress bar; a failed one must not fail the import.
-          if (done !== total && Date.now() - progressWrittenAt < PROGRESS_INTERVAL_MS) return;
-          progressWrittenAt = Date.now();
-          await Promise.all([onProgress(done, total), results.progress(job.importJobId, done, total)]).catch(
-            () => undefined,
+    // Tied to its submitter as it submitted, re-checked between rows: disabled, deleted, without the
+    // role or with a new stamp (a password or role change), the import starts no more rows.
+    const tie: SubmitterTie = {
+      userId: job.submitterUserId,
+      securityStamp: job.submitterSecurityStamp,
+      submittedAt: existing?.createdAt,
+      requiredRoles: importer.requiredRoles,
+    };
+    const revokedAlready = submitterRevocation(submitter, tie);
+    // Without the role it fails at its first row in the spec's words (4.6 rule 3), as it always did.
+    const stillHoldsRole = hasAnyRole(submitter.roles, importer.requiredRoles);
+    outcome =
+      revokedAlready !== null && stillHoldsRole
+        ? stoppedBySubmitter(revokedAlready, 0, rows, {})
+        : await importer.run(
+            data,
+            {
+              actor,
+              importJobId: job.importJobId,
+              requestId: job.requestId,
+              dryRun: false,
+              concurrency: config.imports.commandConcurrency,
+              submitter: submitterCheck(() => services.accounts.findById(job.submitterUserId), tie),
+              onProgress: async (done, total) => {
+                // A few writes a second are plenty for a progress bar; a failed one must not fail the import.
+                if (done !== total && Date.now() - progressWrittenAt < PROGRESS_INTERVAL_MS) return;
+                progressWrittenAt = Date.now();
+                await Promise.all([
+                  onProgress(done, total),
+                  results.progress(job.importJobId, done, total),
+                ]).catch(() => undefined);
+              },
+            },
+            services,
           );
-        },
-      },
-      services,
-    );
   }
   const durationMs = Date.now() - started;
   const record = await results.complete(

@@ -7,7 +7,7 @@ import { hasAnyRole } from '../roles';
 import { processImport } from './import-processor';
 import { type ImportJobData, importJobIdFor, type ImportQueue } from './import-queue';
 import type { ImportRecord, ImportResults } from './import-results';
-import type { Importer, ImportOutcome, ImportPriority } from './importer';
+import { type Importer, type ImportOutcome, type ImportPriority, UNCHECKED_SUBMITTER } from './importer';
 
 /** Long enough for any inline import; released as soon as it ends. */
 const INLINE_CLAIM_TTL_MS = 10 * 60 * 1000;
@@ -22,6 +22,12 @@ export interface ImportSubmission {
   readonly importData: unknown;
   readonly dryRun: boolean;
 }
+
+/**
+ * The account submitting, with its security stamp as it was authenticated: the import is tied to
+ * it, and stops once it changes. A caller that knows no stamp (tests, the service) ties none.
+ */
+export type Submitter = Actor & { readonly securityStamp?: string };
 
 export interface SubmitImportServices {
   readonly services: CoreServices;
@@ -51,7 +57,7 @@ export type SubmitImportOutcome =
  */
 export async function submitImport(
   deps: SubmitImportServices,
-  submitter: Actor,
+  submitter: Submitter,
   submission: ImportSubmission,
 ): Promise<SubmitImportOutcome> {
   const { importQueue, importResults, config } = deps;
@@ -62,7 +68,16 @@ export async function submitImport(
   if (submission.dryRun) {
     const outcome = await importer.run(
       submission.importData,
-      { actor: submitter, importJobId, requestId, dryRun: true, concurrency: 1, onProgress: () => undefined },
+      {
+        actor: submitter,
+        importJobId,
+        requestId,
+        dryRun: true,
+        concurrency: 1,
+        // A dry run changes nothing: there is nothing to stop.
+        submitter: UNCHECKED_SUBMITTER,
+        onProgress: () => undefined,
+      },
       deps.services,
     );
     return { kind: 'dry-run', importJobId, outcome };
@@ -83,6 +98,7 @@ export async function submitImport(
     importerType: importer.importerType,
     priority,
     submitterUserId: submitter.userId,
+    ...(submitter.securityStamp === undefined ? {} : { submitterSecurityStamp: submitter.securityStamp }),
     importData: submission.importData,
   };
   let release = priority === 'High' ? await importQueue.claimInline(INLINE_CLAIM_TTL_MS) : null;
@@ -91,7 +107,12 @@ export async function submitImport(
       ? 'Import is being processed synchronously'
       : `Import job queued with ${priority} priority${priority === 'High' ? ' (the import queue is busy)' : ''}`;
     const { record, created } = await importResults.createPending(
-      { ...job, message, processedSynchronously: release !== null, total: importer.rowCount(job.importData) },
+      {
+        ...job,
+        message,
+        processedSynchronously: release !== null,
+        total: importer.rowCount(job.importData),
+      },
       new Date(),
     );
     if (!created) {

@@ -28,6 +28,7 @@ import {
   importOutcome,
   processingFailed,
   type RowError,
+  stoppedBySubmitter,
 } from '../importer';
 
 export type SeedPlayerRow = PlayerIdentity & {
@@ -268,12 +269,13 @@ export const playerSeedingImporter: Importer<PlayerSeedingData> = {
       players.map((row, index) => ({ row, index })),
       context.concurrency,
       async ({ row, index }) => {
+        if (!(await context.submitter.mayContinue())) return;
         const error = await seedPlayer(row, index, season, run);
         if (error) tally.rowErrors.push(error);
         else tally.playersSeeded += 1;
         await context.onProgress(++done, players.length);
       },
-      () => false,
+      () => context.submitter.stopReason !== null,
     );
 
     const counts = {
@@ -282,6 +284,8 @@ export const playerSeedingImporter: Importer<PlayerSeedingData> = {
       aggregatesProcessed: tally.aggregates.size,
       rowErrors: [...tally.rowErrors].sort((a, b) => a.index - b.index),
     };
+    const { stopReason } = context.submitter;
+    if (stopReason !== null) return stoppedBySubmitter(stopReason, done, players.length, counts);
     const [first] = counts.rowErrors;
     if (first) {
       const reason = `${first.message} (${tally.playersSeeded} of ${players.length} player(s) seeded, ${counts.rowErrors.length} refused)`;

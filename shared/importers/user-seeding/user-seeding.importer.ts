@@ -15,6 +15,7 @@ import {
   importOutcome as outcome,
   processingFailed,
   type RowError,
+  stoppedBySubmitter,
 } from '../importer';
 
 export interface SeedUser {
@@ -174,6 +175,7 @@ export const userSeedingImporter: Importer<UserSeedingData> = {
       toCreate,
       context.concurrency,
       async (row) => {
+        if (!(await context.submitter.mayContinue())) return;
         const result = await accounts.createUser(
           context.actor,
           row.user,
@@ -199,7 +201,7 @@ export const userSeedingImporter: Importer<UserSeedingData> = {
         }
         await context.onProgress(created + rowErrors.length, rows.length);
       },
-      () => failure !== undefined,
+      () => failure !== undefined || context.submitter.stopReason !== null,
     );
 
     const counts = {
@@ -214,6 +216,10 @@ export const userSeedingImporter: Importer<UserSeedingData> = {
         `${failedAtAggregate(failure.userId, failure.reason)} (${created} user(s) were created before it)`,
         counts,
       );
+    }
+    const { stopReason } = context.submitter;
+    if (stopReason !== null) {
+      return stoppedBySubmitter(stopReason, created + rowErrors.length, rows.length, counts);
     }
     return outcome({ status: 'Completed', message: 'Import completed successfully', ...counts });
   },

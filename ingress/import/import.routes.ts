@@ -29,7 +29,7 @@ export interface ImportRouteDeps extends SubmitImportServices {
 export function registerImportRoutes(routes: RouteTable, deps: ImportRouteDeps): void {
   const handle: RequestHandler = async (req, res) => {
     const principal = authenticatedPrincipal(req);
-    const parsed = parseImportRequest(jsonObjectBody(req), deps.config.imports.maxRows);
+    const parsed = parseImportRequest(jsonObjectBody(req), deps.config.imports.maxRows, principal.roles);
     let answer: ImportAnswer;
     if (parsed.kind === 'unknown-importer') answer = unknownImporterAnswer(parsed);
     else {

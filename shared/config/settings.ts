@@ -640,6 +640,20 @@ export const SETTINGS = [
     },
   }),
   setting({
+    env: 'IMPORT_REFUSED_RESULT_TTL_SECONDS',
+    joi: Joi.number()
+      .integer()
+      .min(60)
+      .max(365 * 86_400),
+    default: 86_400,
+    path: 'imports.refusedResultTtlSeconds',
+    doc: {
+      expects:
+        "an integer 60-31536000: how long the record of an import refused because its submitter lacks the importer's role is kept (at most `IMPORT_RESULT_TTL_SECONDS`)",
+      usedBy: 'both: a role-less account sending imports cannot fill Redis with records kept for weeks',
+    },
+  }),
+  setting({
     env: 'MAX_PENDING_IMPORTS_PER_USER',
     joi: Joi.number()
       .integer()

@@ -49,6 +49,7 @@ export async function processImport(
   const onProgress = hooks.onProgress ?? (() => Promise.resolve());
   let rows = 0;
   let outcome: ImportOutcome;
+  let refusedForRole = false;
   if (!importer) {
     outcome = failedBeforeRunning(`Unknown importer type: ${job.importerType}`);
   } else if (!submitter || (existing && submitter.createdAt > existing.createdAt)) {
@@ -59,6 +60,11 @@ export async function processImport(
     // Checked when it runs, as the roles are (spec 5 rule 4): a queued import of an account
     // disabled meanwhile (a compromised one, say) creates nothing.
     outcome = failedBeforeRunning('The account that submitted this import is disabled');
+  } else if (!hasAnyRole(submitter.roles, importer.requiredRoles)) {
+    // The spec's failure at the first row (4.6 rule 3, 5 rule 4), decided before any row is read:
+    // no validation, no command; its record is kept IMPORT_REFUSED_RESULT_TTL_SECONDS.
+    outcome = importer.refuseWithoutRole(job.importData, submitter);
+    refusedForRole = outcome.status === 'Failed';
   } else {
     const actor: Actor = { userId: submitter.userId, email: submitter.email, roles: submitter.roles };
     let progressWrittenAt = 0;
@@ -73,10 +79,8 @@ export async function processImport(
       requiredRoles: importer.requiredRoles,
     };
     const revokedAlready = submitterRevocation(submitter, tie);
-    // Without the role it fails at its first row in the spec's words (4.6 rule 3), as it always did.
-    const stillHoldsRole = hasAnyRole(submitter.roles, importer.requiredRoles);
     outcome =
-      revokedAlready !== null && stillHoldsRole
+      revokedAlready !== null
         ? stoppedBySubmitter(revokedAlready, 0, rows, {})
         : await importer.run(
             data,
@@ -107,6 +111,9 @@ export async function processImport(
     formatTimeSpan(durationMs),
     randomUUID(),
     new Date(),
+    refusedForRole
+      ? Math.min(config.imports.refusedResultTtlSeconds, config.imports.resultTtlSeconds)
+      : config.imports.resultTtlSeconds,
   );
   hooks.onFinished?.({
     importerType: importer?.importerType ?? null,

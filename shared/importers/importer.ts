@@ -145,6 +145,23 @@ export interface Importer<Data = unknown> {
   schema(maxRows: number): Joi.ObjectSchema<Data>;
   rowCount(data: Data): number;
   run(data: Data, context: ImportContext, services: CoreServices): Promise<ImportOutcome>;
+  /**
+   * What `run` answers a submitter without `requiredRoles` (the spec's failure at the first row's
+   * aggregate, 4.6 rule 3), read from `data` as it was received: unvalidated, and no row beyond the
+   * first looked at, so a role-less import costs one JSON parse and no row validation (issue 29).
+   */
+  refuseWithoutRole(data: unknown, actor: Actor): ImportOutcome;
+}
+
+/** `data[field]` as received (unvalidated), when `data` is an object and that field an array. */
+export function receivedRows(data: unknown, field: string): readonly unknown[] | undefined {
+  const rows = receivedField(data, field);
+  return Array.isArray(rows) ? (rows as unknown[]) : undefined;
+}
+
+/** `value[field]` as received (unvalidated), when `value` is an object. */
+export function receivedField(value: unknown, field: string): unknown {
+  return typeof value === 'object' && value !== null ? (value as Record<string, unknown>)[field] : undefined;
 }
 
 const builtSchemas = new WeakMap<Importer, Map<number, Joi.ObjectSchema>>();

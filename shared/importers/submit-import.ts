@@ -18,7 +18,10 @@ export interface ImportSubmission {
   readonly requestId: string;
   readonly importer: Importer;
   readonly priority: ImportPriority;
-  /** Validated by the importer's schema (for IMPORT_MAX_ROWS). */
+  /**
+   * Validated by the importer's schema (for IMPORT_MAX_ROWS); as received when the submitter lacks
+   * the importer's roles (it is refused before any row is read).
+   */
   readonly importData: unknown;
   readonly dryRun: boolean;
 }
@@ -63,8 +66,17 @@ export async function submitImport(
   const { importQueue, importResults, config } = deps;
   const { importer, requestId, priority } = submission;
   const importJobId = importJobIdFor(submitter.userId, requestId);
+  // Without the importer's roles it can only fail at its first row, from data nobody validated.
+  const mayRun = hasAnyRole(submitter.roles, importer.requiredRoles);
 
   // 1. A dry run checks everything and changes nothing.
+  if (submission.dryRun && !mayRun) {
+    return {
+      kind: 'dry-run',
+      importJobId,
+      outcome: importer.refuseWithoutRole(submission.importData, submitter),
+    };
+  }
   if (submission.dryRun) {
     const outcome = await importer.run(
       submission.importData,
@@ -111,7 +123,8 @@ export async function submitImport(
         ...job,
         message,
         processedSynchronously: release !== null,
-        total: importer.rowCount(job.importData),
+        // A refused import reads no row: none is counted either.
+        total: mayRun ? importer.rowCount(job.importData) : 0,
       },
       new Date(),
     );
@@ -129,7 +142,7 @@ export async function submitImport(
     // any command runs. It fails here and now, so none of its data is queued, held in Redis, or put
     // in front of other accounts' imports; the answer is still the queued one (spec 3.3), and the
     // record, read at once, the failure.
-    if (!hasAnyRole(submitter.roles, importer.requiredRoles)) {
+    if (!mayRun) {
       await processImport(job, deps.services, importResults, config, {
         onFinished: (finished) => deps.metrics.recordImport('inline', finished),
       });

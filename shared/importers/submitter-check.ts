@@ -56,7 +56,8 @@ export function submitterCheck(
   everyMs = SUBMITTER_RECHECK_MS,
 ): SubmitterCheck {
   let stopReason: string | null = null;
-  let readAt = Date.now();
+  // The first row reads afresh: the read the run started with came before its data was validated.
+  let readAt = Number.NEGATIVE_INFINITY;
   let reading: Promise<void> | undefined;
   const reread = async () => {
     try {

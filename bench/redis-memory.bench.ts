@@ -7,6 +7,7 @@ import { createCoreServices, createEventStore } from '../shared/core-services';
 import type { FantasyTeamCommand } from '../shared/domain/fantasy-team/fantasy-team.commands';
 import { fantasyTeamDecider } from '../shared/domain/fantasy-team/fantasy-team.decider';
 import { CommandHandler } from '../shared/event-store/handle-command';
+import { UNCHECKED_SUBMITTER } from '../shared/importers/importer';
 import {
   type PlayerSeedingData,
   playerSeedingImporter,
@@ -248,6 +249,7 @@ async function measureOthers(count: number): Promise<{ perUser: number; perPlaye
             requestId: randomUUID(),
             dryRun: false,
             concurrency: 16,
+            submitter: UNCHECKED_SUBMITTER,
             onProgress: () => undefined,
           },
           services,

@@ -26,6 +26,7 @@ import { type Authentication, createAuthentication } from './auth/passport';
 import { SignInThrottle } from './auth/sign-in-throttle';
 import { TokenService } from './auth/token-service';
 import { EventStreams } from './events/event-streams';
+import { ImportByteLimit } from './import/import-byte-limit';
 import { UsersReader } from './readmodel/list-users/users.reader';
 import { ProjectionWaits, READ_YOUR_WRITES_PROJECTIONS } from './readmodel/read-your-writes';
 
@@ -37,6 +38,8 @@ export interface IngressServices extends CoreServices {
   readonly teamLimit: OwnerTeamLimit;
   readonly importQueue: ImportQueue;
   readonly importResults: ImportResults;
+  /** IMPORT_BYTES_PER_ACCOUNT_PER_MINUTE, counted in Redis across replicas. */
+  readonly importByteLimit: ImportByteLimit;
   /** Seals import job data before it is queued (and opens it, for an in-process worker in tests). */
   readonly jobCipher: JobDataCipher;
   readonly accountCache: AccountCache;
@@ -173,6 +176,7 @@ async function buildIngressServices(
     teamLimit,
     importQueue,
     importResults,
+    importByteLimit: new ImportByteLimit(redis, core.keys, config.imports.bytesPerAccountPerMinute),
     jobCipher,
     accountCache,
     // CredentialVerifier.matches is a sign-in: a wrong password counts, and a throttled pair gets its 429.

@@ -17,6 +17,11 @@ export interface Principal {
    * (ADR 0014): what the erased account left under that id (its import records) predates this.
    */
   readonly accountCreatedAt: string;
+  /**
+   * The account's security stamp when it was authenticated. What the caller starts that outlives
+   * the request (an import) is tied to it: a stamp change ends it, as it ends the account's tokens.
+   */
+  readonly securityStamp: string;
 }
 
 declare global {
@@ -37,6 +42,7 @@ export function principalOf(account: Account, authenticationType: Authentication
     roles: account.roles,
     authenticationType,
     accountCreatedAt: account.createdAt,
+    securityStamp: account.securityStamp,
   };
 }
 

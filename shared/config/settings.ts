@@ -673,6 +673,38 @@ export const SETTINGS = [
     },
   }),
   setting({
+    env: 'IMPORT_BYTES_PER_ACCOUNT_PER_MINUTE',
+    joi: Joi.string()
+      .pattern(SIZE)
+      .description(
+        'bytes of import bodies one account may send per minute, a size such as 50mb; 0 for no limit',
+      ),
+    // Three imports of the largest default body (IMPORT_BODY_LIMIT 16mb) a minute, five of 8.7 MB.
+    default: '50mb',
+    path: 'imports.bytesPerAccountPerMinute',
+    parse: parseSize,
+    doc: {
+      expects:
+        'a size, as `BODY_LIMIT`: bytes of `POST /api/import` bodies one account may send per minute, across all ingress replicas (keep it at least `IMPORT_BODY_LIMIT`, or the largest import is always refused); `0` turns the limit off',
+      usedBy:
+        'ingress: counted after authentication and before the body is read (its `Content-Length`; a chunked body counts as `IMPORT_BODY_LIMIT`); past it a `429` problem with `Retry-After`, the body unread',
+    },
+  }),
+  setting({
+    env: 'IMPORT_REFUSED_RESULT_TTL_SECONDS',
+    joi: Joi.number()
+      .integer()
+      .min(60)
+      .max(365 * 86_400),
+    default: 86_400,
+    path: 'imports.refusedResultTtlSeconds',
+    doc: {
+      expects:
+        "an integer 60-31536000: how long the record of an import refused because its submitter lacks the importer's role is kept (at most `IMPORT_RESULT_TTL_SECONDS`)",
+      usedBy: 'both: a role-less account sending imports cannot fill Redis with records kept for weeks',
+    },
+  }),
+  setting({
     env: 'MAX_PENDING_IMPORTS_PER_USER',
     joi: Joi.number()
       .integer()

@@ -3,10 +3,12 @@ import { randomUUID } from 'node:crypto';
 import type { Actor } from '../accounts/account';
 import type { Config } from '../config';
 import type { CoreServices } from '../core-services';
+import { hasAnyRole } from '../roles';
 import type { ImportJobData } from './import-queue';
 import type { ImportRecord, ImportResults } from './import-results';
-import { formatTimeSpan, importDataSchema, type ImportOutcome } from './importer';
+import { formatTimeSpan, importDataSchema, type ImportOutcome, stoppedBySubmitter } from './importer';
 import { IMPORTERS } from './registry';
+import { submitterCheck, submitterRevocation, type SubmitterTie } from './submitter-check';
 
 const PROGRESS_INTERVAL_MS = 250;
 
@@ -47,6 +49,7 @@ export async function processImport(
   const onProgress = hooks.onProgress ?? (() => Promise.resolve());
   let rows = 0;
   let outcome: ImportOutcome;
+  let refusedForRole = false;
   if (!importer) {
     outcome = failedBeforeRunning(`Unknown importer type: ${job.importerType}`);
   } else if (!submitter || (existing && submitter.createdAt > existing.createdAt)) {
@@ -57,30 +60,49 @@ export async function processImport(
     // Checked when it runs, as the roles are (spec 5 rule 4): a queued import of an account
     // disabled meanwhile (a compromised one, say) creates nothing.
     outcome = failedBeforeRunning('The account that submitted this import is disabled');
+  } else if (!hasAnyRole(submitter.roles, importer.requiredRoles)) {
+    // The spec's failure at the first row (4.6 rule 3, 5 rule 4), decided before any row is read:
+    // no validation, no command; its record is kept IMPORT_REFUSED_RESULT_TTL_SECONDS.
+    outcome = importer.refuseWithoutRole(job.importData, submitter);
+    refusedForRole = outcome.status === 'Failed';
   } else {
     const actor: Actor = { userId: submitter.userId, email: submitter.email, roles: submitter.roles };
     let progressWrittenAt = 0;
     const data = importDataSchema(importer, config.imports.maxRows).validate(job.importData).value as unknown;
     rows = importer.rowCount(data);
-    outcome = await importer.run(
-      data,
-      {
-        actor,
-        importJobId: job.importJobId,
-        requestId: job.requestId,
-        dryRun: false,
-        concurrency: config.imports.commandConcurrency,
-        onProgress: async (done, total) => {
-          // A few writes a second are plenty for a progress bar; a failed one must not fail the import.
-          if (done !== total && Date.now() - progressWrittenAt < PROGRESS_INTERVAL_MS) return;
-          progressWrittenAt = Date.now();
-          await Promise.all([onProgress(done, total), results.progress(job.importJobId, done, total)]).catch(
-            () => undefined,
+    // Tied to its submitter as it submitted, re-checked between rows: disabled, deleted, without the
+    // role or with a new stamp (a password or role change), the import starts no more rows.
+    const tie: SubmitterTie = {
+      userId: job.submitterUserId,
+      securityStamp: job.submitterSecurityStamp,
+      submittedAt: existing?.createdAt,
+      requiredRoles: importer.requiredRoles,
+    };
+    const revokedAlready = submitterRevocation(submitter, tie);
+    outcome =
+      revokedAlready !== null
+        ? stoppedBySubmitter(revokedAlready, 0, rows, {})
+        : await importer.run(
+            data,
+            {
+              actor,
+              importJobId: job.importJobId,
+              requestId: job.requestId,
+              dryRun: false,
+              concurrency: config.imports.commandConcurrency,
+              submitter: submitterCheck(() => services.accounts.findById(job.submitterUserId), tie),
+              onProgress: async (done, total) => {
+                // A few writes a second are plenty for a progress bar; a failed one must not fail the import.
+                if (done !== total && Date.now() - progressWrittenAt < PROGRESS_INTERVAL_MS) return;
+                progressWrittenAt = Date.now();
+                await Promise.all([
+                  onProgress(done, total),
+                  results.progress(job.importJobId, done, total),
+                ]).catch(() => undefined);
+              },
+            },
+            services,
           );
-        },
-      },
-      services,
-    );
   }
   const durationMs = Date.now() - started;
   const record = await results.complete(
@@ -89,6 +111,9 @@ export async function processImport(
     formatTimeSpan(durationMs),
     randomUUID(),
     new Date(),
+    refusedForRole
+      ? Math.min(config.imports.refusedResultTtlSeconds, config.imports.resultTtlSeconds)
+      : config.imports.resultTtlSeconds,
   );
   hooks.onFinished?.({
     importerType: importer?.importerType ?? null,

@@ -41,6 +41,11 @@ export interface ImportJobData {
   readonly importerType: string;
   readonly priority: ImportPriority;
   readonly submitterUserId: string;
+  /**
+   * The submitter's security stamp when it submitted: the import stops once it changes (a password
+   * or role change, a disable). Absent on jobs queued before imports were tied to it.
+   */
+  readonly submitterSecurityStamp?: string;
   readonly importData: unknown;
 }
 

@@ -181,6 +181,8 @@ export class ImportResults {
     durationText: string,
     importResultId: string,
     now: Date,
+    /** How long the finished record is kept: IMPORT_RESULT_TTL_SECONDS unless said otherwise. */
+    ttlSeconds = this.ttlSeconds,
   ): Promise<ImportRecord> {
     const record = await this.get(importJobId);
     if (!record) throw new Error(`import ${importJobId} has no record`);
@@ -201,7 +203,7 @@ export class ImportResults {
       importResultId,
       completedAt: now.toISOString(),
     };
-    await this.save(done);
+    await this.save(done, ttlSeconds);
     await this.releasePending(done.submitterUserId, importJobId);
     return done;
   }
@@ -237,11 +239,11 @@ export class ImportResults {
     await this.releasePending(submitterUserId, importJobId);
   }
 
-  private async save(record: ImportRecord): Promise<void> {
+  private async save(record: ImportRecord, ttlSeconds = this.ttlSeconds): Promise<void> {
     const json = JSON.stringify(record);
     await Promise.all([
-      this.redis.set(this.keys.importResult(record.importJobId), json, 'EX', this.ttlSeconds),
-      this.erasure.noteRecord(record, json, this.ttlSeconds),
+      this.redis.set(this.keys.importResult(record.importJobId), json, 'EX', ttlSeconds),
+      this.erasure.noteRecord(record, json, ttlSeconds),
     ]);
   }
 }

@@ -7,7 +7,7 @@ import { hasAnyRole } from '../roles';
 import { processImport } from './import-processor';
 import { type ImportJobData, importJobIdFor, type ImportQueue } from './import-queue';
 import type { ImportRecord, ImportResults } from './import-results';
-import type { Importer, ImportOutcome, ImportPriority } from './importer';
+import { type Importer, type ImportOutcome, type ImportPriority, UNCHECKED_SUBMITTER } from './importer';
 
 /** Long enough for any inline import; released as soon as it ends. */
 const INLINE_CLAIM_TTL_MS = 10 * 60 * 1000;
@@ -18,10 +18,19 @@ export interface ImportSubmission {
   readonly requestId: string;
   readonly importer: Importer;
   readonly priority: ImportPriority;
-  /** Validated by the importer's schema (for IMPORT_MAX_ROWS). */
+  /**
+   * Validated by the importer's schema (for IMPORT_MAX_ROWS); as received when the submitter lacks
+   * the importer's roles (it is refused before any row is read).
+   */
   readonly importData: unknown;
   readonly dryRun: boolean;
 }
+
+/**
+ * The account submitting, with its security stamp as it was authenticated: the import is tied to
+ * it, and stops once it changes. A caller that knows no stamp (tests, the service) ties none.
+ */
+export type Submitter = Actor & { readonly securityStamp?: string };
 
 export interface SubmitImportServices {
   readonly services: CoreServices;
@@ -51,18 +60,36 @@ export type SubmitImportOutcome =
  */
 export async function submitImport(
   deps: SubmitImportServices,
-  submitter: Actor,
+  submitter: Submitter,
   submission: ImportSubmission,
 ): Promise<SubmitImportOutcome> {
   const { importQueue, importResults, config } = deps;
   const { importer, requestId, priority } = submission;
   const importJobId = importJobIdFor(submitter.userId, requestId);
+  // Without the importer's roles it can only fail at its first row, from data nobody validated.
+  const mayRun = hasAnyRole(submitter.roles, importer.requiredRoles);
 
   // 1. A dry run checks everything and changes nothing.
+  if (submission.dryRun && !mayRun) {
+    return {
+      kind: 'dry-run',
+      importJobId,
+      outcome: importer.refuseWithoutRole(submission.importData, submitter),
+    };
+  }
   if (submission.dryRun) {
     const outcome = await importer.run(
       submission.importData,
-      { actor: submitter, importJobId, requestId, dryRun: true, concurrency: 1, onProgress: () => undefined },
+      {
+        actor: submitter,
+        importJobId,
+        requestId,
+        dryRun: true,
+        concurrency: 1,
+        // A dry run changes nothing: there is nothing to stop.
+        submitter: UNCHECKED_SUBMITTER,
+        onProgress: () => undefined,
+      },
       deps.services,
     );
     return { kind: 'dry-run', importJobId, outcome };
@@ -83,6 +110,7 @@ export async function submitImport(
     importerType: importer.importerType,
     priority,
     submitterUserId: submitter.userId,
+    ...(submitter.securityStamp === undefined ? {} : { submitterSecurityStamp: submitter.securityStamp }),
     importData: submission.importData,
   };
   let release = priority === 'High' ? await importQueue.claimInline(INLINE_CLAIM_TTL_MS) : null;
@@ -91,7 +119,13 @@ export async function submitImport(
       ? 'Import is being processed synchronously'
       : `Import job queued with ${priority} priority${priority === 'High' ? ' (the import queue is busy)' : ''}`;
     const { record, created } = await importResults.createPending(
-      { ...job, message, processedSynchronously: release !== null, total: importer.rowCount(job.importData) },
+      {
+        ...job,
+        message,
+        processedSynchronously: release !== null,
+        // A refused import reads no row: none is counted either.
+        total: mayRun ? importer.rowCount(job.importData) : 0,
+      },
       new Date(),
     );
     if (!created) {
@@ -108,7 +142,7 @@ export async function submitImport(
     // any command runs. It fails here and now, so none of its data is queued, held in Redis, or put
     // in front of other accounts' imports; the answer is still the queued one (spec 3.3), and the
     // record, read at once, the failure.
-    if (!hasAnyRole(submitter.roles, importer.requiredRoles)) {
+    if (!mayRun) {
       await processImport(job, deps.services, importResults, config, {
         onFinished: (finished) => deps.metrics.recordImport('inline', finished),
       });

@@ -239,6 +239,8 @@ export function createKeys(prefix: string) {
     authFailuresPrefix: () => `${prefix}auth:failures`,
     /** Requests counted per account within the rate-limit window (one single-key counter each). */
     accountRequestsPrefix: () => `${prefix}rate:account`,
+    /** Bytes of import bodies counted per account within the minute (one single-key counter each). */
+    importBytesPrefix: () => `${prefix}rate:import-bytes`,
   });
 }
 

@@ -60,6 +60,13 @@ export async function untilImportsLogFinished(
 export interface ImportWorkersHarness {
   readonly subject: TestApp;
   readonly prefix: string;
+  /** The UserManager the imports are submitted as (Basic authentication). */
+  readonly manager: {
+    readonly userId: string;
+    readonly email: string;
+    readonly password: string;
+    readonly authorization: string;
+  };
   /** Starts `workers/main.ts` with the harness's Redis and prefix, and waits for "worker ready". */
   startWorker(env?: Record<string, string>): Promise<ServiceProcess>;
   /** Submits a Normal UserSeeding import of `users`; returns its import job id. */
@@ -83,7 +90,11 @@ export async function createImportWorkersHarness(
   const prefix = uniquePrefix();
   const subject = await createTestApp({ REDIS_KEY_PREFIX: prefix });
   const managerEmail = `manager-${randomUUID().slice(0, 8)}@example.com`;
-  await subject.createUser({ email: managerEmail, password: MANAGER_PASSWORD, roles: ['UserManager'] });
+  const managerId = await subject.createUser({
+    email: managerEmail,
+    password: MANAGER_PASSWORD,
+    roles: ['UserManager'],
+  });
   const authorization = `Basic ${Buffer.from(`${managerEmail}:${MANAGER_PASSWORD}`).toString('base64')}`;
   const processes: ServiceProcess[] = [];
 
@@ -99,6 +110,7 @@ export async function createImportWorkersHarness(
   return {
     subject,
     prefix,
+    manager: { userId: managerId, email: managerEmail, password: MANAGER_PASSWORD, authorization },
     async startWorker(env = {}) {
       const worker = startServiceProcess('workers/main.ts', {
         ...testRedisEnv(),

@@ -16,8 +16,8 @@ import { redisState } from '../helpers/redis-state';
 const LIMIT = 2;
 const basic = (email: string, password: string) =>
   `Basic ${Buffer.from(`${email}:${password}`).toString('base64')}`;
-/** Keys a refused request may still touch: the account's request counter, sign-in bookkeeping. */
-const NOT_STATE = [/:rate:account/, /:auth:/];
+/** Keys a refused request may still touch: the account's request and import-byte counters, sign-in bookkeeping. */
+const NOT_STATE = [/:rate:account/, /:rate:import-bytes/, /:auth:/];
 
 describe('Pending imports per submitter', () => {
   let subject: TestApp;

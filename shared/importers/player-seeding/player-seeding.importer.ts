@@ -1,5 +1,6 @@
 import Joi from 'joi';
 
+import type { Actor } from '../../accounts/account';
 import type { CoreServices } from '../../core-services';
 import type { Decider, DomainEvent } from '../../domain/decider';
 import { DEFAULT_SEASON } from '../../domain/fantasy-team/fantasy-team.commands';
@@ -25,9 +26,13 @@ import {
   forEachLimited,
   type ImportContext,
   type Importer,
+  type ImportOutcome,
   importOutcome,
   processingFailed,
+  receivedField,
+  receivedRows,
   type RowError,
+  stoppedBySubmitter,
 } from '../importer';
 
 export type SeedPlayerRow = PlayerIdentity & {
@@ -195,6 +200,13 @@ async function seedPlayer(
   return undefined;
 }
 
+/** The spec's failure of a submitter without Admin, at the first player's aggregate (4.6 rule 3). */
+function refusedForRole(firstAggregateId: string, actor: Actor): ImportOutcome {
+  return processingFailed(
+    failedAtAggregate(firstAggregateId, lacksRolesMessage(actor, 'SeedPlayer', REQUIRED_ROLES)),
+  );
+}
+
 /**
  * `PlayerSeeding`: the sport data GetMappedPlayers and GetTeamRatingInputByTeamId read. Sets the
  * season's rounds, then seeds each player (identity and this season's stats). Unchanged data
@@ -226,18 +238,20 @@ export const playerSeedingImporter: Importer<PlayerSeedingData> = {
 
   rowCount: (data) => data.players.length,
 
+  refuseWithoutRole(data, actor) {
+    const platformId = receivedField(receivedRows(data, 'players')?.[0], 'platformId');
+    if (typeof platformId === 'string') return refusedForRole(platformId.toLowerCase(), actor);
+    const season = receivedField(data, 'season');
+    return refusedForRole(seasonId(typeof season === 'string' ? season : DEFAULT_SEASON), actor);
+  },
+
   async run(data, context, services) {
     const { players, season } = data;
     const seasonAggregateId = seasonId(season);
 
     // 1. The whole batch first: the submitter's role, then keys repeated inside the batch.
     if (!hasAnyRole(context.actor.roles, REQUIRED_ROLES)) {
-      return processingFailed(
-        failedAtAggregate(
-          players[0]?.platformId ?? seasonAggregateId,
-          lacksRolesMessage(context.actor, 'SeedPlayer', REQUIRED_ROLES),
-        ),
-      );
+      return refusedForRole(players[0]?.platformId ?? seasonAggregateId, context.actor);
     }
     const duplicates = duplicatesInBatch(players);
     if (duplicates.length) {
@@ -268,12 +282,13 @@ export const playerSeedingImporter: Importer<PlayerSeedingData> = {
       players.map((row, index) => ({ row, index })),
       context.concurrency,
       async ({ row, index }) => {
+        if (!(await context.submitter.mayContinue())) return;
         const error = await seedPlayer(row, index, season, run);
         if (error) tally.rowErrors.push(error);
         else tally.playersSeeded += 1;
         await context.onProgress(++done, players.length);
       },
-      () => false,
+      () => context.submitter.stopReason !== null,
     );
 
     const counts = {
@@ -282,6 +297,8 @@ export const playerSeedingImporter: Importer<PlayerSeedingData> = {
       aggregatesProcessed: tally.aggregates.size,
       rowErrors: [...tally.rowErrors].sort((a, b) => a.index - b.index),
     };
+    const { stopReason } = context.submitter;
+    if (stopReason !== null) return stoppedBySubmitter(stopReason, done, players.length, counts);
     const [first] = counts.rowErrors;
     if (first) {
       const reason = `${first.message} (${tally.playersSeeded} of ${players.length} player(s) seeded, ${counts.rowErrors.length} refused)`;

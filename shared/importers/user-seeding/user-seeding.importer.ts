@@ -1,5 +1,6 @@
 import Joi from 'joi';
 
+import type { Actor } from '../../accounts/account';
 import type { NewUser } from '../../accounts/account.service';
 import { assignedRolesSchema, newPasswordSchema } from '../../accounts/account-schemas';
 import { USER_COMMAND_ROLES, USER_TYPES } from '../../domain/user/user.commands';
@@ -12,9 +13,13 @@ import {
   failedAtAggregate,
   forEachLimited,
   type Importer,
+  type ImportOutcome,
   importOutcome as outcome,
   processingFailed,
+  receivedField,
+  receivedRows,
   type RowError,
+  stoppedBySubmitter,
 } from '../importer';
 
 export interface SeedUser {
@@ -54,6 +59,13 @@ const seedUserSchema = Joi.object({
   emailVerified: Joi.boolean().strict().default(false),
 });
 
+/** The spec's failure of a submitter without the role, at the first row's account (4.6 rule 3). */
+function refusedForRole(firstUserId: string, actor: Actor): ImportOutcome {
+  return processingFailed(
+    failedAtAggregate(firstUserId, lacksRolesMessage(actor, 'CreateUser', USER_COMMAND_ROLES.CreateUser)),
+  );
+}
+
 interface PlannedRow {
   readonly index: number;
   readonly user: SeedUser;
@@ -78,6 +90,19 @@ export const userSeedingImporter: Importer<UserSeedingData> = {
     }),
 
   rowCount: (data) => data.users.length,
+
+  refuseWithoutRole(data, actor) {
+    // As run() answers: a disabled importer or an empty batch runs no command to refuse.
+    if (receivedField(data, 'enabled') === false) {
+      return outcome({ status: 'Completed', message: 'Importer is disabled' });
+    }
+    const users = receivedRows(data, 'users');
+    if (users?.length === 0)
+      return outcome({ status: 'Completed', message: 'Import completed successfully' });
+    const email = receivedField(users?.[0], 'email');
+    const named = typeof email === 'string' && email.isWellFormed();
+    return refusedForRole(named ? userIdForEmail(email) : '', actor);
+  },
 
   async run(data, context, { accounts }) {
     if (!data.enabled) return outcome({ status: 'Completed', message: 'Importer is disabled' });
@@ -109,9 +134,7 @@ export const userSeedingImporter: Importer<UserSeedingData> = {
       );
     }
     if (rows.length && !hasAnyRole(context.actor.roles, required)) {
-      return processingFailed(
-        failedAtAggregate(rows[0]?.userId ?? '', lacksRolesMessage(context.actor, 'CreateUser', required)),
-      );
+      return refusedForRole(rows[0]?.userId ?? '', context.actor);
     }
     // A role beyond the submitter's reach fails the whole batch before any account exists.
     const ungrantable = rows.flatMap(({ index, user, userId }) => {
@@ -174,6 +197,7 @@ export const userSeedingImporter: Importer<UserSeedingData> = {
       toCreate,
       context.concurrency,
       async (row) => {
+        if (!(await context.submitter.mayContinue())) return;
         const result = await accounts.createUser(
           context.actor,
           row.user,
@@ -199,7 +223,7 @@ export const userSeedingImporter: Importer<UserSeedingData> = {
         }
         await context.onProgress(created + rowErrors.length, rows.length);
       },
-      () => failure !== undefined,
+      () => failure !== undefined || context.submitter.stopReason !== null,
     );
 
     const counts = {
@@ -214,6 +238,10 @@ export const userSeedingImporter: Importer<UserSeedingData> = {
         `${failedAtAggregate(failure.userId, failure.reason)} (${created} user(s) were created before it)`,
         counts,
       );
+    }
+    const { stopReason } = context.submitter;
+    if (stopReason !== null) {
+      return stoppedBySubmitter(stopReason, created + rowErrors.length, rows.length, counts);
     }
     return outcome({ status: 'Completed', message: 'Import completed successfully', ...counts });
   },

@@ -103,14 +103,15 @@ export function lacksRolesMessage(
 }
 
 /**
- * Who may grant which role, beside the hierarchy it follows: an account grants only roles within
- * its own reach. Admin grants any; UserManager grants Member and ServiceAccount (never UserManager
- * or Admin, so a UserManager cannot raise anyone to its own level or above); others grant nothing.
- * An account's reach is the union over its assigned roles.
+ * Who may grant which role, beside the hierarchy it follows: an account grants only what lets the
+ * grantee read no more than the grantor reads itself. Admin grants any; UserManager grants Member
+ * only: never UserManager or Admin (its own level or above), nor ServiceAccount, which reads the
+ * whole event stream (teams and personal data a UserManager may not read; ADR 0016). Others grant
+ * nothing. An account's reach is the union over its assigned roles.
  */
 const GRANTS: Readonly<Record<AssignableRole, readonly AssignableRole[]>> = {
   Admin: ASSIGNABLE_ROLES,
-  UserManager: ['Member', 'ServiceAccount'],
+  UserManager: ['Member'],
   Member: [],
   ServiceAccount: [],
 };
@@ -132,7 +133,7 @@ export function firstUngrantableRole(
 
 /**
  * The refusal text when an account asks for a role beyond its reach, e.g.
- * `User 'um@b.c' (<id>) may not grant role Admin. Grantable roles: [Member, ServiceAccount].`
+ * `User 'um@b.c' (<id>) may not grant role Admin. Grantable roles: [Member].`
  */
 export function mayNotGrantMessage(
   actor: { readonly email: string; readonly userId: string; readonly roles: readonly string[] },

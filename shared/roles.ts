@@ -48,6 +48,27 @@ export function hasAnyRole(assigned: readonly string[], required: readonly Role[
   return false;
 }
 
+/**
+ * Who may read accounts (GetUser, ListUsers): the only readers that get an account's personal data
+ * (e-mail, user name, first and last name), whether from a query or from a user event on the event
+ * stream (ADR 0016).
+ */
+export const ACCOUNT_READER_ROLES: readonly Role[] = ['UserManager', 'Admin'];
+
+/**
+ * The classes the shared caps (event streams, `minVersion` waits) are split by, from the most
+ * trusted down: an account belongs to the first class whose role it holds, and one with none of
+ * them to Member. Each class has its own share of a global cap, so the accounts of one class (100
+ * Members a UserManager minted, say) cannot take the slots of the others.
+ */
+export const ROLE_CLASSES = ['Admin', 'UserManager', 'ServiceAccount', 'Member'] as const;
+export type RoleClass = (typeof ROLE_CLASSES)[number];
+
+/** The cap class of an account holding `assigned` (ROLE_CLASSES). */
+export function roleClassOf(assigned: readonly string[]): RoleClass {
+  return ROLE_CLASSES.find((roleClass) => assigned.includes(roleClass)) ?? 'Member';
+}
+
 /** The rule for owned things (teams, imports): the owner, or anyone with Admin. */
 export function isOwnerOrAdmin(
   actor: { readonly userId: string; readonly roles: readonly string[] },

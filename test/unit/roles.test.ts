@@ -8,6 +8,7 @@ import {
   lacksRolesMessage,
   mayNotGrantMessage,
   mentionsAccount,
+  roleClassOf,
   withoutAccountEmail,
 } from '../../shared/roles';
 
@@ -149,5 +150,18 @@ describe('Messages naming an account, and erasing its e-mail from them', () => {
     const actor = { email: 'um@example.com', userId: ID, roles: ['UserManager'] };
     expect(mayNotGrantMessage(actor, 'Admin')).toContain(accountMention(actor));
     expect(lacksRolesMessage(actor, 'X', ['Admin'])).toContain(accountMention(actor));
+  });
+});
+
+describe('roleClassOf (the classes the shared caps are split by)', () => {
+  it.each([
+    [['Admin', 'Member'], 'Admin'],
+    [['Member', 'UserManager'], 'UserManager'],
+    [['ServiceAccount'], 'ServiceAccount'],
+    [['Member', 'ServiceAccount'], 'ServiceAccount'],
+    [['Member'], 'Member'],
+    [[], 'Member'],
+  ])('When the account holds %j, then its class is %s', (assigned, expected) => {
+    expect(roleClassOf(assigned)).toBe(expected);
   });
 });

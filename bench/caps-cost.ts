@@ -202,7 +202,7 @@ async function main(): Promise<void> {
       '',
       '## Issue 29: caps',
       '',
-      `Measured by \`npx tsx bench/caps-cost.ts\` on:`,
+      `Measured by \`npm run bench:caps-cost\` on:`,
       '',
       `- date: ${new Date().toISOString()}`,
       `- os: ${machine.os}`,

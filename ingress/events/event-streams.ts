@@ -138,7 +138,7 @@ export class EventStreams {
     this.admit(owner, +1);
     let session: EventStreamSession | undefined;
     try {
-      // The stamp the stream lives under: when it changes, the stream ends (heartbeat()).
+      // The stamp the stream lives under: when it changes, the stream ends (accountChanged()).
       const account = await this.deps.accounts.findById(userId);
       if (!account)
         throw new AppError('FORBIDDEN', 'The account is no longer allowed to read the event stream.', 403);
@@ -186,6 +186,9 @@ export class EventStreams {
     res.flushHeaders();
     res.socket?.setNoDelay(true);
     session.start();
+    // A change announced while the stream was being opened found no stream to end: read once more
+    // (the cache dropped the account if it changed), so such a change too ends it at once.
+    void this.checkOwner(session);
   }
 
   /** Ends every stream (each client reconnects from its last id) and stops reading the log. */

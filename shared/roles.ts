@@ -48,6 +48,27 @@ export function hasAnyRole(assigned: readonly string[], required: readonly Role[
   return false;
 }
 
+/**
+ * Who may read accounts (GetUser, ListUsers): the only readers that get an account's personal data
+ * (e-mail, user name, first and last name), whether from a query or from a user event on the event
+ * stream (ADR 0016).
+ */
+export const ACCOUNT_READER_ROLES: readonly Role[] = ['UserManager', 'Admin'];
+
+/**
+ * The classes the shared caps (event streams, `minVersion` waits) are split by, from the most
+ * trusted down: an account belongs to the first class whose role it holds, and one with none of
+ * them to Member. Each class has its own share of a global cap, so the accounts of one class (100
+ * Members a UserManager minted, say) cannot take the slots of the others.
+ */
+export const ROLE_CLASSES = ['Admin', 'UserManager', 'ServiceAccount', 'Member'] as const;
+export type RoleClass = (typeof ROLE_CLASSES)[number];
+
+/** The cap class of an account holding `assigned` (ROLE_CLASSES). */
+export function roleClassOf(assigned: readonly string[]): RoleClass {
+  return ROLE_CLASSES.find((roleClass) => assigned.includes(roleClass)) ?? 'Member';
+}
+
 /** The rule for owned things (teams, imports): the owner, or anyone with Admin. */
 export function isOwnerOrAdmin(
   actor: { readonly userId: string; readonly roles: readonly string[] },
@@ -103,14 +124,15 @@ export function lacksRolesMessage(
 }
 
 /**
- * Who may grant which role, beside the hierarchy it follows: an account grants only roles within
- * its own reach. Admin grants any; UserManager grants Member and ServiceAccount (never UserManager
- * or Admin, so a UserManager cannot raise anyone to its own level or above); others grant nothing.
- * An account's reach is the union over its assigned roles.
+ * Who may grant which role, beside the hierarchy it follows: an account grants only what lets the
+ * grantee read no more than the grantor reads itself. Admin grants any; UserManager grants Member
+ * only: never UserManager or Admin (its own level or above), nor ServiceAccount, which reads the
+ * whole event stream (teams and personal data a UserManager may not read; ADR 0016). Others grant
+ * nothing. An account's reach is the union over its assigned roles.
  */
 const GRANTS: Readonly<Record<AssignableRole, readonly AssignableRole[]>> = {
   Admin: ASSIGNABLE_ROLES,
-  UserManager: ['Member', 'ServiceAccount'],
+  UserManager: ['Member'],
   Member: [],
   ServiceAccount: [],
 };
@@ -132,7 +154,7 @@ export function firstUngrantableRole(
 
 /**
  * The refusal text when an account asks for a role beyond its reach, e.g.
- * `User 'um@b.c' (<id>) may not grant role Admin. Grantable roles: [Member, ServiceAccount].`
+ * `User 'um@b.c' (<id>) may not grant role Admin. Grantable roles: [Member].`
  */
 export function mayNotGrantMessage(
   actor: { readonly email: string; readonly userId: string; readonly roles: readonly string[] },

@@ -10,26 +10,32 @@ import type { LogBatch, LogEntry } from '../../shared/event-stream/log-reader';
 import type { LogTail, TailReader } from '../../shared/event-stream/log-tail';
 import type { EventStreamMetrics, StreamEnd } from '../../shared/event-stream/stream-metrics';
 import type { Logger } from '../../shared/logger';
-import { toPublicEvent } from '../../shared/public-events/event-catalogue';
+import { type EventReader, toPublicEvent } from '../../shared/public-events/event-catalogue';
 
 export interface SessionOptions {
   /** How long a stream whose client reads nothing stays paused before it is closed. */
   readonly slowClientTimeoutMs: number;
   /** Entries one catch-up read takes, across the partitions it reads. */
   readonly catchUpEntries: number;
+  /** Whether user events reach this stream with their personal fields (event-catalogue.ts). */
+  readonly reader: EventReader;
 }
 
 /**
- * `event:` and `data:` lines of an entry, built once per entry however many streams send it; null
- * for an event that is not public.
+ * `event:` and `data:` lines of an entry, built once per entry and kind of reader however many
+ * streams send it; null for an event that is not public.
  */
-const frames = new WeakMap<LogEntry, string | null>();
-function frameOf(entry: LogEntry): string | null {
-  let frame = frames.get(entry);
+const frames = {
+  withPersonalData: new WeakMap<LogEntry, string | null>(),
+  withoutPersonalData: new WeakMap<LogEntry, string | null>(),
+};
+function frameOf(entry: LogEntry, reader: EventReader): string | null {
+  const built = reader.personalData ? frames.withPersonalData : frames.withoutPersonalData;
+  let frame = built.get(entry);
   if (frame === undefined) {
-    const event = toPublicEvent(entry.envelope);
+    const event = toPublicEvent(entry.envelope, reader);
     frame = event ? `event: ${event.type}\ndata: ${JSON.stringify(event)}\n\n` : null;
-    frames.set(entry, frame);
+    built.set(entry, frame);
   }
   return frame;
 }
@@ -47,6 +53,14 @@ function frameOf(entry: LogEntry): string | null {
 export class EventStreamSession implements TailReader {
   private readonly position: EntryId[];
   private closed = false;
+  /**
+   * Held while its account's change is being checked: it sends nothing (it leaves the tail, and a
+   * catch-up under way stops before writing), so nothing reaches a reader after the change that
+   * ends it; released, it catches up from its position and loses nothing.
+   */
+  private held = false;
+  /** A catch-up loop runs, or waits for the client to drain: release() must not start another. */
+  private catchingUp = false;
   private lastSentId: string;
   private stallTimer: NodeJS.Timeout | undefined;
 
@@ -76,7 +90,7 @@ export class EventStreamSession implements TailReader {
 
   /** A comment (and the position, if it moved past events the filter left out). */
   heartbeat(): void {
-    if (this.closed || this.res.writableNeedDrain) return;
+    if (this.closed || this.held || this.res.writableNeedDrain) return;
     const id = encodePosition(this.position);
     const idLine = id === this.lastSentId ? '' : `id: ${id}\n`;
     this.lastSentId = id;
@@ -90,16 +104,36 @@ export class EventStreamSession implements TailReader {
     this.res.end();
   }
 
+  /** Sends nothing more until release(): its account changed, and may no longer read the stream. */
+  hold(): void {
+    if (this.closed || this.held) return;
+    this.held = true;
+    this.tail.leave(this);
+  }
+
+  /** The account may still read: the stream goes on from its position, without a gap. */
+  release(): void {
+    if (this.closed || !this.held) return;
+    this.held = false;
+    if (!this.catchingUp) void this.catchUp();
+  }
+
   deliver(entries: readonly LogEntry[]): void {
-    if (this.closed) return;
+    if (this.closed || this.held) return;
     if (this.write(entries)) return;
     this.tail.leave(this);
-    void this.afterDrain().then(() => this.catchUp());
+    this.catchingUp = true;
+    void this.afterDrain().then(() => {
+      this.catchingUp = false;
+      return this.catchUp();
+    });
   }
 
   private async catchUp(): Promise<void> {
+    if (this.catchingUp) return;
+    this.catchingUp = true;
     try {
-      while (!this.closed) {
+      while (!this.closed && !this.held) {
         const due = new Map<number, EntryId>();
         this.position.forEach((id, partition) => {
           if (compareEntryIds(id, this.tail.headOf(partition)) < 0) due.set(partition, id);
@@ -110,7 +144,8 @@ export class EventStreamSession implements TailReader {
           return;
         }
         const batch = await this.read(due, Math.max(1, Math.ceil(this.options.catchUpEntries / due.size)));
-        if (this.closed) return;
+        // Held meanwhile: what was read is read again after the release, from the same position.
+        if (this.closed || this.held) return;
         if (!this.write(batch.entries)) await this.afterDrain();
       }
     } catch (error) {
@@ -118,6 +153,8 @@ export class EventStreamSession implements TailReader {
         error: error instanceof Error ? error.message : String(error),
       });
       this.end('error');
+    } finally {
+      this.catchingUp = false;
     }
   }
 
@@ -131,7 +168,7 @@ export class EventStreamSession implements TailReader {
       // Only the catalogue's types leave: the log also holds the service's own aggregates (a webhook
       // subscription's URL may carry the receiver's token) that no integration is to read.
       if (this.types && !this.types.has(entry.envelope.eventType)) continue;
-      const frame = frameOf(entry);
+      const frame = frameOf(entry, this.options.reader);
       if (frame === null) continue;
       this.lastSentId = encodePosition(this.position);
       chunk += `id: ${this.lastSentId}\n${frame}`;

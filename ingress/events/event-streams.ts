@@ -16,6 +16,7 @@ import type { Logger } from '../../shared/logger';
 import type { RedisClient } from '../../shared/redis/connections';
 import type { Keys } from '../../shared/redis/keys';
 import { LOG_PARTITIONS } from '../../shared/redis/partitions';
+import { ACCOUNT_READER_ROLES, hasAnyRole, type RoleClass, roleClassOf } from '../../shared/roles';
 import { streamStillAllowed } from './event-stream-access';
 import { type EventStreamRequest, MESSAGES } from './event-stream-request';
 import { EventStreamSession } from './event-stream-session';
@@ -25,21 +26,51 @@ export interface EventStreamSettings {
   readonly maxConnections: number;
   /** SSE_MAX_CONNECTIONS_PER_ACCOUNT: streams one account holds open at once in this process. */
   readonly maxConnectionsPerAccount: number;
+  /** SSE_MAX_CONNECTIONS_PER_ROLE_CLASS: streams the accounts of one role class hold at once here. */
+  readonly maxConnectionsPerRoleClass: number;
   /** SSE_HEARTBEAT_MS: the interval of the heartbeat comment. */
   readonly heartbeatMs: number;
   /** SSE_SLOW_CLIENT_TIMEOUT_MS: how long a client may leave its buffer full. */
   readonly slowClientTimeoutMs: number;
 }
 
-/** Retry-After of the 503 past SSE_MAX_CONNECTIONS. */
+/** Retry-After of the 503 past SSE_MAX_CONNECTIONS (or the role class's or the account's limit). */
 export const STREAMS_FULL_RETRY_AFTER_SECONDS = 5;
+
+/** The details of the 503 past each limit, one place for their words. */
+export const STREAMS_FULL_MESSAGES = {
+  instance: 'This instance has as many event streams open as SSE_MAX_CONNECTIONS allows; retry later.',
+  roleClass: (roleClass: RoleClass) =>
+    `The accounts of role class ${roleClass} have as many event streams open on this instance as SSE_MAX_CONNECTIONS_PER_ROLE_CLASS allows; retry later.`,
+  account:
+    'This account has as many event streams open on this instance as SSE_MAX_CONNECTIONS_PER_ACCOUNT allows; close one, or retry later.',
+} as const;
+
+/** Who opens a stream: its account and the roles it was authenticated with. */
+export interface StreamReader {
+  readonly userId: string;
+  readonly roles: readonly string[];
+}
+
+interface Owner {
+  readonly userId: string;
+  readonly roleClass: RoleClass;
+  /** The security stamp the stream was admitted under: when it changes, the stream ends. */
+  stamp: string;
+}
 /** Entries one catch-up read takes across partitions: with the socket's buffer, a stream's memory bound. */
 const CATCH_UP_ENTRIES = 512;
 
 export interface EventStreamsDeps {
   readonly redis: RedisClient;
-  /** Where a stream's account is read again at each heartbeat (the account cache). */
-  readonly accounts: { findById(userId: string): Promise<Account | null> };
+  /**
+   * Where a stream's account is read again (the account cache): at each account change it
+   * announces (onChange), and at each heartbeat in case an announcement was missed.
+   */
+  readonly accounts: {
+    findById(userId: string): Promise<Account | null>;
+    onChange?(listener: (userId: string | undefined) => void): () => void;
+  };
   readonly keys: Keys;
   readonly open: EnvelopeOpener;
   readonly newSubscriber: () => RedisClient;
@@ -55,12 +86,17 @@ export interface EventStreamsDeps {
  */
 export class EventStreams {
   private readonly sessions = new Set<EventStreamSession>();
-  /** Each stream's account and the security stamp it was admitted under. */
-  private readonly owners = new Map<EventStreamSession, { userId: string; stamp: string }>();
+  /** Each stream's account, its role class and the security stamp it was admitted under. */
+  private readonly owners = new Map<EventStreamSession, Owner>();
+  /** The open streams of each account (lower-case id), for its change announcements. */
+  private readonly sessionsByAccount = new Map<string, Set<EventStreamSession>>();
+  private readonly stopListening: () => void;
   /** Admitted streams, counted from the admission on (before any await), so a burst cannot overshoot. */
   private admitted = 0;
   /** Admitted streams per account, counted like `admitted`. */
   private readonly admittedByAccount = new Map<string, number>();
+  /** Admitted streams per role class, counted like `admitted`. */
+  private readonly admittedByClass = new Map<RoleClass, number>();
   private heartbeat: NodeJS.Timeout | undefined;
   private closing = false;
   readonly tail: LogTail;
@@ -71,6 +107,7 @@ export class EventStreams {
       batchSize: 64,
       ...deps.tail,
     });
+    this.stopListening = deps.accounts.onChange?.((userId) => this.accountChanged(userId)) ?? (() => {});
   }
 
   /** How many streams are open now. */
@@ -79,31 +116,33 @@ export class EventStreams {
   }
 
   /**
-   * Opens a stream for an authorised caller: 503 past the limit or while shutting down; otherwise
-   * resolves the start (reads Redis for `now`), sends the headers, and leaves the stream running.
+   * Opens a stream for an authorised caller: 503 past a limit (the instance's, the role class's or
+   * the account's) or while shutting down; otherwise resolves the start (reads Redis for `now`),
+   * sends the headers, and leaves the stream running. The reader's roles say its role class and
+   * whether user events reach it with their personal fields.
    */
-  async serve(res: Response, request: EventStreamRequest, userId: string): Promise<void> {
-    if (this.closing || this.admitted >= this.deps.settings.maxConnections) {
-      throw serviceUnavailable(
-        'This instance has as many event streams open as SSE_MAX_CONNECTIONS allows; retry later.',
-        STREAMS_FULL_RETRY_AFTER_SECONDS,
-      );
+  async serve(res: Response, request: EventStreamRequest, reader: StreamReader): Promise<void> {
+    const { userId } = reader;
+    const roleClass = roleClassOf(reader.roles);
+    const { settings } = this.deps;
+    if (this.closing || this.admitted >= settings.maxConnections) {
+      throw serviceUnavailable(STREAMS_FULL_MESSAGES.instance, STREAMS_FULL_RETRY_AFTER_SECONDS);
     }
-    if ((this.admittedByAccount.get(userId) ?? 0) >= this.deps.settings.maxConnectionsPerAccount) {
-      throw serviceUnavailable(
-        'This account has as many event streams open on this instance as SSE_MAX_CONNECTIONS_PER_ACCOUNT allows; close one, or retry later.',
-        STREAMS_FULL_RETRY_AFTER_SECONDS,
-      );
+    if ((this.admittedByClass.get(roleClass) ?? 0) >= settings.maxConnectionsPerRoleClass) {
+      throw serviceUnavailable(STREAMS_FULL_MESSAGES.roleClass(roleClass), STREAMS_FULL_RETRY_AFTER_SECONDS);
     }
-    this.admit(userId, +1);
+    if ((this.admittedByAccount.get(userId) ?? 0) >= settings.maxConnectionsPerAccount) {
+      throw serviceUnavailable(STREAMS_FULL_MESSAGES.account, STREAMS_FULL_RETRY_AFTER_SECONDS);
+    }
+    const owner: Owner = { userId, roleClass, stamp: '' };
+    this.admit(owner, +1);
     let session: EventStreamSession | undefined;
-    let stamp: string;
     try {
-      // The stamp the stream lives under: when it changes, the stream ends (heartbeat()).
+      // The stamp the stream lives under: when it changes, the stream ends (accountChanged()).
       const account = await this.deps.accounts.findById(userId);
       if (!account)
         throw new AppError('FORBIDDEN', 'The account is no longer allowed to read the event stream.', 403);
-      stamp = account.securityStamp;
+      owner.stamp = account.securityStamp;
       await this.tail.acquire();
       try {
         const start = await this.startOf(request);
@@ -114,7 +153,11 @@ export class EventStreams {
           (from, count) => this.readUntrimmed(from, count),
           start,
           request.types,
-          { slowClientTimeoutMs: this.deps.settings.slowClientTimeoutMs, catchUpEntries: CATCH_UP_ENTRIES },
+          {
+            slowClientTimeoutMs: settings.slowClientTimeoutMs,
+            catchUpEntries: CATCH_UP_ENTRIES,
+            reader: { personalData: hasAnyRole(reader.roles, ACCOUNT_READER_ROLES) },
+          },
           this.deps.logger,
           this.deps.metrics,
           (ended, reason) => this.ended(ended, reason),
@@ -124,12 +167,15 @@ export class EventStreams {
         throw error;
       }
     } catch (error) {
-      this.admit(userId, -1);
+      this.admit(owner, -1);
       if (gone(res) || this.closing) return;
       throw error;
     }
     this.sessions.add(session);
-    this.owners.set(session, { userId, stamp });
+    this.owners.set(session, owner);
+    const ofAccount = this.sessionsByAccount.get(userId.toLowerCase()) ?? new Set();
+    ofAccount.add(session);
+    this.sessionsByAccount.set(userId.toLowerCase(), ofAccount);
     this.deps.metrics?.eventStreamOpened();
     this.startHeartbeat();
     res.status(200);
@@ -140,11 +186,15 @@ export class EventStreams {
     res.flushHeaders();
     res.socket?.setNoDelay(true);
     session.start();
+    // A change announced while the stream was being opened found no stream to end: read once more
+    // (the cache dropped the account if it changed), so such a change too ends it at once.
+    void this.checkOwner(session);
   }
 
   /** Ends every stream (each client reconnects from its last id) and stops reading the log. */
   async close(): Promise<void> {
     this.closing = true;
+    this.stopListening();
     for (const session of [...this.sessions]) session.end('shutdown');
     clearInterval(this.heartbeat);
     this.heartbeat = undefined;
@@ -193,7 +243,12 @@ export class EventStreams {
     if (!this.sessions.delete(session)) return;
     const owner = this.owners.get(session);
     this.owners.delete(session);
-    if (owner) this.admit(owner.userId, -1);
+    if (owner) {
+      this.admit(owner, -1);
+      const ofAccount = this.sessionsByAccount.get(owner.userId.toLowerCase());
+      ofAccount?.delete(session);
+      if (ofAccount?.size === 0) this.sessionsByAccount.delete(owner.userId.toLowerCase());
+    }
     this.tail.release();
     this.deps.metrics?.eventStreamClosed(reason);
     if (this.sessions.size === 0) {
@@ -203,9 +258,28 @@ export class EventStreams {
   }
 
   /**
+   * An account change was announced (every append to a user's stream publishes its id, and the
+   * account cache, which has just dropped it, tells us): each of that account's streams is held at
+   * once, sending nothing, until its account is read again; then it ends or goes on. Undefined:
+   * changes may have gone unheard, so every stream is checked (without holding it).
+   */
+  private accountChanged(userId: string | undefined): void {
+    if (userId === undefined) {
+      for (const session of this.sessions) void this.checkOwner(session);
+      return;
+    }
+    const sessions = this.sessionsByAccount.get(userId.toLowerCase());
+    if (!sessions) return;
+    for (const session of sessions) {
+      session.hold();
+      void this.checkOwner(session).finally(() => session.release());
+    }
+  }
+
+  /**
    * Ends the stream when its account may no longer read it (disabled, deleted, lost its role, or
    * its credentials were revoked: the stamp changed). A read of the account cache, which every
-   * change to the account evicts; a failed read leaves the stream alone until the next beat.
+   * change to the account evicts; a failed read leaves the stream alone until the next check.
    */
   private async checkOwner(session: EventStreamSession): Promise<void> {
     const owner = this.owners.get(session);
@@ -223,12 +297,11 @@ export class EventStreams {
     }
   }
 
-  /** Counts a stream in (+1) or out (-1), in all and for its account. */
-  private admit(userId: string, delta: 1 | -1): void {
+  /** Counts a stream in (+1) or out (-1), in all, for its role class and for its account. */
+  private admit({ userId, roleClass }: Owner, delta: 1 | -1): void {
     this.admitted += delta;
-    const count = (this.admittedByAccount.get(userId) ?? 0) + delta;
-    if (count > 0) this.admittedByAccount.set(userId, count);
-    else this.admittedByAccount.delete(userId);
+    count(this.admittedByClass, roleClass, delta);
+    count(this.admittedByAccount, userId, delta);
   }
 
   private startHeartbeat(): void {
@@ -241,6 +314,12 @@ export class EventStreams {
     }, this.deps.settings.heartbeatMs);
     this.heartbeat.unref();
   }
+}
+
+function count<K>(counts: Map<K, number>, key: K, delta: 1 | -1): void {
+  const total = (counts.get(key) ?? 0) + delta;
+  if (total > 0) counts.set(key, total);
+  else counts.delete(key);
 }
 
 /** The client went away (or the socket was cut) while the stream was being opened. */

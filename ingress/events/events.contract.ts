@@ -1,5 +1,6 @@
 import { beginningPosition, encodePosition } from '../../shared/event-stream/log-position';
-import { PUBLIC_EVENT_TYPES } from '../../shared/public-events/event-catalogue';
+import { catalogueEntry, PUBLIC_EVENT_TYPES } from '../../shared/public-events/event-catalogue';
+import { ACCOUNT_READER_ROLES } from '../../shared/roles';
 import { BASIC_OR_BEARER, unauthorizedAnswer } from '../auth/authentication.contract';
 import type { OperationContract } from '../openapi/contract-kit';
 import { EVENT_STREAM_ROLES } from './event-stream-access';
@@ -13,7 +14,10 @@ const STREAM_DESCRIPTION = [
   '',
   'Each event is `id: <position>`, `event: <event type>` and `data: {"type", "timestamp", "data"}`',
   "(`data` holding the event's fields plus `aggregateId` and `version`; user events never carry a",
-  "password, hash or security stamp, and an erased account's personal fields are null). The `id` is an",
+  "password, hash or security stamp, and an erased account's personal fields are null). A user event's",
+  'personal fields (email, userName, firstName, lastName: `x-personal-fields`) reach only a reader that',
+  'may read accounts (GetUser: UserManager or Admin); a ServiceAccount receives user events without them.',
+  'The `id` is an',
   'opaque position (the last entry passed in each partition of the log): sent back as `Last-Event-ID`',
   '(EventSource does so by itself) or as `from`, the stream resumes just after that event, with no',
   'event missed and none repeated.',
@@ -23,6 +27,14 @@ const STREAM_DESCRIPTION = [
   'one Redis server at millisecond grain; across cluster nodes, as close as their clocks), never',
   'as a promise.',
   '',
+  "A stream lives with its account: within a second of the account's change (disabled, deleted, a role",
+  'lost, its password changed or tokens revoked) it ends, and nothing appended after the change is sent',
+  'on it.',
+  '',
+  'Caps per ingress: SSE_MAX_CONNECTIONS streams, of which the accounts of one role class (their highest',
+  'role: Admin, UserManager, ServiceAccount, Member) hold at most SSE_MAX_CONNECTIONS_PER_ROLE_CLASS, and',
+  'one account SSE_MAX_CONNECTIONS_PER_ACCOUNT.',
+  '',
   'A comment (`: heartbeat`) every SSE_HEARTBEAT_MS (15 s), carrying the position as an `id:` when',
   'filtered-out events moved it. At shutdown the stream ends; reconnect with the last id. A client that',
   'reads nothing for SSE_SLOW_CLIENT_TIMEOUT_MS while the server has events to send is disconnected;',
@@ -30,6 +42,19 @@ const STREAM_DESCRIPTION = [
 ].join('\n');
 
 const TYPE_ALTERNATIVES = PUBLIC_EVENT_TYPES.join('|');
+
+/** Which fields of which event types are personal, and who receives them (from the catalogue). */
+function personalFields() {
+  return {
+    readers: ACCOUNT_READER_ROLES,
+    fields: Object.fromEntries(
+      PUBLIC_EVENT_TYPES.flatMap((type) => {
+        const personal = catalogueEntry(type).personal ?? [];
+        return personal.length > 0 ? [[type, personal]] : [];
+      }),
+    ),
+  };
+}
 
 /** GET /api/events. */
 export const EVENTS_CONTRACT: OperationContract = {
@@ -42,6 +67,7 @@ export const EVENTS_CONTRACT: OperationContract = {
     tags: ['Events'],
     security: BASIC_OR_BEARER,
     'x-roles': EVENT_STREAM_ROLES,
+    'x-personal-fields': personalFields(),
     parameters: [
       {
         name: 'types',
@@ -92,7 +118,7 @@ export const EVENTS_CONTRACT: OperationContract = {
       '503': {
         ...answers.problem(
           503,
-          `This instance has SSE_MAX_CONNECTIONS streams open, or this account SSE_MAX_CONNECTIONS_PER_ACCOUNT (Retry-After: ${STREAMS_FULL_RETRY_AFTER_SECONDS}), or Redis is not reachable (Retry-After: 1).`,
+          `This instance has SSE_MAX_CONNECTIONS streams open, or the accounts of this account's role class SSE_MAX_CONNECTIONS_PER_ROLE_CLASS, or this account SSE_MAX_CONNECTIONS_PER_ACCOUNT (Retry-After: ${STREAMS_FULL_RETRY_AFTER_SECONDS}), or Redis is not reachable (Retry-After: 1).`,
         ),
         headers: { 'Retry-After': { schema: { type: 'integer' }, description: 'Seconds to wait.' } },
       },

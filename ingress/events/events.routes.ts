@@ -44,7 +44,7 @@ export function registerEventRoutes(routes: RouteTable, deps: EventRouteDeps): v
       res.end();
       return;
     }
-    await deps.eventStreams.serve(res, request, principal.userId);
+    await deps.eventStreams.serve(res, request, principal);
   };
 
   routes.add('get', EVENTS_PATH, authenticate(deps.authentication, 'problem'), handle);

@@ -8,6 +8,7 @@ import { playersProjection } from '../../shared/projections/sport/players.projec
 import { usersProjection } from '../../shared/projections/users/users.projection';
 import type { RedisClient } from '../../shared/redis/connections';
 import type { Keys } from '../../shared/redis/keys';
+import { type RoleClass, roleClassOf } from '../../shared/roles';
 
 /**
  * `query.minVersion` of the queries that read one aggregate's projected data: the version a
@@ -29,10 +30,11 @@ export const MIN_VERSION_SCHEMA = Joi.number()
  */
 export const READ_YOUR_WRITES_PROJECTIONS = [fantasyTeamProjection, playersProjection, usersProjection];
 
-/** READ_WAIT_MS, READ_MAX_WAITERS and READ_MAX_WAITERS_PER_ACCOUNT. */
+/** READ_WAIT_MS, READ_MAX_WAITERS, READ_MAX_WAITERS_PER_ROLE_CLASS and READ_MAX_WAITERS_PER_ACCOUNT. */
 export interface ReadWaitSettings {
   readonly waitMs: number;
   readonly maxWaiters: number;
+  readonly maxWaitersPerRoleClass: number;
   readonly maxWaitersPerAccount: number;
 }
 
@@ -54,8 +56,8 @@ export interface VersionedRead<T> {
   readonly projection: string;
   readonly aggregateId: string;
   readonly minVersion: number;
-  /** Who waits: waiters are bounded per account. */
-  readonly accountId: string;
+  /** Who waits: waiters are bounded per account and per role class (roleClassOf its roles). */
+  readonly reader: { readonly userId: string; readonly roles: readonly string[] };
   /** How the message names the aggregate ("fantasy team"). */
   readonly noun: string;
   /** Reads the answer's data. */
@@ -81,15 +83,17 @@ interface Waiter {
  * aggregates announced. Nothing polls. A read that finds its version already there costs nothing
  * more than without `minVersion`.
  *
- * Bounded: READ_MAX_WAITERS reads wait at once, READ_MAX_WAITERS_PER_ACCOUNT of one account; past
- * either, and past READ_WAIT_MS, the read answers 503 PROJECTION_BEHIND with Retry-After. A flood of
- * reads of versions that never come holds at most that many open requests and timers, and takes
- * nothing from other accounts' share.
+ * Bounded: READ_MAX_WAITERS reads wait at once, READ_MAX_WAITERS_PER_ROLE_CLASS of the accounts of
+ * one role class (shared/roles.ts), READ_MAX_WAITERS_PER_ACCOUNT of one account; past any, and past
+ * READ_WAIT_MS, the read answers 503 PROJECTION_BEHIND with Retry-After. A flood of reads of
+ * versions that never come holds at most that many open requests and timers, and takes nothing
+ * from other accounts' share, nor (however many accounts one UserManager mints) other classes'.
  */
 export class ProjectionWaits {
   /** `<projection>:<aggregateId>` -> the reads waiting for it. */
   private readonly waiting = new Map<string, Set<Waiter>>();
   private readonly waitingByAccount = new Map<string, number>();
+  private readonly waitingByClass = new Map<RoleClass, number>();
   private waiters = 0;
   private subscriber: RedisClient | undefined;
   private subscribed: Promise<void> | undefined;
@@ -120,9 +124,13 @@ export class ProjectionWaits {
     if (request.versionOf(first) >= request.minVersion) return first;
     if (this.closed) throw projectionBehind(READ_WAIT_MESSAGES.closing);
 
-    const { accountId } = request;
-    const ofAccount = this.waitingByAccount.get(accountId) ?? 0;
-    if (this.waiters >= this.settings.maxWaiters || ofAccount >= this.settings.maxWaitersPerAccount) {
+    const accountId = request.reader.userId;
+    const roleClass = roleClassOf(request.reader.roles);
+    if (
+      this.waiters >= this.settings.maxWaiters ||
+      (this.waitingByClass.get(roleClass) ?? 0) >= this.settings.maxWaitersPerRoleClass ||
+      (this.waitingByAccount.get(accountId) ?? 0) >= this.settings.maxWaitersPerAccount
+    ) {
       throw projectionBehind(
         READ_WAIT_MESSAGES.tooManyWaiting(request.minVersion, request.noun),
         PROJECTION_BEHIND_RETRY_AFTER_SECONDS,
@@ -130,7 +138,8 @@ export class ProjectionWaits {
     }
     // Counted from here on (before any await), so a burst cannot overshoot the bounds.
     this.waiters += 1;
-    this.waitingByAccount.set(accountId, ofAccount + 1);
+    count(this.waitingByClass, roleClass, +1);
+    count(this.waitingByAccount, accountId, +1);
     const key = `${request.projection}:${request.aggregateId.toLowerCase()}`;
     let announced = false;
     let wake: () => void = () => undefined;
@@ -181,9 +190,8 @@ export class ProjectionWaits {
       set.delete(waiter);
       if (set.size === 0 && this.waiting.get(key) === set) this.waiting.delete(key);
       this.waiters -= 1;
-      const left = (this.waitingByAccount.get(accountId) ?? 1) - 1;
-      if (left > 0) this.waitingByAccount.set(accountId, left);
-      else this.waitingByAccount.delete(accountId);
+      count(this.waitingByClass, roleClass, -1);
+      count(this.waitingByAccount, accountId, -1);
     }
   }
 
@@ -231,4 +239,10 @@ export class ProjectionWaits {
       for (const waiter of set) if (version >= waiter.minVersion) waiter.wake();
     }
   }
+}
+
+function count<K>(counts: Map<K, number>, key: K, delta: 1 | -1): void {
+  const total = (counts.get(key) ?? 0) + delta;
+  if (total > 0) counts.set(key, total);
+  else counts.delete(key);
 }

@@ -32,6 +32,14 @@ export const DEFAULT_HEARTBEAT = { everyMs: 5_000, deadlineMs: 2_000 } as const;
 export type AccountSource = Pick<AccountService, 'findById'>;
 
 /**
+ * Told of every account change this process hears, after the cache has dropped the account (so a
+ * read from the listener sees the change): the account's id, or undefined when changes may have
+ * gone unheard (the subscription was lost or went silent, and hears again): then any account may
+ * have changed.
+ */
+export type AccountChangeListener = (userId: string | undefined) => void;
+
+/**
  * Accounts kept in-process, so an authenticated request costs no Redis round trip. Every append to
  * a user's stream publishes its id (append-events-6.lua), and every replica drops that account at
  * once. While the subscription is down nothing is cached, and when it comes back the cache starts
@@ -64,6 +72,7 @@ export class AccountCache {
   private awaited: { readonly token: string; readonly dueAt: number } | undefined;
   /** Whether the last heartbeat came back in time (caching needs it, besides the subscription). */
   private hearing = true;
+  private readonly listeners = new Set<AccountChangeListener>();
 
   private constructor(
     private readonly source: AccountSource,
@@ -95,6 +104,7 @@ export class AccountCache {
       }
       cache.generation += 1;
       cache.accounts?.delete(message);
+      cache.tell(message);
     });
     /** The SUBSCRIBE of the current connection: one per connection, however many 'ready's it sees. */
     let listening: Promise<void> | undefined;
@@ -106,6 +116,7 @@ export class AccountCache {
           cache.generation += 1;
           cache.accounts?.clear();
           cache.subscribed = true;
+          cache.tell(undefined);
         },
         (error: unknown) => {
           if (listening === attempt) listening = undefined;
@@ -173,7 +184,21 @@ export class AccountCache {
       this.hearing = true;
       this.generation += 1;
       this.accounts?.clear();
+      this.tell(undefined);
     }
+  }
+
+  /**
+   * Calls `listener` at every account change this process hears (what ends an event stream within
+   * a second of its account's change, on every replica). Returns the call that stops it.
+   */
+  onChange(listener: AccountChangeListener): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  private tell(userId: string | undefined): void {
+    for (const listener of this.listeners) listener(userId);
   }
 
   async findById(userId: string): Promise<Account | null> {

@@ -13,7 +13,7 @@ export const COMMAND_ERRORS = {
   COMMAND_FORBIDDEN: {
     status: 403,
     meaning:
-      "The caller lacks the command's roles (Member for team commands; each account command's are in x-command-types), is neither the team's owner nor an Admin, or the grant rule forbids the account command (a UserManager acts only on Member and ServiceAccount accounts and grants only those roles).",
+      "The caller lacks the command's roles (Member for team commands; each account command's are in x-command-types), is neither the team's owner nor an Admin, or the grant rule forbids the account command (a UserManager acts only on Member accounts and grants only Member).",
   },
   CONCURRENCY_CONFLICT: {
     status: 409,

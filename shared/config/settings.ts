@@ -50,6 +50,26 @@ const DEFAULT_MAX_FAILURES_PER_ACCOUNT_AND_ADDRESS = 10;
 
 const code = (text: string | number): string => `\`${text}\``;
 
+/** The defaults of the global caps that role classes share (SSE_MAX_CONNECTIONS, READ_MAX_WAITERS). */
+const DEFAULT_MAX_STREAMS = 1_000;
+const DEFAULT_MAX_WAITERS = 1_000;
+/**
+ * The default share of one role class: the global cap (as set, or its default) over the classes
+ * that use it, rounded up. Streams: Admin and ServiceAccount (the roles that may read the stream),
+ * a half each; `minVersion` waits: every class, a quarter each.
+ */
+const STREAM_SHARES = 2;
+const WAITER_SHARES = 4;
+function shareOf(env: Readonly<Record<string, unknown>>, name: string, fallback: number, shares: number) {
+  const raw = env[name];
+  const global = typeof raw === 'string' || typeof raw === 'number' ? Number(raw) : Number.NaN;
+  return Math.ceil((Number.isInteger(global) && global > 0 ? global : fallback) / shares);
+}
+const defaultStreamsPerRoleClass = (env: Readonly<Record<string, unknown>>): number =>
+  shareOf(env, 'SSE_MAX_CONNECTIONS', DEFAULT_MAX_STREAMS, STREAM_SHARES);
+const defaultWaitersPerRoleClass = (env: Readonly<Record<string, unknown>>): number =>
+  shareOf(env, 'READ_MAX_WAITERS', DEFAULT_MAX_WAITERS, WAITER_SHARES);
+
 /**
  * HOST when unset: every interface in production (the image, behind its proxy, as before), this
  * machine only otherwise, so that a development start never reaches a network unasked.
@@ -535,7 +555,7 @@ export const SETTINGS = [
   setting({
     env: 'SSE_MAX_CONNECTIONS',
     joi: Joi.number().integer().min(1).max(100_000),
-    default: 1_000,
+    default: DEFAULT_MAX_STREAMS,
     path: 'events.maxConnections',
     doc: {
       expects: 'an integer 1-100000: event streams (GET /api/events) one ingress holds open at once',
@@ -551,6 +571,19 @@ export const SETTINGS = [
       expects: 'an integer 1-100000: event streams one account holds open at once on one ingress',
       usedBy:
         'ingress: one more is answered `503` with `Retry-After: 5`, so one client (or one leaked credential) cannot take every stream of SSE_MAX_CONNECTIONS',
+    },
+  }),
+  setting({
+    env: 'SSE_MAX_CONNECTIONS_PER_ROLE_CLASS',
+    joi: Joi.number().integer().min(1).max(100_000),
+    default: defaultStreamsPerRoleClass,
+    path: 'events.maxConnectionsPerRoleClass',
+    doc: {
+      default: `SSE_MAX_CONNECTIONS / 2 (${code(defaultStreamsPerRoleClass({}))})`,
+      expects:
+        "an integer 1-100000: event streams the accounts of one role class (the account's highest role: Admin, UserManager, ServiceAccount, Member) hold open at once on one ingress",
+      usedBy:
+        'ingress: one more is answered `503` with `Retry-After: 5`, so the accounts of one class cannot take every stream of SSE_MAX_CONNECTIONS; see bench/RESULTS.md (Issue 29: caps) for what a stream costs',
     },
   }),
   setting({
@@ -589,7 +622,7 @@ export const SETTINGS = [
   setting({
     env: 'READ_MAX_WAITERS',
     joi: Joi.number().integer().min(1).max(100_000),
-    default: 1_000,
+    default: DEFAULT_MAX_WAITERS,
     path: 'readYourWrites.maxWaiters',
     doc: {
       expects: 'an integer 1-100000: reads with `minVersion` one ingress holds waiting at once',
@@ -606,6 +639,19 @@ export const SETTINGS = [
         'an integer 1-100000: reads with `minVersion` one account holds waiting at once on one ingress',
       usedBy:
         'ingress: one more is answered `PROJECTION_BEHIND` at once, so one client flooding reads of versions that never come cannot take the waiters of READ_MAX_WAITERS from the others',
+    },
+  }),
+  setting({
+    env: 'READ_MAX_WAITERS_PER_ROLE_CLASS',
+    joi: Joi.number().integer().min(1).max(100_000),
+    default: defaultWaitersPerRoleClass,
+    path: 'readYourWrites.maxWaitersPerRoleClass',
+    doc: {
+      default: `READ_MAX_WAITERS / 4 (${code(defaultWaitersPerRoleClass({}))})`,
+      expects:
+        "an integer 1-100000: reads with `minVersion` the accounts of one role class (the account's highest role: Admin, UserManager, ServiceAccount, Member) hold waiting at once on one ingress",
+      usedBy:
+        'ingress: one more is answered `PROJECTION_BEHIND` at once, so Members (or any one class) flooding reads cannot take the waiters of READ_MAX_WAITERS from the other classes; see bench/RESULTS.md (Issue 29: caps) for what a waiting read costs',
     },
   }),
   setting({

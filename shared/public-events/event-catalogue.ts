@@ -23,9 +23,31 @@ export interface CatalogueEntry<Data = Record<string, unknown>> {
   readonly aggregateType: string;
   readonly description: string;
   readonly fields: { readonly [Field in keyof Data & string]?: CatalogueSchema };
-  /** Fields that may be absent (older events). */
+  /** Fields that may be absent (older events, or personal fields a reader may not read). */
   readonly optional?: readonly (keyof Data & string)[];
+  /**
+   * An account's personal data: sent only to a reader that may read accounts (see EventReader);
+   * every other reader gets the event without them. Each is optional too.
+   */
+  readonly personal?: readonly (keyof Data & string)[];
 }
+
+/**
+ * Who an event goes out to. Webhook payloads carry personal fields (a subscription is held by an
+ * Admin, and stops delivering when its owner stops being one); on the event stream, only a reader
+ * holding a role of ACCOUNT_READER_ROLES (UserManager or Admin, those who may run GetUser) gets
+ * them: a ServiceAccount gets user events without them.
+ */
+export interface EventReader {
+  readonly personalData: boolean;
+}
+
+/** A reader that may read accounts' personal data (an Admin's webhook subscription, an Admin's stream). */
+export const PERSONAL_DATA_READER: EventReader = Object.freeze({ personalData: true });
+
+/** What a personal field's schema says about who receives it. */
+const PERSONAL_FIELD_NOTE =
+  'Personal data: sent only to readers that may read accounts (GetUser: UserManager or Admin) and in webhook payloads; absent for other readers of the event stream (e.g. a ServiceAccount). Null once the account is erased.';
 
 type Catalogue = {
   readonly [Type in ServiceEventType]: CatalogueEntry<Extract<ServiceEvent, { type: Type }>['data']>;
@@ -108,7 +130,7 @@ const CATALOGUE: Catalogue = {
   UserCreatedEvent: {
     aggregateType: 'user',
     description:
-      'An account was created (aggregateId: the user id). Once the account is erased (UserDeletedEvent), its personal fields (email, userName, firstName, lastName) are sent as null, a replay included.',
+      'An account was created (aggregateId: the user id). Its personal fields (email, userName, firstName, lastName) go out in webhook payloads (a subscription is held by an Admin) and, on the event stream, only to a reader that may read accounts (GetUser: UserManager or Admin): a ServiceAccount receives the event without them. Once the account is erased (UserDeletedEvent), they are sent as null, a replay included.',
     fields: {
       userId: guid,
       email: nullableString,
@@ -121,6 +143,7 @@ const CATALOGUE: Catalogue = {
       createdAt: timestamp,
     },
     optional: ['email', 'userName', 'firstName', 'lastName'],
+    personal: ['email', 'userName', 'firstName', 'lastName'],
   },
   UserPasswordChangedEvent: {
     aggregateType: 'user',
@@ -235,19 +258,24 @@ export interface PublicEvent {
 }
 
 /**
- * The public form of an envelope, opened beforehand (after erasure an account's personal fields
- * are null); undefined for an event that is not public (or not of its type's aggregate). Only the
- * catalogue's fields are copied, and the event's own fields cannot override aggregateId or version.
+ * The public form of an envelope for `reader`, opened beforehand (after erasure an account's
+ * personal fields are null); undefined for an event that is not public (or not of its type's
+ * aggregate). Only the catalogue's fields are copied, personal ones only for a reader of personal
+ * data, and the event's own fields cannot override aggregateId or version.
  */
-export function toPublicEvent(envelope: EventEnvelope): PublicEvent | undefined {
+export function toPublicEvent(
+  envelope: EventEnvelope,
+  reader: EventReader = PERSONAL_DATA_READER,
+): PublicEvent | undefined {
   const type = envelope.eventType;
   if (!isPublicEventType(type)) return undefined;
   const entry = catalogueEntry(type);
   if (entry.aggregateType !== envelope.aggregateType) return undefined;
   const stored = (envelope.data ?? {}) as Readonly<Record<string, unknown>>;
+  const withheld = new Set<string>(reader.personalData ? [] : (entry.personal ?? []));
   const data: Record<string, unknown> = {};
   for (const field of Object.keys(entry.fields)) {
-    if (stored[field] !== undefined) data[field] = stored[field];
+    if (stored[field] !== undefined && !withheld.has(field)) data[field] = stored[field];
   }
   return {
     type,
@@ -259,7 +287,14 @@ export function toPublicEvent(envelope: EventEnvelope): PublicEvent | undefined 
 /** The JSON Schema of one type's public form, for the OpenAPI document. */
 export function publicEventSchema(type: ServiceEventType): CatalogueSchema {
   const entry = catalogueEntry(type);
-  const optional = new Set<string>(entry.optional ?? []);
+  const personal = new Set<string>(entry.personal ?? []);
+  const optional = new Set<string>([...(entry.optional ?? []), ...personal]);
+  const fields = Object.fromEntries(
+    Object.entries(entry.fields).map(([field, schema]) => [
+      field,
+      personal.has(field) ? { ...schema, description: PERSONAL_FIELD_NOTE } : schema,
+    ]),
+  );
   return {
     type: 'object',
     properties: {
@@ -268,7 +303,7 @@ export function publicEventSchema(type: ServiceEventType): CatalogueSchema {
       data: {
         type: 'object',
         properties: {
-          ...entry.fields,
+          ...fields,
           aggregateId: guid,
           version: { type: 'integer', minimum: 1, description: "The event's version in its aggregate." },
         },

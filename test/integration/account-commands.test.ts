@@ -156,8 +156,8 @@ describe('Account commands on POST /api/command', () => {
   });
 
   describe('SetUserPassword', () => {
-    it("When a UserManager sets a service account's password, then it signs in with the new one only", async () => {
-      const manager = await account(['UserManager']);
+    it("When an Admin sets a service account's password, then it signs in with the new one only", async () => {
+      const manager = await account(['Admin']);
       const service = await account(['ServiceAccount'], { userType: 'ServiceAccount' });
 
       succeeded(
@@ -175,22 +175,23 @@ describe('Account commands on POST /api/command', () => {
       expect((await credentials(PASSWORD)).status).toBe(401); // OAuth's invalid_client
     });
 
-    it('When a UserManager sets the password of an Admin or of another UserManager, then the grant rule refuses it with 403', async () => {
+    it('When a UserManager sets the password of an Admin, another UserManager or a ServiceAccount, then the grant rule refuses it with 403', async () => {
       const manager = await account(['UserManager']);
       const admin = await account(['Admin']);
       const otherManager = await account(['UserManager']);
+      const service = await account(['ServiceAccount'], { userType: 'ServiceAccount' });
 
-      for (const target of [admin, otherManager]) {
+      for (const target of [admin, otherManager, service]) {
         const res = await send(manager.email, 'SetUserPassword', {
           aggregateRootId: target.userId,
           newPassword: NEW_PASSWORD,
         });
-        const role = target === admin ? 'Admin' : 'UserManager';
+        const role = target === admin ? 'Admin' : target === service ? 'ServiceAccount' : 'UserManager';
         refusedWith(
           res,
           403,
           'COMMAND_FORBIDDEN',
-          `User '${manager.email}' (${manager.userId}) may not manage user ${target.userId}, who holds role ${role}. Grantable roles: [Member, ServiceAccount].`,
+          `User '${manager.email}' (${manager.userId}) may not manage user ${target.userId}, who holds role ${role}. Grantable roles: [Member].`,
         );
         expect((await stateOf(target.userId)).version).toBe(1);
       }
@@ -255,11 +256,11 @@ describe('Account commands on POST /api/command', () => {
       expect(JSON.stringify(current.body)).toContain('UserManager');
     });
 
-    it('When a UserManager gives Admin or UserManager, then the grant rule refuses it naming the role', async () => {
+    it('When a UserManager gives Admin, UserManager or ServiceAccount, then the grant rule refuses it with 403 COMMAND_FORBIDDEN naming the role', async () => {
       const manager = await account(['UserManager']);
       const member = await account(['Member']);
 
-      for (const role of ['Admin', 'UserManager']) {
+      for (const role of ['Admin', 'UserManager', 'ServiceAccount']) {
         refusedWith(
           await send(manager.email, 'SetUserRoles', {
             aggregateRootId: member.userId,
@@ -267,18 +268,22 @@ describe('Account commands on POST /api/command', () => {
           }),
           403,
           'COMMAND_FORBIDDEN',
-          `User '${manager.email}' (${manager.userId}) may not grant role ${role}. Grantable roles: [Member, ServiceAccount].`,
+          `User '${manager.email}' (${manager.userId}) may not grant role ${role}. Grantable roles: [Member].`,
         );
       }
       expect((await stateOf(member.userId)).version).toBe(1);
     });
 
-    it('When a UserManager gives Member and ServiceAccount to a Member, then it is accepted', async () => {
+    it('When a UserManager gives Member to a Member, then it is accepted; an Admin may give ServiceAccount', async () => {
       const manager = await account(['UserManager']);
+      const admin = await account(['Admin']);
       const member = await account(['Member']);
 
       succeeded(
-        await send(manager.email, 'SetUserRoles', {
+        await send(manager.email, 'SetUserRoles', { aggregateRootId: member.userId, roles: ['Member'] }),
+      );
+      succeeded(
+        await send(admin.email, 'SetUserRoles', {
           aggregateRootId: member.userId,
           roles: ['ServiceAccount', 'Member'],
         }),

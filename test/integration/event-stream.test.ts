@@ -600,7 +600,11 @@ describe('The event stream after the log was trimmed (LOG_RETENTION)', () => {
 
 describe('The event stream: admission', () => {
   it('When SSE_MAX_CONNECTIONS streams are open, then one more is a 503 with Retry-After, and a slot frees when a client leaves', async () => {
-    const subject = await createTestApp({ SSE_MAX_CONNECTIONS: '2' });
+    // Both streams are an Admin's: the role class's share is the whole, so the bound seen is the instance's.
+    const subject = await createTestApp({
+      SSE_MAX_CONNECTIONS: '2',
+      SSE_MAX_CONNECTIONS_PER_ROLE_CLASS: '2',
+    });
     const running = await listen(subject.app, 0, '127.0.0.1');
     const admin = 'events-limit-admin@example.com';
     await subject.createUser({ email: admin, password: PASSWORD, roles: ['Admin'] });

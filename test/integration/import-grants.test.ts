@@ -64,7 +64,7 @@ describe('Who may grant which role', () => {
       .set('Authorization', basic(email, password))
       .send({ query: { queryType: 'CurrentUser' } });
   const refusal = (role: string) =>
-    `User '${manager.email}' (${manager.userId}) may not grant role ${role}. Grantable roles: [Member, ServiceAccount].`;
+    `User '${manager.email}' (${manager.userId}) may not grant role ${role}. Grantable roles: [Member].`;
 
   it('When a UserManager seeds a user with role Admin (High), then the import Fails with the grant message, the row is named and no account exists', async () => {
     const rogue = {
@@ -132,21 +132,54 @@ describe('Who may grant which role', () => {
     expect(await subject.services.accounts.findById(userIdForEmail(email))).toBeNull();
   });
 
-  it('When a UserManager seeds Members and ServiceAccounts, then they are created and sign in', async () => {
+  it('When a UserManager seeds a ServiceAccount, then the import Fails with the grant message and no account exists (a ServiceAccount reads what a UserManager may not)', async () => {
+    const member = `m-${randomUUID().slice(0, 8)}@example.com`;
+    const service = `s-${randomUUID().slice(0, 8)}@example.com`;
+    const res = await importAs(manager, [
+      { email: member, userType: 'Human', roles: ['Member'], password: 'seeded-member-password' },
+      {
+        email: service,
+        userType: 'ServiceAccount',
+        roles: ['ServiceAccount'],
+        password: 'seeded-service-password',
+      },
+    ]);
+    const message = `Import failed at aggregate ${userIdForEmail(service)}: ${refusal('ServiceAccount')}`;
+    expect(res.body).toMatchObject({
+      status: 'Failed',
+      success: false,
+      errorCode: 'AGGREGATE_PROCESSING_FAILED',
+      errorMessage: message,
+      commandsExecuted: 0,
+    });
+    expect(res.body.rowErrors).toEqual([
+      { index: 1, code: 'ROLE_NOT_GRANTABLE', message: refusal('ServiceAccount') },
+    ]);
+    expect(await subject.services.accounts.findById(userIdForEmail(service))).toBeNull();
+    expect(await subject.services.accounts.findById(userIdForEmail(member))).toBeNull();
+  });
+
+  it('When a UserManager seeds Members, then they are created and sign in', async () => {
     const member = { email: `m-${randomUUID().slice(0, 8)}@example.com`, password: 'seeded-member-password' };
+    const res = await importAs(manager, [{ ...member, userType: 'Human', roles: ['Member'] }]);
+    expect(res.body).toMatchObject({ status: 'Completed', commandsExecuted: 1 });
+    expect((await currentUser(member.email, member.password)).body.data[0].roles).toEqual(['Member']);
+  });
+
+  it('When an Admin seeds a ServiceAccount, then it is created and reads GetMappedPlayers by Basic (the spec flow)', async () => {
     const service = {
       email: `s-${randomUUID().slice(0, 8)}@example.com`,
       password: 'seeded-service-password',
     };
-    const res = await importAs(manager, [
-      { ...member, userType: 'Human', roles: ['Member'] },
+    const res = await importAs(ADMIN, [
       { ...service, userType: 'ServiceAccount', roles: ['ServiceAccount'] },
     ]);
-    expect(res.body).toMatchObject({ status: 'Completed', commandsExecuted: 2 });
-    expect((await currentUser(member.email, member.password)).body.data[0].roles).toEqual(['Member']);
-    expect((await currentUser(service.email, service.password)).body.data[0].roles).toEqual([
-      'ServiceAccount',
-    ]);
+    expect(res.body).toMatchObject({ status: 'Completed', commandsExecuted: 1 });
+    const players = await request(subject.app)
+      .post('/api/readmodel')
+      .set('Authorization', basic(service.email, service.password))
+      .send({ query: { queryType: 'GetMappedPlayers' }, skip: 0, take: 1 });
+    expect(players.status).toBe(200);
   });
 
   it('When an Admin seeds an Admin, then it is created', async () => {

@@ -311,7 +311,7 @@ describe('POST /api/import', () => {
       expect(account).toBeNull();
     });
 
-    it('When a service account is imported with a password, then it signs in by Basic with ServiceAccount and Public (spec 5.3)', async () => {
+    it('When an Admin imports a service account with a password, then it signs in by Basic with ServiceAccount and Public (spec 5.3)', async () => {
       await idleQueue();
       const email = `svc-${randomUUID().slice(0, 8)}@example.com`;
       const res = await submit(
@@ -319,6 +319,8 @@ describe('POST /api/import', () => {
           [{ email, userType: 'ServiceAccount', roles: ['ServiceAccount'], password: 'service-secret-1' }],
           { priority: 'High' },
         ),
+        // ServiceAccount is granted by an Admin only (a UserManager grants Member).
+        'admin@example.com',
       );
       expect(res.body.status).toBe('Completed');
       const me = await request(subject.app)

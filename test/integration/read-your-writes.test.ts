@@ -329,6 +329,8 @@ describe('Read your own writes: the waiting reads are bounded', () => {
     subject = await createTestApp({
       READ_WAIT_MS: '8000',
       READ_MAX_WAITERS: '3',
+      // Every reader here is a Member: the class's share is the whole, so the bounds seen are these two.
+      READ_MAX_WAITERS_PER_ROLE_CLASS: '3',
       READ_MAX_WAITERS_PER_ACCOUNT: '2',
     });
   });
@@ -361,6 +363,55 @@ describe('Read your own writes: the waiting reads are bounded', () => {
     for (const res of await Promise.all([...waiting, othersRead])) {
       expect(res.status).toBe(503);
       expect((res.body as { code: string }).code).toBe('PROJECTION_BEHIND');
+    }
+    expect(subject.services.projectionWaits.size).toBe(0);
+  });
+});
+
+describe('Read your own writes: the waiting reads are shared out by role class', () => {
+  let subject: TestApp;
+
+  beforeAll(async () => {
+    subject = await createTestApp({
+      READ_WAIT_MS: '8000',
+      READ_MAX_WAITERS: '10',
+      READ_MAX_WAITERS_PER_ROLE_CLASS: '2',
+      READ_MAX_WAITERS_PER_ACCOUNT: '5',
+    });
+  });
+  afterAll(() => subject.close());
+
+  it("When Members hold their role class's share of waiting reads, then a further Member is refused at once, and a ServiceAccount and an Admin still wait", async () => {
+    const members = [await member(subject), await member(subject), await member(subject)];
+    const machine = await member(subject, ['ServiceAccount']);
+    const admin = await member(subject, ['Admin']);
+    const farTeam = (reader: Member) =>
+      reader.query({ queryType: 'GetFantasyTeam', id: randomUUID(), minVersion: 1_000_000 });
+    // A ServiceAccount reads GetMappedPlayers by Basic only (spec).
+    const farPlayer = (reader: Member) =>
+      request(subject.app)
+        .post('/api/readmodel')
+        .set('Authorization', basicAuth(reader.email, PASSWORD))
+        .send({ query: { queryType: 'GetMappedPlayers', platformId: randomUUID(), minVersion: 1_000_000 } });
+
+    // Two Members (one read each, far below the account's bound) fill the Member class's share.
+    const waiting = members.slice(0, 2).map((reader) => farTeam(reader).then((res) => res));
+    await eventually(() => Promise.resolve(subject.services.projectionWaits.size === 2), 6_000, 5);
+    expectProjectionBehind(
+      await farTeam(members[2] as Member),
+      READ_WAIT_MESSAGES.tooManyWaiting(1_000_000, 'fantasy team'),
+    );
+    expect(subject.services.projectionWaits.size).toBe(2);
+
+    // The other classes still have their own share.
+    waiting.push(
+      farPlayer(machine).then((res) => res),
+      farTeam(admin).then((res) => res),
+    );
+    await eventually(() => Promise.resolve(subject.services.projectionWaits.size === 4), 6_000, 5);
+
+    for (const res of await Promise.all(waiting)) {
+      expectProjectionBehind(res, expect.stringContaining('had not reached version 1000000') as never);
     }
     expect(subject.services.projectionWaits.size).toBe(0);
   });

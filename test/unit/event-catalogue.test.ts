@@ -110,4 +110,26 @@ describe('The public event catalogue (the event stream and webhooks)', () => {
     });
     expect(ajv.validate(publicEventSchema('FantasyTeamLinkedEvent'), payload)).toBe(true);
   });
+
+  it('When a reader may not read accounts, then a user event goes out without its personal fields; webhook payloads (the default reader) keep them', () => {
+    const created = envelope('UserCreatedEvent', 'user', {
+      userId: '0b5c8f5e-1f4e-4a4e-9b0e-2f6d7c8b9a01',
+      email: 'ada@example.com',
+      userName: 'ada',
+      userType: 'Human',
+      roles: ['Member'],
+      firstName: 'Ada',
+      lastName: 'Lovelace',
+      emailVerified: false,
+      createdAt: '2026-11-24T08:00:00.000Z',
+    });
+    const personal = ['email', 'userName', 'firstName', 'lastName'];
+    expect(catalogueEntry('UserCreatedEvent').personal).toEqual(personal);
+    const withheld = toPublicEvent(created, { personalData: false });
+    for (const field of personal) expect(withheld?.data).not.toHaveProperty(field);
+    expect(withheld?.data).toMatchObject({ roles: ['Member'], userType: 'Human', version: 3 });
+    expect(toPublicEvent(created)?.data).toMatchObject({ email: 'ada@example.com', firstName: 'Ada' });
+    const valid = ajv.compile(publicEventSchema('UserCreatedEvent'));
+    expect([valid(withheld), valid(toPublicEvent(created))]).toEqual([true, true]);
+  });
 });

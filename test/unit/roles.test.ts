@@ -8,6 +8,7 @@ import {
   lacksRolesMessage,
   mayNotGrantMessage,
   mentionsAccount,
+  roleClassOf,
   withoutAccountEmail,
 } from '../../shared/roles';
 
@@ -78,14 +79,12 @@ describe('lacksRolesMessage', () => {
 describe('grantableRoles (who may grant which role)', () => {
   it.each([
     [['Admin'], ['Member', 'Admin', 'ServiceAccount', 'UserManager']],
-    [['UserManager'], ['Member', 'ServiceAccount']],
+    [['UserManager'], ['Member']],
     [['Member'], []],
     [['ServiceAccount'], []],
     [[], []],
-    [
-      ['UserManager', 'Member'],
-      ['Member', 'ServiceAccount'],
-    ],
+    [['UserManager', 'Member'], ['Member']],
+    [['UserManager', 'ServiceAccount'], ['Member']],
     [
       ['Member', 'Admin'],
       ['Member', 'Admin', 'ServiceAccount', 'UserManager'],
@@ -101,7 +100,12 @@ describe('grantableRoles (who may grant which role)', () => {
   it('When a UserManager asks for Admin or UserManager, then the first of them is the one refused', () => {
     expect(firstUngrantableRole(['UserManager'], ['Member', 'Admin'])).toBe('Admin');
     expect(firstUngrantableRole(['UserManager'], ['UserManager', 'Admin'])).toBe('UserManager');
-    expect(firstUngrantableRole(['UserManager'], ['Member', 'ServiceAccount', 'Member'])).toBeUndefined();
+    expect(firstUngrantableRole(['UserManager'], ['Member', 'Member'])).toBeUndefined();
+  });
+
+  it('When a UserManager asks for ServiceAccount, then it is refused: a ServiceAccount reads what the UserManager may not', () => {
+    expect(firstUngrantableRole(['UserManager'], ['Member', 'ServiceAccount'])).toBe('ServiceAccount');
+    expect(firstUngrantableRole(['Admin'], ['ServiceAccount'])).toBeUndefined();
   });
 
   it('When an Admin asks for any role, then nothing is refused', () => {
@@ -113,7 +117,7 @@ describe('grantableRoles (who may grant which role)', () => {
   it('When a role is refused, then the message names the submitter, the role and what it may grant', () => {
     const actor = { email: 'um@example.com', userId: 'a1b2', roles: ['UserManager'] };
     expect(mayNotGrantMessage(actor, 'Admin')).toBe(
-      "User 'um@example.com' (a1b2) may not grant role Admin. Grantable roles: [Member, ServiceAccount].",
+      "User 'um@example.com' (a1b2) may not grant role Admin. Grantable roles: [Member].",
     );
     expect(mayNotGrantMessage({ ...actor, roles: ['Member'] }, 'Member')).toBe(
       "User 'um@example.com' (a1b2) may not grant role Member. Grantable roles: [].",
@@ -146,5 +150,18 @@ describe('Messages naming an account, and erasing its e-mail from them', () => {
     const actor = { email: 'um@example.com', userId: ID, roles: ['UserManager'] };
     expect(mayNotGrantMessage(actor, 'Admin')).toContain(accountMention(actor));
     expect(lacksRolesMessage(actor, 'X', ['Admin'])).toContain(accountMention(actor));
+  });
+});
+
+describe('roleClassOf (the classes the shared caps are split by)', () => {
+  it.each([
+    [['Admin', 'Member'], 'Admin'],
+    [['Member', 'UserManager'], 'UserManager'],
+    [['ServiceAccount'], 'ServiceAccount'],
+    [['Member', 'ServiceAccount'], 'ServiceAccount'],
+    [['Member'], 'Member'],
+    [[], 'Member'],
+  ])('When the account holds %j, then its class is %s', (assigned, expected) => {
+    expect(roleClassOf(assigned)).toBe(expected);
   });
 });

@@ -98,9 +98,40 @@ describe('userDecider: the account lifecycle', () => {
       .given([adminAccount])
       .when({ type: 'SetUserPassword', data: { securityStamp: 's' } }, manager)
       .thenRejectedWith(
-        `User 'um@x.io' (um-id) may not manage user ${userId}, who holds role Admin. Grantable roles: [Member, ServiceAccount].`,
+        `User 'um@x.io' (um-id) may not manage user ${userId}, who holds role Admin. Grantable roles: [Member].`,
         'forbidden',
       );
+  });
+
+  it('When a UserManager grants ServiceAccount, or acts on a ServiceAccount, then it is forbidden; an Admin may', () => {
+    const grant = {
+      type: 'SetUserRoles',
+      data: { securityStamp: 's2', roles: ['ServiceAccount'] },
+    } as const;
+    spec(userDecider)
+      .given([created])
+      .when(grant, manager)
+      .thenRejectedWith(
+        "User 'um@x.io' (um-id) may not grant role ServiceAccount. Grantable roles: [Member].",
+        'forbidden',
+      );
+    const serviceAccount = { ...created, data: { ...created.data, roles: ['ServiceAccount' as const] } };
+    spec(userDecider)
+      .given([serviceAccount])
+      .when({ type: 'DisableUser', data: { reason: null, securityStamp: 's3' } }, manager)
+      .thenRejectedWith(
+        `User 'um@x.io' (um-id) may not manage user ${userId}, who holds role ServiceAccount. Grantable roles: [Member].`,
+        'forbidden',
+      );
+    spec(userDecider)
+      .given([created])
+      .when(grant, admin)
+      .then([
+        {
+          type: 'UserRolesSetEvent',
+          data: { at, byUserId: 'admin-id', securityStamp: 's2', roles: ['ServiceAccount'] },
+        },
+      ]);
   });
 
   it('When roles are set, then repeats are merged and the state takes them with the new stamp', () => {

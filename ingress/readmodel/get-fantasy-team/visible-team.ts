@@ -32,7 +32,7 @@ export async function readVisibleTeam(
     projection: fantasyTeamProjection.name,
     aggregateId: query.id,
     minVersion: query.minVersion,
-    accountId: principal.userId,
+    reader: principal,
     noun: 'fantasy team',
     read,
     versionOf: (team) => team?.version ?? 0,

@@ -104,7 +104,7 @@ export function getMappedPlayersQuery(
           projection: playersProjection.name,
           aggregateId: platformId,
           minVersion,
-          accountId: principal.userId,
+          reader: principal,
           noun: 'player',
           read: async () => {
             const stored = await redis.get(playersProjection.documentKey(keys, platformId));

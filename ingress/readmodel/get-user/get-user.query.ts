@@ -2,6 +2,7 @@ import type { AccountService } from '../../../shared/accounts/account.service';
 import { userIdForEmail } from '../../../shared/domain/user/user-id';
 import { toUserView } from '../../../shared/projections/users/user-view';
 import { usersProjection } from '../../../shared/projections/users/users.projection';
+import { ACCOUNT_READER_ROLES } from '../../../shared/roles';
 import { emailAddress, guid } from '../../../shared/validation';
 import { listingSchema, notFoundListing } from '../listing';
 import { defineQuery, querySchema, type RegisteredQuery } from '../query-definition';
@@ -33,7 +34,7 @@ export function getUserQuery(
     description:
       'One account by id or e-mail (exactly one): e-mail, names, type, roles, disabled, dates, version.',
     schemes: ['Basic', 'Bearer'],
-    roles: ['UserManager', 'Admin'],
+    roles: ACCOUNT_READER_ROLES,
     schema: querySchema<GetUserBody>(
       'GetUser',
       { id: guid(), email: emailAddress(), minVersion: MIN_VERSION_SCHEMA },
@@ -53,7 +54,7 @@ export function getUserQuery(
               projection: usersProjection.name,
               aggregateId: userId,
               minVersion,
-              accountId: principal.userId,
+              reader: principal,
               noun: 'user',
               read,
               versionOf: (found) => found?.version ?? Infinity,

@@ -1,7 +1,7 @@
 import Joi from 'joi';
 
 import { USER_TYPES } from '../../../shared/domain/user/user.commands';
-import { ASSIGNABLE_ROLES } from '../../../shared/roles';
+import { ACCOUNT_READER_ROLES, ASSIGNABLE_ROLES } from '../../../shared/roles';
 import { text } from '../../../shared/validation';
 import { listingSchema } from '../listing';
 import { defineQuery, querySchema, type RegisteredQuery } from '../query-definition';
@@ -33,7 +33,7 @@ export function listUsersQuery(reader: UsersReader): RegisteredQuery {
     description:
       'Accounts by e-mail, paged (skip, take <= 1000), with the exact totalCount; filters role (assigned), userType, disabled, emailPrefix.',
     schemes: ['Basic', 'Bearer'],
-    roles: ['UserManager', 'Admin'],
+    roles: ACCOUNT_READER_ROLES,
     schema: querySchema<ListUsersBody>(
       'ListUsers',
       {

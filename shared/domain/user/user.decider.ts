@@ -59,7 +59,7 @@ const VERBS: Readonly<Record<AccountCommandType, UserVerb>> = {
 
 /**
  * The grant rule applied to an account already there: a manager acts only on accounts whose every
- * role it could grant (a UserManager touches neither an Admin nor another UserManager).
+ * role it could grant (a UserManager touches no Admin, UserManager or ServiceAccount).
  */
 function beyondReach(target: ActiveUser, context: DecisionContext): Decision<UserEvent> | undefined {
   const role = firstUngrantableRole(context.actorRoles, target.roles);

@@ -20,7 +20,7 @@ export const USER_MESSAGES = {
   lastAdminDelete: 'The last enabled Admin cannot be deleted',
   /**
    * A manager acting on an account with a role beyond its reach (the grant rule): a UserManager
-   * touches neither an Admin nor another UserManager.
+   * touches no Admin, UserManager or ServiceAccount.
    */
   mayNotManage: (
     actor: { readonly email: string; readonly userId: string },

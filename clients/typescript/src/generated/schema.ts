@@ -57,7 +57,7 @@ export interface paths {
          *     | --- | --- | --- |
          *     | `COMMAND_VALIDATION_ERROR` | 400 | A rule of the spec's tables 3.2 and 7 (the decider's message), a field error naming the field, a requestId that is not a GUID, or a CreateFantasyTeam beyond the owner's MAX_TEAMS_PER_OWNER teams. For account commands: a rule of the account (a non-existent user, a wrong current password, the last enabled Admin, an account disabling or deleting itself). |
          *     | `UNKNOWN_COMMAND_TYPE` | 400 | commandType names no command. |
-         *     | `COMMAND_FORBIDDEN` | 403 | The caller lacks the command's roles (Member for team commands; each account command's are in x-command-types), is neither the team's owner nor an Admin, or the grant rule forbids the account command (a UserManager acts only on Member and ServiceAccount accounts and grants only those roles). |
+         *     | `COMMAND_FORBIDDEN` | 403 | The caller lacks the command's roles (Member for team commands; each account command's are in x-command-types), is neither the team's owner nor an Admin, or the grant rule forbids the account command (a UserManager acts only on Member accounts and grants only Member). |
          *     | `CONCURRENCY_CONFLICT` | 409 | expectedVersion is above 0 and is not the aggregate's version (the team's, or the account's). |
          *     | `DUPLICATE_REQUEST_ID` | 409 | The caller used the requestId for another command within 24 hours (a requestId belongs to its caller). |
          *     | `AGGREGATE_BUSY` | 503 | The aggregate's (team's or account's) lock was not obtained within LOCK_WAIT_MS; retry after Retry-After seconds. |
@@ -110,7 +110,10 @@ export interface paths {
          *
          *     Each event is `id: <position>`, `event: <event type>` and `data: {"type", "timestamp", "data"}`
          *     (`data` holding the event's fields plus `aggregateId` and `version`; user events never carry a
-         *     password, hash or security stamp, and an erased account's personal fields are null). The `id` is an
+         *     password, hash or security stamp, and an erased account's personal fields are null). A user event's
+         *     personal fields (email, userName, firstName, lastName: `x-personal-fields`) reach only a reader that
+         *     may read accounts (GetUser: UserManager or Admin); a ServiceAccount receives user events without them.
+         *     The `id` is an
          *     opaque position (the last entry passed in each partition of the log): sent back as `Last-Event-ID`
          *     (EventSource does so by itself) or as `from`, the stream resumes just after that event, with no
          *     event missed and none repeated.
@@ -119,6 +122,14 @@ export interface paths {
          *     aggregates arrive in append-time order as well as the log partitions' entry ids tell it (exact on
          *     one Redis server at millisecond grain; across cluster nodes, as close as their clocks), never
          *     as a promise.
+         *
+         *     A stream lives with its account: within a second of the account's change (disabled, deleted, a role
+         *     lost, its password changed or tokens revoked) it ends, and nothing appended after the change is sent
+         *     on it.
+         *
+         *     Caps per ingress: SSE_MAX_CONNECTIONS streams, of which the accounts of one role class (their highest
+         *     role: Admin, UserManager, ServiceAccount, Member) hold at most SSE_MAX_CONNECTIONS_PER_ROLE_CLASS, and
+         *     one account SSE_MAX_CONNECTIONS_PER_ACCOUNT.
          *
          *     A comment (`: heartbeat`) every SSE_HEARTBEAT_MS (15 s), carrying the position as an `id:` when
          *     filtered-out events moved it. At shutdown the stream ends; reconnect with the last id. A client that
@@ -395,7 +406,7 @@ export interface webhooks {
         put?: never;
         /**
          * UserCreatedEvent
-         * @description An account was created (aggregateId: the user id). Once the account is erased (UserDeletedEvent), its personal fields (email, userName, firstName, lastName) are sent as null, a replay included. Sent to subscriptions whose eventTypes list it (or "*"), per Standard Webhooks.
+         * @description An account was created (aggregateId: the user id). Its personal fields (email, userName, firstName, lastName) go out in webhook payloads (a subscription is held by an Admin) and, on the event stream, only to a reader that may read accounts (GetUser: UserManager or Admin): a ServiceAccount receives the event without them. Once the account is erased (UserDeletedEvent), they are sent as null, a replay included. Sent to subscriptions whose eventTypes list it (or "*"), per Standard Webhooks.
          */
         post: operations["webhookUserCreatedEvent"];
         delete?: never;
@@ -2360,12 +2371,16 @@ export interface components {
             data: {
                 /** Format: uuid */
                 userId: string;
+                /** @description Personal data: sent only to readers that may read accounts (GetUser: UserManager or Admin) and in webhook payloads; absent for other readers of the event stream (e.g. a ServiceAccount). Null once the account is erased. */
                 email?: string | null;
+                /** @description Personal data: sent only to readers that may read accounts (GetUser: UserManager or Admin) and in webhook payloads; absent for other readers of the event stream (e.g. a ServiceAccount). Null once the account is erased. */
                 userName?: string | null;
                 /** @enum {string} */
                 userType: "Human" | "ServiceAccount";
                 roles: string[];
+                /** @description Personal data: sent only to readers that may read accounts (GetUser: UserManager or Admin) and in webhook payloads; absent for other readers of the event stream (e.g. a ServiceAccount). Null once the account is erased. */
                 firstName?: string | null;
+                /** @description Personal data: sent only to readers that may read accounts (GetUser: UserManager or Admin) and in webhook payloads; absent for other readers of the event stream (e.g. a ServiceAccount). Null once the account is erased. */
                 lastName?: string | null;
                 emailVerified: boolean;
                 /** Format: date-time */
@@ -2662,7 +2677,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem401"];
                 };
             };
-            /** @description Refused: `COMMAND_FORBIDDEN`: The caller lacks the command's roles (Member for team commands; each account command's are in x-command-types), is neither the team's owner nor an Admin, or the grant rule forbids the account command (a UserManager acts only on Member and ServiceAccount accounts and grants only those roles). */
+            /** @description Refused: `COMMAND_FORBIDDEN`: The caller lacks the command's roles (Member for team commands; each account command's are in x-command-types), is neither the team's owner nor an Admin, or the grant rule forbids the account command (a UserManager acts only on Member accounts and grants only Member). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2881,7 +2896,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem500"];
                 };
             };
-            /** @description This instance has SSE_MAX_CONNECTIONS streams open, or this account SSE_MAX_CONNECTIONS_PER_ACCOUNT (Retry-After: 5), or Redis is not reachable (Retry-After: 1). */
+            /** @description This instance has SSE_MAX_CONNECTIONS streams open, or the accounts of this account's role class SSE_MAX_CONNECTIONS_PER_ROLE_CLASS, or this account SSE_MAX_CONNECTIONS_PER_ACCOUNT (Retry-After: 5), or Redis is not reachable (Retry-After: 1). */
             503: {
                 headers: {
                     /** @description Seconds to wait. */

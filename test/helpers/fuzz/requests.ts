@@ -2,6 +2,7 @@ import fc from 'fast-check';
 import { generateSync } from 'json-schema-faker';
 
 import type { JsonSchema } from '../../../ingress/http/json-schema';
+import type { AssignableRole } from '../../../shared/roles';
 import {
   applyMutations,
   deepNesting,
@@ -36,6 +37,14 @@ import {
 
 export const ACCOUNTS = ['admin', 'member', 'userManager', 'serviceAccount'] as const;
 export type AccountName = (typeof ACCOUNTS)[number];
+
+/** The role each of the fuzzer's accounts is given (the stack seeds them so). */
+export const ACCOUNT_ROLES: Readonly<Record<AccountName, AssignableRole>> = {
+  admin: 'Admin',
+  member: 'Member',
+  userManager: 'UserManager',
+  serviceAccount: 'ServiceAccount',
+};
 
 /** How a request authenticates; resolved against the running stack's accounts when sent. */
 export type AuthChoice =

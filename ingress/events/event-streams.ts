@@ -17,6 +17,7 @@ import type { RedisClient } from '../../shared/redis/connections';
 import type { Keys } from '../../shared/redis/keys';
 import { LOG_PARTITIONS } from '../../shared/redis/partitions';
 import { ACCOUNT_READER_ROLES, hasAnyRole, type RoleClass, roleClassOf } from '../../shared/roles';
+import { type FullBound, HeldSlots } from '../http/held-slots';
 import { streamStillAllowed } from './event-stream-access';
 import { type EventStreamRequest, MESSAGES } from './event-stream-request';
 import { EventStreamSession } from './event-stream-session';
@@ -38,13 +39,13 @@ export interface EventStreamSettings {
 export const STREAMS_FULL_RETRY_AFTER_SECONDS = 5;
 
 /** The details of the 503 past each limit, one place for their words. */
-export const STREAMS_FULL_MESSAGES = {
-  instance: 'This instance has as many event streams open as SSE_MAX_CONNECTIONS allows; retry later.',
-  roleClass: (roleClass: RoleClass) =>
+export const STREAMS_FULL_MESSAGES: Readonly<Record<FullBound, (roleClass: RoleClass) => string>> = {
+  total: () => 'This instance has as many event streams open as SSE_MAX_CONNECTIONS allows; retry later.',
+  roleClass: (roleClass) =>
     `The accounts of role class ${roleClass} have as many event streams open on this instance as SSE_MAX_CONNECTIONS_PER_ROLE_CLASS allows; retry later.`,
-  account:
+  account: () =>
     'This account has as many event streams open on this instance as SSE_MAX_CONNECTIONS_PER_ACCOUNT allows; close one, or retry later.',
-} as const;
+};
 
 /** Who opens a stream: its account and the roles it was authenticated with. */
 export interface StreamReader {
@@ -91,12 +92,8 @@ export class EventStreams {
   /** The open streams of each account (lower-case id), for its change announcements. */
   private readonly sessionsByAccount = new Map<string, Set<EventStreamSession>>();
   private readonly stopListening: () => void;
-  /** Admitted streams, counted from the admission on (before any await), so a burst cannot overshoot. */
-  private admitted = 0;
-  /** Admitted streams per account, counted like `admitted`. */
-  private readonly admittedByAccount = new Map<string, number>();
-  /** Admitted streams per role class, counted like `admitted`. */
-  private readonly admittedByClass = new Map<RoleClass, number>();
+  /** Admitted streams: in all, per role class, per account; counted from the admission on. */
+  private readonly admitted: HeldSlots;
   private heartbeat: NodeJS.Timeout | undefined;
   private closing = false;
   readonly tail: LogTail;
@@ -106,6 +103,11 @@ export class EventStreams {
     this.tail = new LogTail(deps.redis, deps.keys, deps.open, deps.newSubscriber, deps.logger, {
       batchSize: 64,
       ...deps.tail,
+    });
+    this.admitted = new HeldSlots({
+      total: deps.settings.maxConnections,
+      perRoleClass: deps.settings.maxConnectionsPerRoleClass,
+      perAccount: deps.settings.maxConnectionsPerAccount,
     });
     this.stopListening = deps.accounts.onChange?.((userId) => this.accountChanged(userId)) ?? (() => {});
   }
@@ -125,17 +127,10 @@ export class EventStreams {
     const { userId } = reader;
     const roleClass = roleClassOf(reader.roles);
     const { settings } = this.deps;
-    if (this.closing || this.admitted >= settings.maxConnections) {
-      throw serviceUnavailable(STREAMS_FULL_MESSAGES.instance, STREAMS_FULL_RETRY_AFTER_SECONDS);
-    }
-    if ((this.admittedByClass.get(roleClass) ?? 0) >= settings.maxConnectionsPerRoleClass) {
-      throw serviceUnavailable(STREAMS_FULL_MESSAGES.roleClass(roleClass), STREAMS_FULL_RETRY_AFTER_SECONDS);
-    }
-    if ((this.admittedByAccount.get(userId) ?? 0) >= settings.maxConnectionsPerAccount) {
-      throw serviceUnavailable(STREAMS_FULL_MESSAGES.account, STREAMS_FULL_RETRY_AFTER_SECONDS);
-    }
     const owner: Owner = { userId, roleClass, stamp: '' };
-    this.admit(owner, +1);
+    const full = this.closing ? 'total' : this.admitted.take(owner);
+    if (full)
+      throw serviceUnavailable(STREAMS_FULL_MESSAGES[full](roleClass), STREAMS_FULL_RETRY_AFTER_SECONDS);
     let session: EventStreamSession | undefined;
     try {
       // The stamp the stream lives under: when it changes, the stream ends (accountChanged()).
@@ -167,7 +162,7 @@ export class EventStreams {
         throw error;
       }
     } catch (error) {
-      this.admit(owner, -1);
+      this.admitted.give(owner);
       if (gone(res) || this.closing) return;
       throw error;
     }
@@ -244,7 +239,7 @@ export class EventStreams {
     const owner = this.owners.get(session);
     this.owners.delete(session);
     if (owner) {
-      this.admit(owner, -1);
+      this.admitted.give(owner);
       const ofAccount = this.sessionsByAccount.get(owner.userId.toLowerCase());
       ofAccount?.delete(session);
       if (ofAccount?.size === 0) this.sessionsByAccount.delete(owner.userId.toLowerCase());
@@ -297,13 +292,6 @@ export class EventStreams {
     }
   }
 
-  /** Counts a stream in (+1) or out (-1), in all, for its role class and for its account. */
-  private admit({ userId, roleClass }: Owner, delta: 1 | -1): void {
-    this.admitted += delta;
-    count(this.admittedByClass, roleClass, delta);
-    count(this.admittedByAccount, userId, delta);
-  }
-
   private startHeartbeat(): void {
     if (this.heartbeat) return;
     this.heartbeat = setInterval(() => {
@@ -314,12 +302,6 @@ export class EventStreams {
     }, this.deps.settings.heartbeatMs);
     this.heartbeat.unref();
   }
-}
-
-function count<K>(counts: Map<K, number>, key: K, delta: 1 | -1): void {
-  const total = (counts.get(key) ?? 0) + delta;
-  if (total > 0) counts.set(key, total);
-  else counts.delete(key);
 }
 
 /** The client went away (or the socket was cut) while the stream was being opened. */

@@ -8,7 +8,8 @@ import { playersProjection } from '../../shared/projections/sport/players.projec
 import { usersProjection } from '../../shared/projections/users/users.projection';
 import type { RedisClient } from '../../shared/redis/connections';
 import type { Keys } from '../../shared/redis/keys';
-import { type RoleClass, roleClassOf } from '../../shared/roles';
+import { roleClassOf } from '../../shared/roles';
+import { HeldSlots } from '../http/held-slots';
 
 /**
  * `query.minVersion` of the queries that read one aggregate's projected data: the version a
@@ -92,9 +93,8 @@ interface Waiter {
 export class ProjectionWaits {
   /** `<projection>:<aggregateId>` -> the reads waiting for it. */
   private readonly waiting = new Map<string, Set<Waiter>>();
-  private readonly waitingByAccount = new Map<string, number>();
-  private readonly waitingByClass = new Map<RoleClass, number>();
-  private waiters = 0;
+  /** Reads waiting: in all, per role class, per account; counted from the admission on. */
+  private readonly waiters: HeldSlots;
   private subscriber: RedisClient | undefined;
   private subscribed: Promise<void> | undefined;
   private closed = false;
@@ -107,11 +107,17 @@ export class ProjectionWaits {
     private readonly newSubscriber: () => RedisClient,
     private readonly settings: ReadWaitSettings,
     private readonly logger: Logger,
-  ) {}
+  ) {
+    this.waiters = new HeldSlots({
+      total: settings.maxWaiters,
+      perRoleClass: settings.maxWaitersPerRoleClass,
+      perAccount: settings.maxWaitersPerAccount,
+    });
+  }
 
   /** Reads waiting now (for tests and metrics). */
   get size(): number {
-    return this.waiters;
+    return this.waiters.size;
   }
 
   /**
@@ -124,22 +130,14 @@ export class ProjectionWaits {
     if (request.versionOf(first) >= request.minVersion) return first;
     if (this.closed) throw projectionBehind(READ_WAIT_MESSAGES.closing);
 
-    const accountId = request.reader.userId;
-    const roleClass = roleClassOf(request.reader.roles);
-    if (
-      this.waiters >= this.settings.maxWaiters ||
-      (this.waitingByClass.get(roleClass) ?? 0) >= this.settings.maxWaitersPerRoleClass ||
-      (this.waitingByAccount.get(accountId) ?? 0) >= this.settings.maxWaitersPerAccount
-    ) {
+    // Counted from here on (before any await), so a burst cannot overshoot the bounds.
+    const holder = { userId: request.reader.userId, roleClass: roleClassOf(request.reader.roles) };
+    if (this.waiters.take(holder)) {
       throw projectionBehind(
         READ_WAIT_MESSAGES.tooManyWaiting(request.minVersion, request.noun),
         PROJECTION_BEHIND_RETRY_AFTER_SECONDS,
       );
     }
-    // Counted from here on (before any await), so a burst cannot overshoot the bounds.
-    this.waiters += 1;
-    count(this.waitingByClass, roleClass, +1);
-    count(this.waitingByAccount, accountId, +1);
     const key = `${request.projection}:${request.aggregateId.toLowerCase()}`;
     let announced = false;
     let wake: () => void = () => undefined;
@@ -189,9 +187,7 @@ export class ProjectionWaits {
     } finally {
       set.delete(waiter);
       if (set.size === 0 && this.waiting.get(key) === set) this.waiting.delete(key);
-      this.waiters -= 1;
-      count(this.waitingByClass, roleClass, -1);
-      count(this.waitingByAccount, accountId, -1);
+      this.waiters.give(holder);
     }
   }
 
@@ -215,7 +211,7 @@ export class ProjectionWaits {
       );
       subscriber.on('message', (channel: string, message: string) => {
         const projection = projectionOf.get(channel);
-        if (projection !== undefined && this.waiters > 0) this.announce(projection, message);
+        if (projection !== undefined && this.waiters.size > 0) this.announce(projection, message);
       });
     }
     const channels = this.projections.map((projection) => this.keys.projectionProgress(projection));
@@ -239,10 +235,4 @@ export class ProjectionWaits {
       for (const waiter of set) if (version >= waiter.minVersion) waiter.wake();
     }
   }
-}
-
-function count<K>(counts: Map<K, number>, key: K, delta: 1 | -1): void {
-  const total = (counts.get(key) ?? 0) + delta;
-  if (total > 0) counts.set(key, total);
-  else counts.delete(key);
 }

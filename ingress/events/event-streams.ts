@@ -262,17 +262,13 @@ export class EventStreams {
    * account cache, which has just dropped it, tells us): each of that account's streams is held at
    * once, sending nothing, until its account is read again; then it ends or goes on. A stream
    * announced twice goes on only once both reads are done: the first may have read the account
-   * before the second change. Undefined: changes may have gone unheard, so every stream is checked
-   * (without holding it).
+   * before the second change. Undefined: changes may have gone unheard (the subscription came
+   * back, or was heard again after going silent), so every stream is held and checked alike.
    */
   private accountChanged(userId: string | undefined): void {
-    if (userId === undefined) {
-      for (const session of this.sessions) void this.checkOwner(session);
-      return;
-    }
-    const sessions = this.sessionsByAccount.get(userId.toLowerCase());
+    const sessions = userId === undefined ? this.sessions : this.sessionsByAccount.get(userId.toLowerCase());
     if (!sessions) return;
-    for (const session of sessions) {
+    for (const session of [...sessions]) {
       session.hold();
       void this.checkOwner(session).finally(() => session.release());
     }

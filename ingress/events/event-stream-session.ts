@@ -54,11 +54,13 @@ export class EventStreamSession implements TailReader {
   private readonly position: EntryId[];
   private closed = false;
   /**
-   * Held while its account's change is being checked: it sends nothing (it leaves the tail, and a
-   * catch-up under way stops before writing), so nothing reaches a reader after the change that
-   * ends it; released, it catches up from its position and loses nothing.
+   * The checks of its account's changes under way: while any is, it sends nothing (it leaves the
+   * tail, and a catch-up under way stops before writing), so nothing reaches a reader after the
+   * change that ends it. A count, not a flag: a check that started before a later change (and may
+   * have read the account before it) must not resume the stream while the later one runs. When the
+   * last is released, it catches up from its position and loses nothing.
    */
-  private held = false;
+  private holds = 0;
   /** A catch-up loop runs, or waits for the client to drain: release() must not start another. */
   private catchingUp = false;
   private lastSentId: string;
@@ -104,18 +106,28 @@ export class EventStreamSession implements TailReader {
     this.res.end();
   }
 
-  /** Sends nothing more until release(): its account changed, and may no longer read the stream. */
+  /**
+   * Sends nothing more until each hold() is matched by a release(): its account may have changed,
+   * and may no longer read the stream.
+   */
   hold(): void {
-    if (this.closed || this.held) return;
-    this.held = true;
-    this.tail.leave(this);
+    if (this.closed) return;
+    this.holds += 1;
+    if (this.holds === 1) this.tail.leave(this);
   }
 
-  /** The account may still read: the stream goes on from its position, without a gap. */
+  /**
+   * One check found the account may still read: once no other check is under way, the stream goes
+   * on from its position, without a gap.
+   */
   release(): void {
-    if (this.closed || !this.held) return;
-    this.held = false;
-    if (!this.catchingUp) void this.catchUp();
+    if (this.closed || this.holds === 0) return;
+    this.holds -= 1;
+    if (this.holds === 0 && !this.catchingUp) void this.catchUp();
+  }
+
+  private get held(): boolean {
+    return this.holds > 0;
   }
 
   deliver(entries: readonly LogEntry[]): void {

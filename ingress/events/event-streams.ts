@@ -47,17 +47,22 @@ export const STREAMS_FULL_MESSAGES: Readonly<Record<FullBound, (roleClass: RoleC
     'This account has as many event streams open on this instance as SSE_MAX_CONNECTIONS_PER_ACCOUNT allows; close one, or retry later.',
 };
 
-/** Who opens a stream: its account and the roles it was authenticated with. */
+/** Who opens a stream: its account, and the roles and security stamp it was authenticated with. */
 export interface StreamReader {
   readonly userId: string;
   readonly roles: readonly string[];
+  /**
+   * The stamp the request was authenticated under: the stream lives under it, so a change after the
+   * authentication (a role taken away while the stream opens) ends the stream, or refuses it.
+   */
+  readonly securityStamp: string;
 }
 
 interface Owner {
   readonly userId: string;
   readonly roleClass: RoleClass;
-  /** The security stamp the stream was admitted under: when it changes, the stream ends. */
-  stamp: string;
+  /** The security stamp the stream was authenticated under: when it changes, the stream ends. */
+  readonly stamp: string;
 }
 /** Entries one catch-up read takes across partitions: with the socket's buffer, a stream's memory bound. */
 const CATCH_UP_ENTRIES = 512;
@@ -127,17 +132,17 @@ export class EventStreams {
     const { userId } = reader;
     const roleClass = roleClassOf(reader.roles);
     const { settings } = this.deps;
-    const owner: Owner = { userId, roleClass, stamp: '' };
+    const owner: Owner = { userId, roleClass, stamp: reader.securityStamp };
     const full = this.closing ? 'total' : this.admitted.take(owner);
     if (full)
       throw serviceUnavailable(STREAMS_FULL_MESSAGES[full](roleClass), STREAMS_FULL_RETRY_AFTER_SECONDS);
     let session: EventStreamSession | undefined;
     try {
-      // The stamp the stream lives under: when it changes, the stream ends (accountChanged()).
+      // The roles and the personal-data reading below are those of the authenticated stamp: an
+      // account changed since (its stamp moved) is refused here, or ended by the check after start.
       const account = await this.deps.accounts.findById(userId);
-      if (!account)
+      if (!streamStillAllowed(account, owner.stamp))
         throw new AppError('FORBIDDEN', 'The account is no longer allowed to read the event stream.', 403);
-      owner.stamp = account.securityStamp;
       await this.tail.acquire();
       try {
         const start = await this.startOf(request);
@@ -255,17 +260,15 @@ export class EventStreams {
   /**
    * An account change was announced (every append to a user's stream publishes its id, and the
    * account cache, which has just dropped it, tells us): each of that account's streams is held at
-   * once, sending nothing, until its account is read again; then it ends or goes on. Undefined:
-   * changes may have gone unheard, so every stream is checked (without holding it).
+   * once, sending nothing, until its account is read again; then it ends or goes on. A stream
+   * announced twice goes on only once both reads are done: the first may have read the account
+   * before the second change. Undefined: changes may have gone unheard (the subscription came
+   * back, or was heard again after going silent), so every stream is held and checked alike.
    */
   private accountChanged(userId: string | undefined): void {
-    if (userId === undefined) {
-      for (const session of this.sessions) void this.checkOwner(session);
-      return;
-    }
-    const sessions = this.sessionsByAccount.get(userId.toLowerCase());
+    const sessions = userId === undefined ? this.sessions : this.sessionsByAccount.get(userId.toLowerCase());
     if (!sessions) return;
-    for (const session of sessions) {
+    for (const session of [...sessions]) {
       session.hold();
       void this.checkOwner(session).finally(() => session.release());
     }

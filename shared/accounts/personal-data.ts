@@ -20,11 +20,19 @@ const KEY_BYTES = 32;
 const IV_BYTES = 12;
 const TAG_BYTES = 16;
 
+/** The fields of each user event that may be sealed: its own data's fields. */
+export type SealedFields = {
+  readonly [Type in UserEvent['type']]?: readonly (keyof Extract<UserEvent, { type: Type }>['data'] &
+    string)[];
+};
+
 /**
  * The fields of each user event that name or describe the person, sealed at rest. The creation's
  * e-mail, user name and names; a disable's free-text reason, which an operator may write a name in.
+ * The one list of an account's personal data: the event catalogue marks exactly these personal, so
+ * what is sealed at rest reaches only the readers that may read accounts.
  */
-const PERSONAL_FIELDS: Readonly<Partial<Record<UserEvent['type'], readonly string[]>>> = {
+export const SEALED_PERSONAL_FIELDS: SealedFields = {
   UserCreatedEvent: ['email', 'userName', 'firstName', 'lastName'],
   UserDisabledEvent: ['reason'],
 };
@@ -58,7 +66,7 @@ function associatedData(envelope: EventEnvelope): Buffer {
 type Data = Readonly<Record<string, unknown>>;
 
 function personalFieldsOf(envelope: EventEnvelope): readonly string[] {
-  return PERSONAL_FIELDS[envelope.eventType as UserEvent['type']] ?? [];
+  return SEALED_PERSONAL_FIELDS[envelope.eventType as UserEvent['type']] ?? [];
 }
 
 /** The fields of `data` that hold something to seal (a null reason holds nothing). */

@@ -1,3 +1,4 @@
+import { SEALED_PERSONAL_FIELDS } from '../accounts/personal-data';
 import type { FantasyTeamEvent } from '../domain/fantasy-team/fantasy-team.events';
 import type { PlayerEvent, PlayerIdentifierEvent, SeasonEvent } from '../domain/sport/sport.events';
 import { IDENTITY_FIELDS } from '../domain/sport/sport.model';
@@ -27,7 +28,8 @@ export interface CatalogueEntry<Data = Record<string, unknown>> {
   readonly optional?: readonly (keyof Data & string)[];
   /**
    * An account's personal data: sent only to a reader that may read accounts (see EventReader);
-   * every other reader gets the event without them. Each is optional too.
+   * every other reader gets the event without them. Each is optional too. Not written in the
+   * catalogue: exactly the fields sealed at rest (SEALED_PERSONAL_FIELDS, personal-data.ts).
    */
   readonly personal?: readonly (keyof Data & string)[];
 }
@@ -50,7 +52,10 @@ const PERSONAL_FIELD_NOTE =
   'Personal data: sent only to readers that may read accounts (GetUser: UserManager or Admin) and in webhook payloads; absent for other readers of the event stream (e.g. a ServiceAccount). Null once the account is erased.';
 
 type Catalogue = {
-  readonly [Type in ServiceEventType]: CatalogueEntry<Extract<ServiceEvent, { type: Type }>['data']>;
+  readonly [Type in ServiceEventType]: Omit<
+    CatalogueEntry<Extract<ServiceEvent, { type: Type }>['data']>,
+    'personal'
+  >;
 };
 
 const string: CatalogueSchema = { type: 'string' };
@@ -143,7 +148,6 @@ const CATALOGUE: Catalogue = {
       createdAt: timestamp,
     },
     optional: ['email', 'userName', 'firstName', 'lastName'],
-    personal: ['email', 'userName', 'firstName', 'lastName'],
   },
   UserPasswordChangedEvent: {
     aggregateType: 'user',
@@ -157,7 +161,8 @@ const CATALOGUE: Catalogue = {
   },
   UserDisabledEvent: {
     aggregateType: 'user',
-    description: 'The account was disabled (reason: null once the account is erased).',
+    description:
+      "The account was disabled. Its reason is personal data (an operator may write a name in it): sent, like a creation's personal fields, only to a reader that may read accounts and in webhook payloads; a ServiceAccount receives the event without it. Null once the account is erased.",
     fields: { at: timestamp, byUserId: guid, reason: nullableString },
   },
   UserEnabledEvent: {
@@ -229,13 +234,23 @@ const CATALOGUE: Catalogue = {
 /** The public event types, in the catalogue's order (the order the documents list them). */
 export const PUBLIC_EVENT_TYPES: readonly ServiceEventType[] = Object.keys(CATALOGUE) as ServiceEventType[];
 
+/** Each entry with its personal fields: those sealed at rest, one list for both (personal-data.ts). */
+const ENTRIES = Object.fromEntries(
+  PUBLIC_EVENT_TYPES.map((type): [ServiceEventType, CatalogueEntry] => {
+    const personal: readonly string[] | undefined = (
+      SEALED_PERSONAL_FIELDS as Readonly<Record<string, readonly string[]>>
+    )[type];
+    return [type, { ...(CATALOGUE[type] as CatalogueEntry), ...(personal ? { personal } : {}) }];
+  }),
+) as Readonly<Record<ServiceEventType, CatalogueEntry>>;
+
 export function isPublicEventType(type: string): type is ServiceEventType {
   return Object.hasOwn(CATALOGUE, type);
 }
 
 /** The catalogue's entry of a public event type. */
 export function catalogueEntry(type: ServiceEventType): CatalogueEntry {
-  return CATALOGUE[type];
+  return ENTRIES[type];
 }
 
 /** The aggregate types whose events the catalogue holds: a reader may skip the others unread. */

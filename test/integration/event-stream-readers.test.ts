@@ -8,6 +8,7 @@ import { listen, type RunningServer } from '../../shared/http/server';
 import { publicEventSchema } from '../../shared/public-events/event-catalogue';
 import { createTestApp, type TestApp } from '../helpers/app-fixture';
 import { SseClient } from '../helpers/sse-client';
+import { passwordGrantToken } from '../helpers/tokens';
 
 /**
  * Who reads what on GET /api/events (issue 29), over real HTTP on a real Redis: personal fields of
@@ -42,10 +43,14 @@ describe('The event stream: personal fields of user events', () => {
     await subject?.close();
   });
 
-  async function streamOf(roles: string[], userType: 'Human' | 'ServiceAccount' = 'Human') {
+  async function streamOf(
+    roles: string[],
+    userType: 'Human' | 'ServiceAccount' = 'Human',
+    types = 'UserCreatedEvent',
+  ) {
     const email = `readers-${randomUUID()}@example.com`;
     await subject.createUser({ email, password: PASSWORD, roles: roles as never, userType });
-    const client = await SseClient.connect(`${base}/api/events?from=now&types=UserCreatedEvent`, {
+    const client = await SseClient.connect(`${base}/api/events?from=now&types=${types}`, {
       authorization: basic(email),
     });
     clients.push(client);
@@ -53,11 +58,15 @@ describe('The event stream: personal fields of user events', () => {
     await client.until((c) => c.messages.length > 0, 10_000, 'the opening id');
     return client;
   }
-  const createdOf = async (client: SseClient, userId: string): Promise<Payload> => {
-    const find = () => client.payloads<Payload>().find((payload) => payload.data.aggregateId === userId);
-    await client.until(() => find() !== undefined, 10_000, `the UserCreatedEvent of ${userId}`);
+  const eventOf = async (client: SseClient, userId: string, type = 'UserCreatedEvent'): Promise<Payload> => {
+    const find = () =>
+      client
+        .payloads<Payload>()
+        .find((payload) => payload.type === type && payload.data.aggregateId === userId);
+    await client.until(() => find() !== undefined, 10_000, `the ${type} of ${userId}`);
     return find() as Payload;
   };
+  const createdOf = (client: SseClient, userId: string) => eventOf(client, userId);
 
   it('When an account is created, then a ServiceAccount receives its UserCreatedEvent without email, userName, firstName and lastName, and an Admin receives them', async () => {
     const machine = await streamOf(['ServiceAccount'], 'ServiceAccount');
@@ -83,6 +92,33 @@ describe('The event stream: personal fields of user events', () => {
     const ajv = new Ajv2020({ strict: false });
     addFormats(ajv);
     const valid = ajv.compile(publicEventSchema('UserCreatedEvent'));
+    expect([valid(redacted), valid(full)]).toEqual([true, true]);
+  });
+
+  it('When an account is disabled with a reason, then a ServiceAccount receives its UserDisabledEvent without the reason (personal data sealed at rest), and an Admin receives it', async () => {
+    const machine = await streamOf(['ServiceAccount'], 'ServiceAccount', 'UserDisabledEvent');
+    const admin = await streamOf(['Admin'], 'Human', 'UserDisabledEvent');
+    const operator = `operator-${randomUUID()}@example.com`;
+    await subject.createUser({ email: operator, password: PASSWORD, roles: ['Admin'] });
+    const userId = await subject.createUser({ email: `disabled-${randomUUID()}@example.com` });
+    const reason = 'Complaint filed by Ada Lovelace';
+    const disabled = await request(subject.app)
+      .post('/api/command')
+      .set('Authorization', `Bearer ${await passwordGrantToken(subject.app, operator, PASSWORD)}`)
+      .send({ commandType: 'DisableUser', command: { aggregateRootId: userId, reason } });
+    expect(disabled.status).toBe(200);
+
+    const redacted = await eventOf(machine, userId, 'UserDisabledEvent');
+    expect(redacted.data).not.toHaveProperty('reason');
+    expect(redacted.data).toHaveProperty('byUserId');
+    expect(JSON.stringify(redacted)).not.toMatch(/Ada|Lovelace|Complaint/);
+
+    const full = await eventOf(admin, userId, 'UserDisabledEvent');
+    expect(full.data).toMatchObject({ reason });
+
+    const ajv = new Ajv2020({ strict: false });
+    addFormats(ajv);
+    const valid = ajv.compile(publicEventSchema('UserDisabledEvent'));
     expect([valid(redacted), valid(full)]).toEqual([true, true]);
   });
 });

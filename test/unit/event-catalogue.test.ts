@@ -2,6 +2,7 @@ import Ajv2020 from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
 
 import { repositoryDocument } from '../../ingress/contract';
+import { SEALED_PERSONAL_FIELDS } from '../../shared/accounts/personal-data';
 import type { EventEnvelope } from '../../shared/event-store/envelope';
 import {
   catalogueEntry,
@@ -131,5 +132,25 @@ describe('The public event catalogue (the event stream and webhooks)', () => {
     expect(toPublicEvent(created)?.data).toMatchObject({ email: 'ada@example.com', firstName: 'Ada' });
     const valid = ajv.compile(publicEventSchema('UserCreatedEvent'));
     expect([valid(withheld), valid(toPublicEvent(created))]).toEqual([true, true]);
+  });
+
+  it('When a user event field is sealed at rest as personal data, then the catalogue marks it personal, so a reader that may not read accounts never receives it', () => {
+    const sealed = Object.entries(SEALED_PERSONAL_FIELDS);
+    expect(sealed.map(([type]) => type)).toEqual(
+      expect.arrayContaining(['UserCreatedEvent', 'UserDisabledEvent']),
+    );
+    for (const [type, fields] of sealed) {
+      expect(isPublicEventType(type)).toBe(true);
+      if (!isPublicEventType(type)) continue;
+      expect([type, catalogueEntry(type).personal]).toEqual([type, fields]);
+      const stored = Object.fromEntries(
+        Object.keys(catalogueEntry(type).fields).map((field) => [field, `value-of-${field}`]),
+      );
+      const withheld = toPublicEvent(envelope(type, 'user', stored), { personalData: false });
+      for (const field of fields ?? []) expect(withheld?.data).not.toHaveProperty(field);
+    }
+    expect(catalogueEntry('UserDisabledEvent').personal).toEqual(['reason']);
+    const personalTypes = PUBLIC_EVENT_TYPES.filter((type) => catalogueEntry(type).personal !== undefined);
+    expect(personalTypes).toEqual(sealed.map(([type]) => type));
   });
 });

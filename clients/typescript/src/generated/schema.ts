@@ -111,8 +111,9 @@ export interface paths {
          *     Each event is `id: <position>`, `event: <event type>` and `data: {"type", "timestamp", "data"}`
          *     (`data` holding the event's fields plus `aggregateId` and `version`; user events never carry a
          *     password, hash or security stamp, and an erased account's personal fields are null). A user event's
-         *     personal fields (email, userName, firstName, lastName: `x-personal-fields`) reach only a reader that
-         *     may read accounts (GetUser: UserManager or Admin); a ServiceAccount receives user events without them.
+         *     personal fields (those sealed at rest: a creation's email, userName, firstName and lastName, a
+         *     disable's reason; `x-personal-fields`) reach only a reader that may read accounts (GetUser:
+         *     UserManager or Admin); a ServiceAccount receives user events without them.
          *     The `id` is an
          *     opaque position (the last entry passed in each partition of the log): sent back as `Last-Event-ID`
          *     (EventSource does so by itself) or as `from`, the stream resumes just after that event, with no
@@ -466,7 +467,7 @@ export interface webhooks {
         put?: never;
         /**
          * UserDisabledEvent
-         * @description The account was disabled (reason: null once the account is erased). Sent to subscriptions whose eventTypes list it (or "*"), per Standard Webhooks.
+         * @description The account was disabled. Its reason is personal data (an operator may write a name in it): sent, like a creation's personal fields, only to a reader that may read accounts and in webhook payloads; a ServiceAccount receives the event without it. Null once the account is erased. Sent to subscriptions whose eventTypes list it (or "*"), per Standard Webhooks.
          */
         post: operations["webhookUserDisabledEvent"];
         delete?: never;
@@ -2421,7 +2422,8 @@ export interface components {
                 at: string;
                 /** Format: uuid */
                 byUserId: string;
-                reason: string | null;
+                /** @description Personal data: sent only to readers that may read accounts (GetUser: UserManager or Admin) and in webhook payloads; absent for other readers of the event stream (e.g. a ServiceAccount). Null once the account is erased. */
+                reason?: string | null;
                 /** Format: uuid */
                 aggregateId: string;
                 /** @description The event's version in its aggregate. */

@@ -179,6 +179,40 @@ describe('A webhook subscription and its owner', () => {
     },
   );
 
+  it('When another Admin points a subscription at their own receiver and is then disabled, then nothing reaches that receiver after the disable and the subscription is suspended naming that Admin', async () => {
+    const { owner, id, marker } = await ownedBySecondAdmin();
+    const redirector = await newAdmin();
+    const theirs = await receiver();
+    const updated = await redirector.send('UpdateWebhookSubscription', {
+      aggregateRootId: id,
+      url: theirs.url,
+      eventTypes: ['*'],
+    });
+    expect(updated.status).toBe(200);
+    expect(await listed(id)).toMatchObject({ createdBy: owner.userId, ownerUserId: redirector.userId });
+    // The redirect took effect: it delivers to the new receiver.
+    const redirected = await harness.teamWithEvents(1);
+    await eventually(() => ofAggregate(theirs, redirected).length === 1, 15_000);
+
+    const disabled = await harness.admin.send('DisableUser', { aggregateRootId: redirector.userId });
+    expect(disabled.status).toBe(200);
+    const changedAt = Date.now();
+    const after = await appendAfterChange();
+
+    await eventually(async () => (await listed(id))?.status === 'suspended', 5_000);
+    expect(await listed(id)).toMatchObject({
+      status: 'suspended',
+      statusReason: `Owner ${redirector.userId} was disabled`,
+      createdBy: owner.userId,
+      ownerUserId: redirector.userId,
+    });
+    await eventually(() => inOrderPerAggregate(marker, new Map([[after.team, 2]])).ok, 15_000);
+    await eventually(() => ofAggregate(marker, after.userId).length === 1, 15_000);
+    await new Promise((resolve) => setTimeout(resolve, QUIET_MS));
+    expect(theirs.received.filter((d) => d.receivedAt >= changedAt)).toHaveLength(0);
+    expect(theirs.received.map((d) => d.body).join('\n')).not.toContain(after.email);
+  });
+
   it("When the suspension cannot be appended yet (the subscription is locked), then the workers deliver nothing appended after the owner's change all the same, and suspend it once they can", async () => {
     const { owner, target, id, marker } = await ownedBySecondAdmin();
     // Held as a stuck command would hold it: the suspension (the step after the account's change)

@@ -168,6 +168,64 @@ describe('A webhook subscription and its owner', () => {
     });
   });
 
+  const later = '2026-11-24T09:00:00.000Z';
+  const updatedByOther = (data: {
+    url?: string;
+    eventTypes?: string[];
+    description?: string | null;
+  }): WebhookSubscriptionEvent => ({
+    type: 'WebhookSubscriptionUpdatedEvent',
+    data: {
+      url: data.url ?? 'https://x.example/',
+      eventTypes: data.eventTypes ?? ['*'],
+      description: data.description ?? null,
+      at: later,
+      byUserId: OTHER_ADMIN,
+    },
+  });
+
+  it.each([
+    ['its url', { url: 'https://other.example/' }],
+    ['its eventTypes', { eventTypes: ['UserCreatedEvent'] }],
+  ])(
+    'When another Admin changes %s, then that Admin owns it from then on, its creator kept',
+    (_what, change) => {
+      expect(fold(webhookSubscriptionDecider, [createdByOwner, updatedByOther(change)])).toMatchObject({
+        createdBy: OWNER,
+        ownerUserId: OTHER_ADMIN,
+        ownerSince: later,
+        status: 'enabled',
+      });
+    },
+  );
+
+  it('When another Admin changes only the description (or names the same url and types), then the owner stays', () => {
+    const events = [createdByOwner, updatedByOther({ description: 'notes' })];
+    expect(fold(webhookSubscriptionDecider, events)).toMatchObject({ ownerUserId: OWNER, ownerSince: at });
+  });
+
+  it('When another Admin rotates the secret, then that Admin owns it (they hold the secret that signs)', () => {
+    const rotated: WebhookSubscriptionEvent = {
+      type: 'WebhookSecretRotatedEvent',
+      data: { previousSecretUntil: later, at: later, byUserId: OTHER_ADMIN },
+    };
+    expect(fold(webhookSubscriptionDecider, [createdByOwner, rotated])).toMatchObject({
+      ownerUserId: OTHER_ADMIN,
+      ownerSince: later,
+    });
+  });
+
+  it('When another Admin asks for a replay, then the owner stays (same receiver, same secret)', () => {
+    const replayed: WebhookSubscriptionEvent = {
+      type: 'WebhookReplayRequestedEvent',
+      data: { from: at, replayId: 'r1', at: later, byUserId: OTHER_ADMIN },
+    };
+    expect(fold(webhookSubscriptionDecider, [createdByOwner, replayed])).toMatchObject({
+      ownerUserId: OWNER,
+      ownerSince: at,
+    });
+  });
+
   it('When a deleted subscription is to be suspended, then it is refused', () => {
     const deleted: WebhookSubscriptionEvent = {
       type: 'WebhookSubscriptionDeletedEvent',

@@ -1,6 +1,10 @@
 import { fold, SERVICE_ACTOR_ID } from '../../shared/domain/decider';
 import type { ActiveUser, UserState } from '../../shared/domain/user/user.decider';
-import { ownerLapse } from '../../shared/domain/webhook-subscription/owner-authority';
+import {
+  lapsesAmong,
+  lapseSince,
+  ownerLapse,
+} from '../../shared/domain/webhook-subscription/owner-authority';
 import type { AnyWebhookSubscriptionCommand } from '../../shared/domain/webhook-subscription/webhook-subscription.commands';
 import { webhookSubscriptionDecider } from '../../shared/domain/webhook-subscription/webhook-subscription.decider';
 import type { WebhookSubscriptionEvent } from '../../shared/domain/webhook-subscription/webhook-subscription.events';
@@ -277,4 +281,15 @@ describe("A subscription owner's authority", () => {
       expect(ownerLapse(ownership, owner)).toBe(lapse);
     },
   );
+
+  it('When the owner was disabled and enabled again between two reads, then the lapse is seen all the same, and only by ownerships begun before it', () => {
+    const disabledAt = '2026-11-24T09:00:00.000Z';
+    const seen = lapsesAmong('u', [
+      { state: account({ disabled: true }), at: disabledAt },
+      { state: account(), at: '2026-11-24T09:00:01.000Z' },
+    ]);
+    expect(seen).toEqual([{ lapse: 'disabled', at: disabledAt }]);
+    expect(lapseSince(ownership, seen)).toBe('disabled');
+    expect(lapseSince({ ownerUserId: 'u', ownerSince: '2026-11-24T10:00:00.000Z' }, seen)).toBeNull();
+  });
 });

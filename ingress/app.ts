@@ -72,6 +72,7 @@ export function buildApp(deps: AppDependencies, options: BuildAppOptions = {}): 
     importResults: deps.services.importResults,
     accounts: deps.services.accounts,
     usersReader: deps.services.usersReader,
+    store: deps.services.store,
     deliveryLog: deps.services.deliveryLog,
     projectionWaits: deps.services.projectionWaits,
   });

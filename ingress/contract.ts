@@ -2,6 +2,7 @@ import type { Redis } from 'ioredis';
 
 import type { AccountService } from '../shared/accounts/account.service';
 import { loadConfig } from '../shared/config';
+import type { EventStore } from '../shared/event-store/event-store';
 import type { ImportResults } from '../shared/importers/import-results';
 import type { Importer } from '../shared/importers/importer';
 import { IMPORTERS } from '../shared/importers/registry';
@@ -94,6 +95,7 @@ export function repositoryDocument(): OpenApiDocument {
     importResults: notForHandlers<ImportResults>('importResults'),
     accounts: notForHandlers<AccountService>('accounts'),
     usersReader: notForHandlers<UsersReader>('usersReader'),
+    store: notForHandlers<EventStore>('store'),
     deliveryLog: notForHandlers<DeliveryLog>('deliveryLog'),
     projectionWaits: notForHandlers<ProjectionWaits>('projectionWaits'),
   });

@@ -1,4 +1,5 @@
 import type { AccountService } from '../../shared/accounts/account.service';
+import type { EventStore } from '../../shared/event-store/event-store';
 import type { ImportResults } from '../../shared/importers/import-results';
 import type { RedisClient } from '../../shared/redis/connections';
 import type { Keys } from '../../shared/redis/keys';
@@ -16,6 +17,7 @@ import type { UsersReader } from './list-users/users.reader';
 import { listWebhookSubscriptionsQuery } from './list-webhook-subscriptions/list-webhook-subscriptions.query';
 import type { RegisteredQuery } from './query-definition';
 import type { ProjectionWaits } from './read-your-writes';
+import { SubscriptionRecords } from './webhook-subscription-records';
 
 export interface QueryDependencies {
   readonly redis: RedisClient;
@@ -25,6 +27,8 @@ export interface QueryDependencies {
   readonly accounts: Pick<AccountService, 'findById'>;
   /** ListUsers' reader of the users projection (its script registered on the connection). */
   readonly usersReader: UsersReader;
+  /** The webhook queries read the subscriptions' records (current, not a projection) from it. */
+  readonly store: Pick<EventStore, 'loadRecord'>;
   /** GetWebhookDeliveries reads the delivery log the workers write. */
   readonly deliveryLog: DeliveryLog;
   /** Holds the reads with `minVersion` until the projection has their version (ADR 0019). */
@@ -33,6 +37,7 @@ export interface QueryDependencies {
 
 /** Every read-model query the service answers. Adding one is a folder plus a line here. */
 export function allQueries(deps: QueryDependencies): readonly RegisteredQuery[] {
+  const subscriptionRecords = new SubscriptionRecords(deps.store, deps.redis, deps.keys);
   return [
     getTeamRatingInputQuery(deps.redis, deps.keys, deps.projectionWaits),
     getMappedPlayersQuery(deps.redis, deps.keys, deps.projectionWaits),
@@ -42,7 +47,7 @@ export function allQueries(deps: QueryDependencies): readonly RegisteredQuery[] 
     getImportJobResultQuery(deps.importResults),
     getUserQuery(deps.accounts, deps.projectionWaits),
     listUsersQuery(deps.usersReader),
-    listWebhookSubscriptionsQuery(deps.redis, deps.keys),
-    getWebhookDeliveriesQuery(deps.deliveryLog, deps.redis, deps.keys),
+    listWebhookSubscriptionsQuery(subscriptionRecords),
+    getWebhookDeliveriesQuery(deps.deliveryLog, subscriptionRecords),
   ];
 }

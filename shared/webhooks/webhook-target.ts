@@ -3,8 +3,8 @@ import { BlockList, isIP } from 'node:net';
 /**
  * Addresses a webhook may never reach unless WEBHOOK_ALLOW_PRIVATE_TARGETS=true: loopback,
  * private, shared, link-local (cloud metadata at 169.254.169.254 among them), unspecified, and the
- * IPv6 forms that carry an IPv4 address a router may turn into one of those (IPv4-mapped and
- * -compatible, NAT64, 6to4), and the deprecated site-local range. This is
+ * IPv6 forms that carry an IPv4 address a router may turn into one of those (IPv4-mapped,
+ * -compatible and -translated, NAT64, 6to4, Teredo), and the deprecated site-local range. This is
  * the early check of an address written in the URL; the real guard is request-filtering-agent at
  * connect time, which also sees what a host name resolves to (DNS rebinding included).
  */
@@ -25,11 +25,15 @@ for (const [network, prefix] of [
   // IPv4-compatible (deprecated), the unspecified and loopback addresses among them.
   ['::', 96],
   ['::ffff:0:0', 96],
+  // IPv4-translated (RFC 2765, SIIT): ::ffff:0:a.b.c.d.
+  ['::ffff:0:0:0', 96],
   // NAT64: the well-known prefix and the local-use one (RFC 6052, RFC 8215).
   ['64:ff9b::', 96],
   ['64:ff9b:1::', 48],
   // 6to4: an IPv4 address in bits 16-48.
   ['2002::', 16],
+  // Teredo: the client's IPv4 address in the last 32 bits (inverted), the server's in bits 32-64.
+  ['2001::', 32],
   ['fc00::', 7],
   ['fe80::', 10],
   // Site-local (deprecated, still routed inside some networks).

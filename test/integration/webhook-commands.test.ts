@@ -119,6 +119,9 @@ describe('Webhook subscription commands', () => {
     ['https://[::127.0.0.1]/hook', WEBHOOK_TARGET_MESSAGES.privateTarget],
     ['https://[2002:7f00:1::1]/hook', WEBHOOK_TARGET_MESSAGES.privateTarget],
     ['https://[fec0::1]/hook', WEBHOOK_TARGET_MESSAGES.privateTarget],
+    // IPv4-translated (127.0.0.1) and Teredo.
+    ['https://[::ffff:0:7f00:1]/hook', WEBHOOK_TARGET_MESSAGES.privateTarget],
+    ['https://[2001:0:4136:e378:8000:63bf:3fff:fdd2]/hook', WEBHOOK_TARGET_MESSAGES.privateTarget],
   ])(
     'When private targets are not allowed and the url is %s, then the create is refused and writes nothing',
     async (url, message) => {
@@ -137,6 +140,8 @@ describe('Webhook subscription commands', () => {
     ['https://[::a00:1]/hook'],
     ['https://[2002:a00:1::1]/hook'],
     ['https://[fec0::1]/hook'],
+    ['https://[::ffff:0:a00:1]/hook'],
+    ['https://[2001::a00:1]/hook'],
   ])(
     'When private targets are not allowed and an update names %s, then it is refused naming the setting that allows it, and the url stays',
     async (url) => {

@@ -179,6 +179,61 @@ describe('A webhook subscription and its owner', () => {
     },
   );
 
+  it('When another Admin points a subscription at their own receiver and is then disabled, then nothing reaches that receiver after the disable and the subscription is suspended naming that Admin', async () => {
+    const { owner, id, marker } = await ownedBySecondAdmin();
+    const redirector = await newAdmin();
+    const theirs = await receiver();
+    const updated = await redirector.send('UpdateWebhookSubscription', {
+      aggregateRootId: id,
+      url: theirs.url,
+      eventTypes: ['*'],
+    });
+    expect(updated.status).toBe(200);
+    expect(await listed(id)).toMatchObject({ createdBy: owner.userId, ownerUserId: redirector.userId });
+    // The redirect took effect: it delivers to the new receiver.
+    const redirected = await harness.teamWithEvents(1);
+    await eventually(() => ofAggregate(theirs, redirected).length === 1, 15_000);
+
+    const disabled = await harness.admin.send('DisableUser', { aggregateRootId: redirector.userId });
+    expect(disabled.status).toBe(200);
+    const changedAt = Date.now();
+    const after = await appendAfterChange();
+
+    await eventually(async () => (await listed(id))?.status === 'suspended', 5_000);
+    expect(await listed(id)).toMatchObject({
+      status: 'suspended',
+      statusReason: `Owner ${redirector.userId} was disabled`,
+      createdBy: owner.userId,
+      ownerUserId: redirector.userId,
+    });
+    await eventually(() => inOrderPerAggregate(marker, new Map([[after.team, 2]])).ok, 15_000);
+    await eventually(() => ofAggregate(marker, after.userId).length === 1, 15_000);
+    await new Promise((resolve) => setTimeout(resolve, QUIET_MS));
+    expect(theirs.received.filter((d) => d.receivedAt >= changedAt)).toHaveLength(0);
+    expect(theirs.received.map((d) => d.body).join('\n')).not.toContain(after.email);
+  });
+
+  it('When the owner is disabled and at once enabled again, then the subscription still ends suspended naming the disable, and what was appended meanwhile waits for an Admin to enable it', async () => {
+    const { owner, target, id, marker } = await ownedBySecondAdmin();
+    expect((await harness.admin.send('DisableUser', { aggregateRootId: owner.userId })).status).toBe(200);
+    const changedAt = Date.now();
+    const meanwhile = await harness.teamWithEvents(1);
+    expect((await harness.admin.send('EnableUser', { aggregateRootId: owner.userId })).status).toBe(200);
+
+    await eventually(async () => (await listed(id))?.status === 'suspended', 5_000);
+    expect(await listed(id)).toMatchObject({
+      status: 'suspended',
+      statusReason: `Owner ${owner.userId} was disabled`,
+      ownerUserId: owner.userId,
+    });
+    await eventually(() => ofAggregate(marker, meanwhile).length === 1, 15_000);
+    await new Promise((resolve) => setTimeout(resolve, QUIET_MS));
+    expect(target.received.filter((d) => d.receivedAt >= changedAt)).toHaveLength(0);
+
+    expect((await harness.admin.send('EnableWebhookSubscription', { aggregateRootId: id })).status).toBe(200);
+    await eventually(() => ofAggregate(target, meanwhile).length === 1, 15_000);
+  });
+
   it("When the suspension cannot be appended yet (the subscription is locked), then the workers deliver nothing appended after the owner's change all the same, and suspend it once they can", async () => {
     const { owner, target, id, marker } = await ownedBySecondAdmin();
     // Held as a stuck command would hold it: the suspension (the step after the account's change)
@@ -297,5 +352,57 @@ describe('A webhook subscription whose owner changed while no worker ran', () =>
         ).ok,
       15_000,
     );
+  });
+});
+
+describe('A webhook subscription whose owner was disabled and enabled again while no worker ran', () => {
+  let harness: Awaited<ReturnType<typeof createWebhookHarness>>;
+  let worker: ServiceProcess | undefined;
+  const receivers: WebhookReceiver[] = [];
+
+  beforeAll(async () => {
+    harness = await createWebhookHarness();
+  }, 60_000);
+  afterAll(async () => {
+    await Promise.all(receivers.map((r) => r.stop()));
+    await killAll(worker);
+    await harness.close();
+  });
+
+  it('When the owner is disabled and enabled again before any worker reads the account, then a worker that starts suspends the subscription naming the disable and delivers nothing appended meanwhile until an Admin enables it', async () => {
+    const owner = await adminCommander(harness.subject.app, (user) => harness.subject.createUser(user));
+    const target = await startReceiver();
+    const marker = await startReceiver();
+    receivers.push(target, marker);
+    const id = randomUUID();
+    const created = await owner.send('CreateWebhookSubscription', {
+      aggregateRootId: id,
+      url: target.url,
+      eventTypes: ['*'],
+    });
+    expect(created.status).toBe(200);
+    await harness.subscribe(marker.url);
+    // The lapse is seen by no read: the account qualifies again before a worker runs.
+    expect((await harness.admin.send('DisableUser', { aggregateRootId: owner.userId })).status).toBe(200);
+    const meanwhile = await harness.teamWithEvents(2);
+    expect((await harness.admin.send('EnableUser', { aggregateRootId: owner.userId })).status).toBe(200);
+    worker = await harness.startWorker();
+
+    await eventually(() => inOrderPerAggregate(marker, new Map([[meanwhile, 2]])).ok, 15_000);
+    const listedNow = async () => {
+      const res = await harness.admin.query({ queryType: 'ListWebhookSubscriptions' }, { take: 1000 });
+      return (res.body as { results: ListedSubscription[] }).results.find((entry) => entry.id === id);
+    };
+    await eventually(async () => (await listedNow())?.status === 'suspended', 5_000);
+    expect(await listedNow()).toMatchObject({
+      status: 'suspended',
+      statusReason: `Owner ${owner.userId} was disabled`,
+      ownerUserId: owner.userId,
+    });
+    await new Promise((resolve) => setTimeout(resolve, QUIET_MS));
+    expect(target.received.filter((d) => d.body.includes(meanwhile))).toHaveLength(0);
+
+    expect((await harness.admin.send('EnableWebhookSubscription', { aggregateRootId: id })).status).toBe(200);
+    await eventually(() => inOrderPerAggregate(target, new Map([[meanwhile, 2]])).ok, 15_000);
   });
 });

@@ -1,6 +1,10 @@
 import { fold, SERVICE_ACTOR_ID } from '../../shared/domain/decider';
 import type { ActiveUser, UserState } from '../../shared/domain/user/user.decider';
-import { ownerLapse } from '../../shared/domain/webhook-subscription/owner-authority';
+import {
+  lapsesAmong,
+  lapseSince,
+  ownerLapse,
+} from '../../shared/domain/webhook-subscription/owner-authority';
 import type { AnyWebhookSubscriptionCommand } from '../../shared/domain/webhook-subscription/webhook-subscription.commands';
 import { webhookSubscriptionDecider } from '../../shared/domain/webhook-subscription/webhook-subscription.decider';
 import type { WebhookSubscriptionEvent } from '../../shared/domain/webhook-subscription/webhook-subscription.events';
@@ -168,6 +172,64 @@ describe('A webhook subscription and its owner', () => {
     });
   });
 
+  const later = '2026-11-24T09:00:00.000Z';
+  const updatedByOther = (data: {
+    url?: string;
+    eventTypes?: string[];
+    description?: string | null;
+  }): WebhookSubscriptionEvent => ({
+    type: 'WebhookSubscriptionUpdatedEvent',
+    data: {
+      url: data.url ?? 'https://x.example/',
+      eventTypes: data.eventTypes ?? ['*'],
+      description: data.description ?? null,
+      at: later,
+      byUserId: OTHER_ADMIN,
+    },
+  });
+
+  it.each([
+    ['its url', { url: 'https://other.example/' }],
+    ['its eventTypes', { eventTypes: ['UserCreatedEvent'] }],
+  ])(
+    'When another Admin changes %s, then that Admin owns it from then on, its creator kept',
+    (_what, change) => {
+      expect(fold(webhookSubscriptionDecider, [createdByOwner, updatedByOther(change)])).toMatchObject({
+        createdBy: OWNER,
+        ownerUserId: OTHER_ADMIN,
+        ownerSince: later,
+        status: 'enabled',
+      });
+    },
+  );
+
+  it('When another Admin changes only the description (or names the same url and types), then the owner stays', () => {
+    const events = [createdByOwner, updatedByOther({ description: 'notes' })];
+    expect(fold(webhookSubscriptionDecider, events)).toMatchObject({ ownerUserId: OWNER, ownerSince: at });
+  });
+
+  it('When another Admin rotates the secret, then that Admin owns it (they hold the secret that signs)', () => {
+    const rotated: WebhookSubscriptionEvent = {
+      type: 'WebhookSecretRotatedEvent',
+      data: { previousSecretUntil: later, at: later, byUserId: OTHER_ADMIN },
+    };
+    expect(fold(webhookSubscriptionDecider, [createdByOwner, rotated])).toMatchObject({
+      ownerUserId: OTHER_ADMIN,
+      ownerSince: later,
+    });
+  });
+
+  it('When another Admin asks for a replay, then the owner stays (same receiver, same secret)', () => {
+    const replayed: WebhookSubscriptionEvent = {
+      type: 'WebhookReplayRequestedEvent',
+      data: { from: at, replayId: 'r1', at: later, byUserId: OTHER_ADMIN },
+    };
+    expect(fold(webhookSubscriptionDecider, [createdByOwner, replayed])).toMatchObject({
+      ownerUserId: OWNER,
+      ownerSince: at,
+    });
+  });
+
   it('When a deleted subscription is to be suspended, then it is refused', () => {
     const deleted: WebhookSubscriptionEvent = {
       type: 'WebhookSubscriptionDeletedEvent',
@@ -219,4 +281,15 @@ describe("A subscription owner's authority", () => {
       expect(ownerLapse(ownership, owner)).toBe(lapse);
     },
   );
+
+  it('When the owner was disabled and enabled again between two reads, then the lapse is seen all the same, and only by ownerships begun before it', () => {
+    const disabledAt = '2026-11-24T09:00:00.000Z';
+    const seen = lapsesAmong('u', [
+      { state: account({ disabled: true }), at: disabledAt },
+      { state: account(), at: '2026-11-24T09:00:01.000Z' },
+    ]);
+    expect(seen).toEqual([{ lapse: 'disabled', at: disabledAt }]);
+    expect(lapseSince(ownership, seen)).toBe('disabled');
+    expect(lapseSince({ ownerUserId: 'u', ownerSince: '2026-11-24T10:00:00.000Z' }, seen)).toBeNull();
+  });
 });

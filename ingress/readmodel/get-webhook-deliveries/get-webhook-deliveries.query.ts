@@ -1,18 +1,16 @@
 import Joi from 'joi';
 
-import type { RedisClient } from '../../../shared/redis/connections';
-import type { Keys } from '../../../shared/redis/keys';
 import { guid, text } from '../../../shared/validation';
 import {
   DELIVERY_STATUSES,
   type DeliveryLog,
   type DeliveryStatus,
 } from '../../../shared/webhooks/delivery-log';
-import { SubscriptionRecords } from '../../../shared/webhooks/subscription-records';
 import { WEBHOOK_COMMAND_ROLES } from '../../../shared/webhooks/webhook-commands';
 import { closedObject, GUID_SCHEMA, type JsonSchema, TIMESTAMP_SCHEMA } from '../../http/json-schema';
 import { listingSchema } from '../listing';
 import { defineQuery, querySchema, type RegisteredQuery } from '../query-definition';
+import { standingOf, type SubscriptionRecords } from '../webhook-subscription-records';
 
 export const MAX_WEBHOOK_DELIVERIES_TAKE = 1000;
 
@@ -57,7 +55,7 @@ const SUBSCRIPTION_SCHEMA: JsonSchema = {
       ownerUserId: {
         ...GUID_SCHEMA,
         description:
-          'The user id of the Admin it delivers under: its creator, or the last Admin who enabled it.',
+          'The user id of the Admin it delivers under: its creator, or the last Admin who enabled it, changed its url or eventTypes, or rotated its secret.',
       },
     },
     [],
@@ -74,10 +72,8 @@ const SUBSCRIPTION_SCHEMA: JsonSchema = {
  */
 export function getWebhookDeliveriesQuery(
   deliveryLog: DeliveryLog,
-  redis: RedisClient,
-  keys: Keys,
+  records: SubscriptionRecords,
 ): RegisteredQuery {
-  let records: SubscriptionRecords | undefined;
   return defineQuery<GetWebhookDeliveriesBody>({
     queryType: 'GetWebhookDeliveries',
     description:
@@ -100,17 +96,11 @@ export function getWebhookDeliveriesQuery(
     }),
     async handle({ body }) {
       const { subscriptionId, status } = body.query;
-      records ??= new SubscriptionRecords(redis, keys);
       const [{ totalCount, items }, state] = await Promise.all([
         deliveryLog.read(subscriptionId, body.skip, body.take, status),
         records.get(subscriptionId),
       ]);
-      const subscription = state && {
-        status: state.status,
-        statusReason: state.statusReason,
-        createdBy: state.createdBy,
-        ownerUserId: state.ownerUserId,
-      };
+      const subscription = state && standingOf(state);
       return { body: { results: items, totalCount, subscription } };
     },
   });

@@ -1,12 +1,10 @@
 import Joi from 'joi';
 
-import type { RedisClient } from '../../../shared/redis/connections';
-import type { Keys } from '../../../shared/redis/keys';
-import { SubscriptionRecords } from '../../../shared/webhooks/subscription-records';
 import { WEBHOOK_COMMAND_ROLES } from '../../../shared/webhooks/webhook-commands';
 import { closedObject, GUID_SCHEMA, type JsonSchema, TIMESTAMP_SCHEMA } from '../../http/json-schema';
 import { listingSchema } from '../listing';
 import { defineQuery, querySchema, type RegisteredQuery } from '../query-definition';
+import { standingOf, type SubscriptionRecords } from '../webhook-subscription-records';
 
 /** The largest page a caller may ask for. */
 export const MAX_WEBHOOK_SUBSCRIPTIONS_TAKE = 1000;
@@ -28,7 +26,10 @@ export interface WebhookSubscriptionItem {
   readonly statusReason: string | null;
   /** The Admin who created it. */
   readonly createdBy: string;
-  /** Whose authority it delivers under: its creator, or the last Admin who enabled it. */
+  /**
+   * Whose authority it delivers under: its creator, or the last Admin who enabled it, changed its
+   * url or eventTypes, or rotated its secret.
+   */
   readonly ownerUserId: string;
   readonly createdAt: string;
   readonly updatedAt: string;
@@ -56,7 +57,7 @@ const ITEM_SCHEMA: JsonSchema = closedObject(
     ownerUserId: {
       ...GUID_SCHEMA,
       description:
-        'The user id of the Admin it delivers under: its creator, or the last Admin who enabled it. It stops delivering when that account is disabled, erased or loses Admin.',
+        'The user id of the Admin it delivers under: its creator, or the last Admin who enabled it, changed its url or eventTypes, or rotated its secret. It stops delivering when that account is disabled, erased or loses Admin.',
     },
     createdAt: TIMESTAMP_SCHEMA,
     updatedAt: TIMESTAMP_SCHEMA,
@@ -71,8 +72,7 @@ const ITEM_SCHEMA: JsonSchema = closedObject(
  * an Admin. Read from the subscriptions' records (current, not a projection); their sealed
  * secrets are never read.
  */
-export function listWebhookSubscriptionsQuery(redis: RedisClient, keys: Keys): RegisteredQuery {
-  let records: SubscriptionRecords | undefined;
+export function listWebhookSubscriptionsQuery(records: SubscriptionRecords): RegisteredQuery {
   return defineQuery<ListWebhookSubscriptionsBody>({
     queryType: 'ListWebhookSubscriptions',
     description: 'Webhook subscriptions (never their secrets), oldest first, paged (skip, take <= 1000).',
@@ -88,17 +88,13 @@ export function listWebhookSubscriptionsQuery(redis: RedisClient, keys: Keys): R
     ),
     response: listingSchema('ListWebhookSubscriptionsResult', ITEM_SCHEMA),
     async handle({ body }) {
-      records ??= new SubscriptionRecords(redis, keys);
       const items: WebhookSubscriptionItem[] = (await records.allLive())
         .map(({ id, state }) => ({
           id,
           url: state.url,
           eventTypes: state.eventTypes,
           description: state.description,
-          status: state.status,
-          statusReason: state.statusReason,
-          createdBy: state.createdBy,
-          ownerUserId: state.ownerUserId,
+          ...standingOf(state),
           createdAt: state.createdAt,
           updatedAt: state.updatedAt,
           previousSecretUntil: state.previousSecretUntil,

@@ -23,3 +23,31 @@ export function ownerLapse(ownership: Ownership, owner: UserState): OwnerLapse |
   if (!hasAnyRole(account.roles, ['Admin'])) return 'notAdmin';
   return null;
 }
+
+/** A lapse of an account seen in one of its states, and when the change that led to it happened. */
+export interface LapseSeen {
+  readonly lapse: OwnerLapse;
+  /** ISO 8601: the change's time (its event's). */
+  readonly at: string;
+}
+
+/**
+ * The lapses among an account's states in turn (each with when its change happened), as they
+ * would be for an ownership begun just before the change: an account disabled and enabled again
+ * between two reads lapsed all the same.
+ */
+export function lapsesAmong(
+  ownerUserId: string,
+  states: readonly { readonly state: UserState; readonly at: string }[],
+): LapseSeen[] {
+  return states.flatMap(({ state, at }) => {
+    const lapse = ownerLapse({ ownerUserId, ownerSince: at }, state);
+    return lapse === null ? [] : [{ lapse, at }];
+  });
+}
+
+/** The first lapse seen since the ownership began; null when none was. */
+export function lapseSince(ownership: Ownership, seen: readonly LapseSeen[]): OwnerLapse | null {
+  const since = Date.parse(ownership.ownerSince);
+  return seen.find((entry) => Date.parse(entry.at) >= since)?.lapse ?? null;
+}

@@ -28,8 +28,9 @@ export type WebhookSubscriptionState = {
   /** The Admin who created it. */
   readonly createdBy: string;
   /**
-   * Whose authority it delivers under: its creator, then the last Admin who enabled it. Deliveries
-   * stop when that account is disabled, erased or loses Admin.
+   * Whose authority it delivers under: its creator, then the last Admin who enabled it, changed
+   * where it delivers or what (url, eventTypes), or rotated its secret. Deliveries stop when that
+   * account is disabled, erased or loses Admin.
    */
   readonly ownerUserId: string;
   /** Since when (ISO 8601): an account created after it under the same id is another account. */
@@ -43,6 +44,19 @@ export type WebhookSubscriptionState = {
 } | null;
 
 type Existing = NonNullable<WebhookSubscriptionState>;
+
+/** The ownership an Admin takes by enabling, redirecting or re-keying a subscription. */
+function takenOverBy(event: { readonly at: string; readonly byUserId: string }): {
+  ownerUserId: string;
+  ownerSince: string;
+} {
+  return { ownerUserId: event.byUserId, ownerSince: event.at };
+}
+
+function sameEventTypes(left: readonly string[], right: readonly string[]): boolean {
+  const rightTypes = new Set(right);
+  return left.length === right.length && left.every((type) => rightTypes.has(type));
+}
 
 /**
  * The service's suspension: only as the service itself (no client command reaches it), only of an
@@ -72,7 +86,8 @@ export const webhookSubscriptionDecider: Decider<
   aggregateType: 'webhook-subscription',
   initialState: null,
   // 2: statusReason, createdBy, ownerUserId and ownerSince joined the state.
-  stateVersion: 2,
+  // 3: an update of url or eventTypes, and a rotation, pass the ownership to their Admin.
+  stateVersion: 3,
 
   decide(command, state, context) {
     const at = context.now.toISOString();
@@ -148,26 +163,39 @@ export const webhookSubscriptionDecider: Decider<
     switch (event.type) {
       case 'WebhookSubscriptionUpdatedEvent': {
         const { url, eventTypes, description } = event.data;
-        return { ...updated, url, eventTypes, description };
+        const redirected = url !== state.url || !sameEventTypes(eventTypes, state.eventTypes);
+        // Whoever chose where it delivers, or what, answers for it: else an Admin could point
+        // another's subscription at a receiver of their own and keep it delivering there after
+        // their own account is disabled. A new description alone changes neither.
+        return {
+          ...updated,
+          url,
+          eventTypes,
+          description,
+          ...(redirected ? takenOverBy(event.data) : {}),
+        };
       }
       case 'WebhookSecretRotatedEvent':
-        return { ...updated, previousSecretUntil: event.data.previousSecretUntil };
+        // The rotating Admin is answered the new secret: whoever holds it can verify, so can
+        // receive, the deliveries. The subscription delivers under that Admin's authority.
+        return {
+          ...updated,
+          previousSecretUntil: event.data.previousSecretUntil,
+          ...takenOverBy(event.data),
+        };
       case 'WebhookSubscriptionDisabledEvent':
         return { ...updated, status: 'disabled', statusReason: event.data.reason };
       case 'WebhookSubscriptionSuspendedEvent':
         return { ...updated, status: 'suspended', statusReason: event.data.reason };
       case 'WebhookSubscriptionEnabledEvent':
         // The enabling Admin takes the subscription over: it delivers under that Admin's authority.
-        return {
-          ...updated,
-          status: 'enabled',
-          statusReason: null,
-          ownerUserId: event.data.byUserId,
-          ownerSince: event.data.at,
-        };
+        return { ...updated, status: 'enabled', statusReason: null, ...takenOverBy(event.data) };
       case 'WebhookSubscriptionDeletedEvent':
         return { ...updated, status: 'deleted' };
       case 'WebhookReplayRequestedEvent':
+        // No take-over: a replay sends again, to the receiver the owner answers for and signed
+        // with the secret the owner holds, events of the types the owner chose, and only while
+        // the owner qualifies. The replaying Admin learns nothing new from it.
         return { ...updated, replay: { replayId: event.data.replayId, from: event.data.from } };
       default: {
         const _exhaustive: never = event;

@@ -4,7 +4,13 @@ import { Webhook } from 'standardwebhooks';
 
 import { SYSTEM_ACTOR } from '../../accounts/account';
 import { userDecider, type UserState } from '../../domain/user/user.decider';
-import { ownerLapse } from '../../domain/webhook-subscription/owner-authority';
+import type { UserEvent } from '../../domain/user/user.events';
+import {
+  lapsesAmong,
+  type LapseSeen,
+  lapseSince,
+  ownerLapse,
+} from '../../domain/webhook-subscription/owner-authority';
 import { webhookSubscriptionDecider } from '../../domain/webhook-subscription/webhook-subscription.decider';
 import {
   type OwnerLapse,
@@ -131,6 +137,12 @@ export class WebhookDispatcher {
    * the announcement says they still qualify.
    */
   private readonly ownersAnnounced = new Map<string, number>();
+  /**
+   * Every lapse an owner's account went through, as read (the states between two reads included),
+   * by user id: a subscription whose ownership began before one is suspended on it, even when the
+   * account qualifies again by the next read (disabled and enabled again within a refresh).
+   */
+  private readonly lapsesSeen = new Map<string, LapseSeen[]>();
   /** Subscriptions being suspended because their owner lapsed (one command each). */
   private readonly suspending = new Set<string>();
   /** When each subscription's run of failures was last cleared by this replica (unix ms). */
@@ -242,6 +254,7 @@ export class WebhookDispatcher {
           for (const ownerUserId of this.owners.keys()) {
             if (!ownerUserIds.has(ownerUserId)) this.owners.delete(ownerUserId);
           }
+          this.forgetLapsesPassed();
           // Read after every announcement counted before the read: those owners are known again.
           for (const [ownerUserId, count] of announcedBefore) {
             if (this.ownersAnnounced.get(ownerUserId) === count) this.ownersAnnounced.delete(ownerUserId);
@@ -556,11 +569,56 @@ export class WebhookDispatcher {
     const records = await Promise.all(
       ids.map((id) => this.store.loadRecord(userDecider.aggregateType, id, userDecider.initialState)),
     );
-    ids.forEach((id, i) => {
-      const read = records[i] as { version: number; state: UserState };
-      const known = this.owners.get(id);
-      if (!known || read.version >= known.version) this.owners.set(id, read);
+    await Promise.all(
+      ids.map(async (id, i) => {
+        const read = records[i] as { version: number; state: UserState };
+        // The lapses are noted before the newer state is kept: the gate never sees it without them.
+        await this.noteLapses(id, read.version);
+        const known = this.owners.get(id);
+        if (!known || read.version >= known.version) this.owners.set(id, read);
+      }),
+    );
+  }
+
+  /**
+   * Notes the lapses among the owner's states after the version known (all of them when none is)
+   * up to `version`: one read of those events, only when the account changed.
+   */
+  private async noteLapses(ownerUserId: string, version: number): Promise<void> {
+    const known = this.owners.get(ownerUserId);
+    const from = known ? known.version + 1 : 1;
+    if (version < from) return;
+    const events = await this.store.readVersions(userDecider.aggregateType, ownerUserId, from, version);
+    let state = known ? known.state : userDecider.initialState;
+    const states = events.map((event) => {
+      state = userDecider.evolve(state, { type: event.eventType, data: event.data } as UserEvent);
+      return { state, at: event.occurredAt };
     });
+    const lapses = lapsesAmong(ownerUserId, states);
+    if (lapses.length === 0) return;
+    const seen = this.lapsesSeen.get(ownerUserId) ?? [];
+    const fresh = lapses.filter((lapse) => !seen.some((entry) => entry.at === lapse.at));
+    this.lapsesSeen.set(ownerUserId, [...seen, ...fresh]);
+  }
+
+  /**
+   * Forgets the lapses no subscription can be suspended on any more: of owners no longer read, or
+   * older than every ownership of theirs (each an Admin's take-over since).
+   */
+  private forgetLapsesPassed(): void {
+    for (const [ownerUserId, seen] of this.lapsesSeen) {
+      const since = this.subscriptions
+        .filter((subscription) => subscription.ownerUserId === ownerUserId && subscription.enabled)
+        .map((subscription) => Date.parse(subscription.ownerSince));
+      const kept = seen.filter((entry) => since.some((start) => Date.parse(entry.at) >= start));
+      if (kept.length === 0) this.lapsesSeen.delete(ownerUserId);
+      else this.lapsesSeen.set(ownerUserId, kept);
+    }
+  }
+
+  /** The first lapse of the owner's seen since the subscription's ownership began; null if none. */
+  private lapseSeen(subscription: ActiveSubscription): OwnerLapse | null {
+    return lapseSince(subscription, this.lapsesSeen.get(subscription.ownerUserId) ?? []);
   }
 
   /** Why the subscription's owner no longer qualifies; null when it does; 'unknown' before a read. */
@@ -570,11 +628,16 @@ export class WebhookDispatcher {
   }
 
   /**
-   * The gate every delivery passes: the owner, as last read, holds the subscription's authority, and
-   * no change of its account was announced since.
+   * The gate every delivery passes: the owner, as last read, holds the subscription's authority, it
+   * lapsed in none of the states read since the ownership began, and no change of its account was
+   * announced since.
    */
   private ownerQualifies(subscription: ActiveSubscription): boolean {
-    return !this.ownersAnnounced.has(subscription.ownerUserId) && this.lapseOf(subscription) === null;
+    return (
+      !this.ownersAnnounced.has(subscription.ownerUserId) &&
+      this.lapseOf(subscription) === null &&
+      this.lapseSeen(subscription) === null
+    );
   }
 
   /**
@@ -594,12 +657,13 @@ export class WebhookDispatcher {
   }
 
   /**
-   * Appends a suspension to every enabled subscription whose owner lapsed (the gate already holds
-   * them back). Replicas race to do it: the decider refuses all but the first, which is harmless.
+   * Appends a suspension to every enabled subscription whose owner lapsed, now or at any state read
+   * since its ownership began, naming the first lapse seen (the gate already holds them back).
+   * Replicas race to do it: the decider refuses all but the first, which is harmless.
    */
   private suspendLapsed(): void {
     for (const subscription of this.subscriptions) {
-      const lapse = this.lapseOf(subscription);
+      const lapse = this.lapseSeen(subscription) ?? this.lapseOf(subscription);
       if (!subscription.enabled || lapse === null || lapse === 'unknown') continue;
       if (this.suspending.has(subscription.id)) continue;
       this.suspending.add(subscription.id);

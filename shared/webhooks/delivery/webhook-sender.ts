@@ -128,9 +128,11 @@ export class WebhookSender {
       );
       // Whether the connection was made (TLS included): a timeout before it is a connect timeout.
       let connected = false;
+      // A kept-alive socket, reused, is connected already and never emits 'connect' again: a
+      // listener on it would stay, one more per attempt, for as long as the socket lives.
       request.once('socket', (socket) => {
-        if (!socket.connecting) connected = true; // A kept-alive socket, reused.
-        socket.once(secure ? 'secureConnect' : 'connect', () => (connected = true));
+        if (!socket.connecting) connected = true;
+        else socket.once(secure ? 'secureConnect' : 'connect', () => (connected = true));
       });
       const timer = setTimeout(() => {
         settle({

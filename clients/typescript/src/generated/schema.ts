@@ -1484,7 +1484,7 @@ export interface components {
                 createdBy: string;
                 /**
                  * Format: uuid
-                 * @description The user id of the Admin it delivers under: its creator, or the last Admin who enabled it.
+                 * @description The user id of the Admin it delivers under: its creator, or the last Admin who enabled it, changed its url or eventTypes, or rotated its secret.
                  */
                 ownerUserId: string;
             } | null;
@@ -1672,7 +1672,7 @@ export interface components {
                 createdBy: string;
                 /**
                  * Format: uuid
-                 * @description The user id of the Admin it delivers under: its creator, or the last Admin who enabled it. It stops delivering when that account is disabled, erased or loses Admin.
+                 * @description The user id of the Admin it delivers under: its creator, or the last Admin who enabled it, changed its url or eventTypes, or rotated its secret. It stops delivering when that account is disabled, erased or loses Admin.
                  */
                 ownerUserId: string;
                 /** Format: date-time */

@@ -1,10 +1,10 @@
 import {
   webhookSubscriptionDecider,
   type WebhookSubscriptionState,
-} from '../domain/webhook-subscription/webhook-subscription.decider';
-import { EventStore } from '../event-store/event-store';
-import type { RedisClient } from '../redis/connections';
-import type { Keys } from '../redis/keys';
+} from '../../shared/domain/webhook-subscription/webhook-subscription.decider';
+import type { EventStore } from '../../shared/event-store/event-store';
+import type { RedisClient } from '../../shared/redis/connections';
+import type { Keys } from '../../shared/redis/keys';
 
 /** A subscription as its record holds it now (after its creation). */
 export type StoredSubscription = NonNullable<WebhookSubscriptionState>;
@@ -18,20 +18,29 @@ function isLive(state: StoredSubscription | null): state is LiveSubscription {
   return state !== null && state.status !== 'deleted';
 }
 
+/** Whether a subscription delivers, and whose it is: what both webhook queries answer of it. */
+export function standingOf<State extends StoredSubscription>(
+  state: State,
+): Pick<State, 'status' | 'statusReason' | 'createdBy' | 'ownerUserId'> {
+  return {
+    status: state.status,
+    statusReason: state.statusReason,
+    createdBy: state.createdBy,
+    ownerUserId: state.ownerUserId,
+  };
+}
+
 /**
  * The webhook subscriptions' records, for the queries: read in their current shape (a record
  * written before a shape change is folded again from its stream, as the event store loads it), and
  * never their sealed secrets.
  */
 export class SubscriptionRecords {
-  private readonly store: EventStore;
-
   constructor(
+    private readonly store: Pick<EventStore, 'loadRecord'>,
     private readonly redis: RedisClient,
     private readonly keys: Keys,
-  ) {
-    this.store = new EventStore(redis, keys, [webhookSubscriptionDecider]);
-  }
+  ) {}
 
   /** One subscription; null when it was never created. A deleted one is answered too. */
   async get(id: string): Promise<StoredSubscription | null> {

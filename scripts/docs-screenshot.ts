@@ -22,11 +22,10 @@ const OUTPUT = path.resolve(__dirname, '..', 'docs', 'images', 'api-docs.png');
 
 async function main(): Promise<void> {
   const redisServer = await startLocalRedis();
-  const config = loadConfig({
-    REDIS_URL: redisServer.url,
-    REDIS_KEY_PREFIX: 'docs-screenshot:',
-    LOG_LEVEL: 'warn',
-  });
+  const config = loadConfig(
+    { REDIS_URL: redisServer.url, REDIS_KEY_PREFIX: 'docs-screenshot:', LOG_LEVEL: 'warn' },
+    'ingress',
+  );
   const logger = createLogger({ level: config.logLevel, processRole: 'docs-screenshot' });
   const redis = createRedisConnection(config.redis, 'request', logger);
   try {

@@ -7,7 +7,7 @@ import { createKeys } from '../shared/redis/keys';
 
 /** `npm run projections:rebuild`: rebuilds every projection from the global event log. */
 async function main(): Promise<void> {
-  const config = loadConfigOrExit('rebuild');
+  const config = loadConfigOrExit('script', 'rebuild');
   const logger = createLogger({ level: config.logLevel, processRole: 'rebuild' });
   const redis = createRedisConnection(config.redis, 'queue', logger);
   await waitForRedis(redis, logger);

@@ -10,7 +10,7 @@ import { createKeys } from '../shared/redis/keys';
  * another shape again from its stream. Until then such records are re-folded on each load.
  */
 async function main(): Promise<void> {
-  const config = loadConfigOrExit('rebuild');
+  const config = loadConfigOrExit('script', 'rebuild');
   const logger = createLogger({ level: config.logLevel, processRole: 'rebuild' });
   const redis = createRedisConnection(config.redis, 'queue', logger);
   await waitForRedis(redis, logger);

@@ -12,7 +12,7 @@ import { createKeys } from '../shared/redis/keys';
  * again. Then have Redis rewrite its files (BGREWRITEAOF, BGSAVE): they still hold the old text.
  */
 async function main(): Promise<void> {
-  const config = loadConfigOrExit('seal-legacy');
+  const config = loadConfigOrExit('script', 'seal-legacy');
   const logger = createLogger({ level: config.logLevel, processRole: 'seal-legacy' });
   const redis = createRedisConnection(config.redis, 'background', logger);
   await waitForRedis(redis, logger);

@@ -9,7 +9,9 @@ import { type LocalRedis, redisAnswers, redisServerOnPath, startLocalRedis } fro
  * `npm start`: the whole service on one machine, in one terminal. Finds Redis (REDIS_CLUSTER_NODES,
  * else REDIS_URL, else a Redis on 127.0.0.1:6379, else a private redis-server it starts), then runs the ingress and one
  * worker as child processes whose JSON log lines carry a `process` tag. Ctrl-C drains both, then
- * stops the private Redis if it started one.
+ * stops the private Redis if it started one. Both children get WEBHOOK_ALLOW_PRIVATE_TARGETS as the
+ * ingress reads it: the worker binds nothing, so only this supervisor, which starts the ingress
+ * beside it, knows that the worker runs where the ingress listens.
  */
 const DEFAULT_REDIS_PORT = 6379;
 const PRIVATE_REDIS_DIR = path.resolve('var', 'redis');
@@ -47,7 +49,8 @@ function startChild(entry: string, env: NodeJS.ProcessEnv): ChildProcess {
 async function main(): Promise<void> {
   // The children check the same settings, but only after a private Redis was started for them: a
   // bad one (JWT_SECRET missing with NODE_ENV=production) stops here first, with the same line.
-  loadConfigOrExit('start');
+  // Read as the ingress reads them, so that the worker is told the ingress's webhook default.
+  const config = loadConfigOrExit('ingress', 'start');
   let stopping = false;
   let exitCode = 0;
   const children: ChildProcess[] = [];
@@ -65,7 +68,11 @@ async function main(): Promise<void> {
     await privateRedis?.stop();
     process.exit(0);
   }
-  const env: NodeJS.ProcessEnv = url === undefined ? { ...process.env } : { ...process.env, REDIS_URL: url };
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    ...(url === undefined ? {} : { REDIS_URL: url }),
+    WEBHOOK_ALLOW_PRIVATE_TARGETS: String(config.webhooks.allowPrivateTargets),
+  };
   const workerEnv = { ...env, METRICS_PORT: workerMetricsPort(env.METRICS_PORT) };
   children.push(startChild('ingress/main', env), startChild('workers/main', workerEnv));
 

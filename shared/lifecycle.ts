@@ -1,17 +1,18 @@
-import type { Config } from './config';
+import type { Config, ProcessRole } from './config';
 import { ConfigError, loadConfig } from './config';
 import type { Logger } from './logger';
 
 /**
- * Loads the configuration or ends the process with one line naming what is wrong: an operator
- * reading a crash loop should not have to dig through a stack trace to find a typo in an env var.
+ * Loads the configuration for a process of `role` or ends the process with one line, prefixed with
+ * `label`, naming what is wrong: an operator reading a crash loop should not have to dig through a
+ * stack trace to find a typo in an env var.
  */
-export function loadConfigOrExit(processRole: string): Config {
+export function loadConfigOrExit(role: ProcessRole, label: string = role): Config {
   try {
-    return loadConfig();
+    return loadConfig(process.env, role);
   } catch (error) {
     if (error instanceof ConfigError) {
-      process.stderr.write(`[${processRole}] ${error.message}\n`);
+      process.stderr.write(`[${label}] ${error.message}\n`);
       process.exit(78); // EX_CONFIG
     }
     throw error;

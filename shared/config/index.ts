@@ -10,6 +10,7 @@ export {
   type RedisNodeAddress,
   type TrustProxy,
 } from './parse';
+export type { ProcessRole } from './setting';
 export {
   HTTP_TIMEOUT_DEFAULTS,
   LOG_LEVELS,

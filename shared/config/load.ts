@@ -1,6 +1,6 @@
 import Joi from 'joi';
 
-import type { DerivedLeavesOf, LeavesOf, Setting, TreeOf } from './setting';
+import type { ComputedDefault, DerivedLeavesOf, LeavesOf, ProcessRole, Setting, TreeOf } from './setting';
 import { DERIVED, isLocalDevelopment, SETTINGS, type SettingsEnv } from './settings';
 
 /**
@@ -17,12 +17,23 @@ export class ConfigError extends Error {
   override readonly name = 'ConfigError';
 }
 
+/** What loadConfig hands joi beside the environment: the role a computed default may ask for. */
+interface LoadContext {
+  readonly role: ProcessRole;
+}
+
+/** A row's schema with its default; a computed one gets the loading process's role from joi's context. */
+function withDefault(row: Setting): Joi.Schema {
+  if (row.default === undefined) return row.joi;
+  if (typeof row.default !== 'function') return row.joi.default(row.default);
+  const computed = row.default as ComputedDefault<unknown>;
+  return row.joi.default((env: Readonly<Record<string, unknown>>, helpers: Joi.CustomHelpers) =>
+    computed(env, (helpers.prefs.context as LoadContext).role),
+  );
+}
+
 /** The schema the rows make up, with the rules that tie variables together. */
-const envSchema = Joi.object(
-  Object.fromEntries(
-    SETTINGS.map((row) => [row.env, row.default === undefined ? row.joi : row.joi.default(row.default)]),
-  ),
-)
+const envSchema = Joi.object(Object.fromEntries(SETTINGS.map((row) => [row.env, withDefault(row)])))
   .and('ADMIN_EMAIL', 'ADMIN_PASSWORD')
   .with('JWT_PREVIOUS_SECRET', 'JWT_SECRET')
   .with('JWT_PREVIOUS_SECRET_UNTIL', 'JWT_PREVIOUS_SECRET')
@@ -105,11 +116,16 @@ function deepFreeze<T>(value: T): T {
   return value;
 }
 
-/** Validates the environment once; the result is frozen so nothing changes settings at run time. */
-export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+/**
+ * Validates the environment once; the result is frozen so nothing changes settings at run time.
+ * `role` is the process it is loaded for: a default that trusts where the process runs is taken
+ * only by the ingress, which binds HOST; any other role (a script, unless it says) gets the strict one.
+ */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env, role: ProcessRole = 'script'): Config {
   // Empty strings are how shells and compose files say "unset".
   const present = Object.fromEntries(Object.entries(env).filter(([, value]) => value !== ''));
-  const result = envSchema.validate(present, { abortEarly: false, convert: true });
+  const context: LoadContext = { role };
+  const result = envSchema.validate(present, { abortEarly: false, convert: true, context });
   const problems = [
     ...(result.error?.details.map(describe) ?? []),
     ...productionProblems(present),

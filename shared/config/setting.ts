@@ -17,8 +17,18 @@ export interface OwnRowDoc {
  */
 export type SettingDoc = OwnRowDoc | { readonly sharesRowWith: string } | { readonly describedIn: string };
 
-/** A default computed from the raw environment (joi calls it with the object being validated). */
-export type ComputedDefault<V> = (env: Readonly<Record<string, unknown>>) => V;
+/**
+ * The process a configuration is loaded for. Only the ingress binds HOST, so only its HOST tells
+ * where it runs; a worker or a script binds nothing, and a default that trusts where the process
+ * runs must not be taken from a HOST it never listens on.
+ */
+export type ProcessRole = 'ingress' | 'worker' | 'script';
+
+/**
+ * A default computed from the raw environment (joi calls it with the object being validated) and
+ * the role of the process loading it.
+ */
+export type ComputedDefault<V> = (env: Readonly<Record<string, unknown>>, role: ProcessRole) => V;
 
 /**
  * One environment variable: its name, its joi schema (the start-up error shows the schema's

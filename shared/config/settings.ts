@@ -23,7 +23,7 @@ import {
   urlHasPassword,
   WORKER_CONSUMERS,
 } from './parse';
-import { type Derived, type EnvOf, setting } from './setting';
+import { type Derived, type EnvOf, type ProcessRole, setting } from './setting';
 
 export const NODE_ENVS = ['development', 'production', 'test'] as const;
 export type NodeEnv = (typeof NODE_ENVS)[number];
@@ -80,9 +80,10 @@ function defaultHost(env: Readonly<Record<string, unknown>>): string {
 
 /**
  * Development on loopback: NODE_ENV is not `production` and HOST, set or by default, is a loopback
- * address. Only then may a start make the sandbox administrator, keep a generated JWT secret in
- * Redis, and let webhooks reach private targets by default. The worker binds nothing with HOST,
- * but reads it for this: `npm start` gives both processes the same environment, so they agree.
+ * address. Only then may a start make the sandbox administrator and keep a generated secret in
+ * Redis, and only then does the ingress let webhooks reach private targets by default. The worker
+ * binds nothing with HOST, but reads it for the generated secret: `npm start` gives both processes
+ * the same environment, so they agree.
  */
 export function isLocalDevelopment(env: Readonly<Record<string, unknown>>): boolean {
   if (env.NODE_ENV === 'production') return false;
@@ -90,11 +91,16 @@ export function isLocalDevelopment(env: Readonly<Record<string, unknown>>): bool
 }
 
 /**
- * WEBHOOK_ALLOW_PRIVATE_TARGETS when unset: a local development start may reach the developer's own
- * receiver on loopback; anything else (production always) stays strict.
+ * WEBHOOK_ALLOW_PRIVATE_TARGETS when unset: an ingress in local development, which knows it listens
+ * on loopback, accepts the developer's own receiver there; anything else stays strict. A worker
+ * binds nothing, so its HOST proves nothing (a worker started on its own on a shared box has none):
+ * it allows private targets only when told, as `npm start` tells it when its ingress would.
  */
-function defaultAllowPrivateTargets(env: Readonly<Record<string, unknown>>): 'true' | 'false' {
-  return isLocalDevelopment(env) ? 'true' : 'false';
+function defaultAllowPrivateTargets(
+  env: Readonly<Record<string, unknown>>,
+  role: ProcessRole,
+): 'true' | 'false' {
+  return role === 'ingress' && isLocalDevelopment(env) ? 'true' : 'false';
 }
 
 /**
@@ -131,7 +137,7 @@ export const SETTINGS = [
       default: '`127.0.0.1`; production: `0.0.0.0`',
       expects: 'the address the HTTP ingress binds',
       usedBy:
-        'both: the ingress binds it. Outside production only a loopback address (127.0.0.0/8, `::1`, `localhost`) gets the sandbox administrator, a generated JWT secret and private webhook targets by default; any other needs `JWT_SECRET`. The worker reads it for that alone (`npm start` gives both the same)',
+        'both: the ingress binds it. Outside production only a loopback address (127.0.0.0/8, `::1`, `localhost`) gets the sandbox administrator, a generated JWT secret and, in the ingress, private webhook targets by default; any other needs `JWT_SECRET`. The worker reads it for the generated secret alone (`npm start` gives both the same)',
     },
   }),
   setting({
@@ -813,10 +819,10 @@ export const SETTINGS = [
     path: 'webhooks.allowPrivateTargets',
     parse: (value): boolean => value === 'true',
     doc: {
-      default: '`true` in local development, else `false`',
+      default: '`false`; local-development ingress: `true`',
       expects: '`true` or `false`',
       usedBy:
-        'both: `true` lets webhook subscriptions use `http` URLs and reach loopback, private, link-local and metadata addresses (local development and tests only); `false` refuses them when a subscription is made and again at connect time for every delivery. The default follows `NODE_ENV` and `HOST` in each process',
+        "both: `true` lets webhook subscriptions use `http` URLs and reach loopback, private, link-local and metadata addresses (local development and tests only); `false` refuses them on subscribing and at connect time for every delivery. The worker's default is `false` unless `npm start` sets it (to the ingress's, from `NODE_ENV` and `HOST`)",
     },
   }),
   setting({

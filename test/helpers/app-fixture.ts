@@ -100,13 +100,16 @@ export async function createTestApp(
   options: BuildAppOptions = {},
   hooks: CommandHandlerHooks = {},
 ): Promise<TestApp> {
-  const config = loadConfig({
-    NODE_ENV: 'test',
-    ...testRedisEnv(),
-    REDIS_KEY_PREFIX: uniquePrefix(),
-    LOG_LEVEL: 'info',
-    ...env,
-  });
+  const config = loadConfig(
+    {
+      NODE_ENV: 'test',
+      ...testRedisEnv(),
+      REDIS_KEY_PREFIX: uniquePrefix(),
+      LOG_LEVEL: 'info',
+      ...env,
+    },
+    'ingress',
+  );
   const logs = new CapturedLogs();
   const logger = createLogger({ level: config.logLevel, processRole: 'test', stream: logs.stream });
   const redis = createRedisConnection(config.redis, 'request', logger);

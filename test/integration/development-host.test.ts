@@ -4,7 +4,7 @@
  * private webhook targets by default), checked on the real entry points and through HTTP.
  */
 import { randomUUID } from 'node:crypto';
-import { connect } from 'node:net';
+import { type AddressInfo, connect, createServer } from 'node:net';
 import { networkInterfaces } from 'node:os';
 
 import { SANDBOX_ADMIN_EMAIL, SANDBOX_BANNER_TITLE } from '../../shared/accounts/sandbox-admin';
@@ -20,7 +20,7 @@ import {
   testRedisEnv,
   uniquePrefix,
 } from '../helpers/app-fixture';
-import { exchange } from '../helpers/http-client';
+import { bearerToken, commandBody, exchange } from '../helpers/http-client';
 import {
   eventually,
   type IngressProcess,
@@ -31,7 +31,7 @@ import {
   startServiceProcess,
 } from '../helpers/processes';
 import { redisContents } from '../helpers/redis-state';
-import { adminCommander } from '../helpers/webhooks';
+import { adminCommander, startReceiver } from '../helpers/webhooks';
 
 const SECRET = 'development-host-test-secret-0123456789abcdef';
 const REFUSAL = `Invalid configuration: ${developmentBeyondLoopback('0.0.0.0')} (at least 32 characters, e.g. \`openssl rand -base64 48\`); leave HOST unset to listen on 127.0.0.1 only`;
@@ -228,5 +228,108 @@ describe('development stays on the developer machine', () => {
         expect(refused.text).toContain('WEBHOOK_ALLOW_PRIVATE_TARGETS=true');
       }
     });
+
+    it('When a development worker is started on its own, without HOST and WEBHOOK_ALLOW_PRIVATE_TARGETS, then it refuses a delivery to a loopback receiver and the delivery log says so', async () => {
+      // A receiver on loopback that only counts: the https attempt must never reach it.
+      let connections = 0;
+      const receiver = createServer((socket) => {
+        connections++;
+        socket.destroy();
+      });
+      await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+      const port = (receiver.address() as AddressInfo).port;
+      const prefix = uniquePrefix();
+      // The ingress knows it listens on loopback, so it accepts the subscription...
+      const subject = await createTestApp({
+        NODE_ENV: 'development',
+        HOST: '127.0.0.1',
+        JWT_SECRET: SECRET,
+        WEBHOOK_ALLOW_PRIVATE_TARGETS: '',
+        REDIS_KEY_PREFIX: prefix,
+      });
+      try {
+        const admin = await adminCommander(subject.app, (user) => subject.createUser(user));
+        const subscriptionId = randomUUID();
+        const subscribed = await admin.send('CreateWebhookSubscription', {
+          aggregateRootId: subscriptionId,
+          url: `https://127.0.0.1:${port}/hook`,
+          eventTypes: ['FantasyTeamCreatedEvent'],
+        });
+        expect(subscribed.status).toBe(200);
+        // ...but the worker, as `npm run start:worker` on a shared box starts it, binds nothing:
+        // its HOST (unset) proves nothing about where it runs.
+        const worker = startServiceProcess('workers/main.ts', env(prefix, { JWT_SECRET: SECRET }));
+        started.push(worker);
+        await worker.waitForOutput('worker ready', 60_000);
+        const team = await admin.send('CreateFantasyTeam', {
+          aggregateRootId: randomUUID(),
+          name: 'refused',
+        });
+        expect(team.status).toBe(200);
+
+        let attempts: { httpStatus: number | null; error: string | null }[] = [];
+        await eventually(async () => {
+          const log = await admin.query({ queryType: 'GetWebhookDeliveries', subscriptionId });
+          attempts = (log.body as { results: typeof attempts }).results;
+          return attempts.length > 0;
+        }, 30_000);
+        expect(attempts[0]).toMatchObject({ httpStatus: null, error: 'target refused: private address' });
+        expect(connections).toBe(0);
+      } finally {
+        await subject.close();
+        await new Promise<void>((resolve) => receiver.close(() => resolve()));
+      }
+    }, 120_000);
+
+    it('When `npm start` runs development on loopback without WEBHOOK_ALLOW_PRIVATE_TARGETS, then it tells its worker too, and a loopback receiver gets the delivery', async () => {
+      const receiver = await startReceiver();
+      const prefix = uniquePrefix();
+      const adminEmail = 'npm-start-webhooks@example.com';
+      const adminPassword = 'npm-start-webhooks-password';
+      const supervisor = startServiceProcess(
+        'scripts/start-all.ts',
+        env(prefix, {
+          PORT: '0',
+          ADMIN_EMAIL: adminEmail,
+          ADMIN_PASSWORD: adminPassword,
+          JWT_SECRET: SECRET,
+        }),
+      );
+      started.push(supervisor);
+      try {
+        await supervisor.waitForOutput('"message":"ingress listening"', 60_000);
+        await supervisor.waitForOutput('worker ready', 60_000);
+        const listening = supervisor
+          .stdout()
+          .split('\n')
+          .find((line) => line.includes('"message":"ingress listening"'));
+        const { port } = JSON.parse(listening ?? '{}') as { port: number };
+        const baseUrl = `http://127.0.0.1:${port}`;
+        // The ingress makes the administrator before it listens.
+        const authorization = await bearerToken(baseUrl, adminEmail, adminPassword);
+        const send = (commandType: string, command: Record<string, unknown>) =>
+          exchange(baseUrl, 'POST', '/api/command', {
+            authorization,
+            body: commandBody(commandType, command),
+          });
+
+        const subscribed = await send('CreateWebhookSubscription', {
+          aggregateRootId: randomUUID(),
+          url: receiver.url,
+          eventTypes: ['FantasyTeamCreatedEvent'],
+        });
+        expect(subscribed).toMatchObject({ ok: true, status: 200 });
+        const teamId = randomUUID();
+        expect(await send('CreateFantasyTeam', { aggregateRootId: teamId, name: 'delivered' })).toMatchObject(
+          {
+            ok: true,
+            status: 200,
+          },
+        );
+        await eventually(() => receiver.received.some((delivery) => delivery.body.includes(teamId)), 30_000);
+      } finally {
+        await receiver.stop();
+      }
+    }, 150_000);
   });
 });

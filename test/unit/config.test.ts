@@ -286,18 +286,44 @@ describe('loadConfig', () => {
       [{ NODE_ENV: 'production', JWT_SECRET: secret }, false],
       [{ NODE_ENV: 'production', HOST: '127.0.0.1', JWT_SECRET: secret }, false],
     ])(
-      'When WEBHOOK_ALLOW_PRIVATE_TARGETS is unset and the environment is %j, then private targets are allowed: %s',
+      'When WEBHOOK_ALLOW_PRIVATE_TARGETS is unset and the ingress environment is %j, then private targets are allowed: %s',
       (env, allowed) => {
-        expect(loadConfig(env).webhooks.allowPrivateTargets).toBe(allowed);
+        expect(loadConfig(env, 'ingress').webhooks.allowPrivateTargets).toBe(allowed);
       },
     );
 
-    it('When WEBHOOK_ALLOW_PRIVATE_TARGETS is set, then it wins over the derived default either way', () => {
-      expect(loadConfig({ WEBHOOK_ALLOW_PRIVATE_TARGETS: 'false' }).webhooks.allowPrivateTargets).toBe(false);
-      expect(
-        loadConfig({ NODE_ENV: 'production', JWT_SECRET: secret, WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true' })
-          .webhooks.allowPrivateTargets,
-      ).toBe(true);
+    it.each([
+      [{}],
+      [{ NODE_ENV: 'development' }],
+      [{ NODE_ENV: 'test' }],
+      [{ NODE_ENV: 'development', HOST: '127.0.0.1' }],
+      [{ NODE_ENV: 'production', JWT_SECRET: secret }],
+    ])(
+      'When WEBHOOK_ALLOW_PRIVATE_TARGETS is unset and a worker or a script loads %j, then private targets are refused: it binds nothing, so HOST proves nothing',
+      (env) => {
+        expect(loadConfig(env, 'worker').webhooks.allowPrivateTargets).toBe(false);
+        expect(loadConfig(env, 'script').webhooks.allowPrivateTargets).toBe(false);
+        expect(loadConfig(env).webhooks.allowPrivateTargets).toBe(false);
+        // The rest of local development still follows NODE_ENV and HOST in every process.
+        expect(loadConfig(env, 'worker').localDevelopment).toBe(loadConfig(env, 'ingress').localDevelopment);
+      },
+    );
+
+    it('When WEBHOOK_ALLOW_PRIVATE_TARGETS is set, then it wins over the derived default either way, in every process', () => {
+      for (const role of ['ingress', 'worker', 'script'] as const) {
+        expect(
+          loadConfig({ WEBHOOK_ALLOW_PRIVATE_TARGETS: 'false' }, role).webhooks.allowPrivateTargets,
+        ).toBe(false);
+        expect(loadConfig({ WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true' }, role).webhooks.allowPrivateTargets).toBe(
+          true,
+        );
+        expect(
+          loadConfig(
+            { NODE_ENV: 'production', JWT_SECRET: secret, WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true' },
+            role,
+          ).webhooks.allowPrivateTargets,
+        ).toBe(true);
+      }
     });
 
     it('When a development start is asked to listen on 0.0.0.0 without JWT_SECRET, then loading fails with one line saying it has no sandbox and needs JWT_SECRET', () => {

@@ -1,6 +1,5 @@
 import Joi from 'joi';
 
-import type { Actor } from '../../accounts/account';
 import type { CoreServices } from '../../core-services';
 import type { Decider, DomainEvent } from '../../domain/decider';
 import { DEFAULT_SEASON } from '../../domain/fantasy-team/fantasy-team.commands';
@@ -18,7 +17,7 @@ import {
   type PlayerSeasonStats,
   seasonId,
 } from '../../domain/sport/sport.model';
-import { hasAnyRole, lacksRolesMessage, type Role } from '../../roles';
+import { hasAnyRole, type Role } from '../../roles';
 import { boundedArray, guid, long, seasonYear, text } from '../../validation';
 import {
   batchRefused,
@@ -26,11 +25,11 @@ import {
   forEachLimited,
   type ImportContext,
   type Importer,
-  type ImportOutcome,
   importOutcome,
   processingFailed,
   receivedField,
   receivedRows,
+  roleRefusal,
   type RowError,
   stoppedBySubmitter,
 } from '../importer';
@@ -49,6 +48,8 @@ export interface PlayerSeedingData {
 
 const REQUIRED_ROLES: readonly Role[] = ['Admin'];
 const ROUND_LIMIT = 1000;
+/** The spec's failure of a submitter without Admin, at the first player's aggregate. */
+const refusedForRole = roleRefusal('SeedPlayer', REQUIRED_ROLES);
 const name = text({ max: 200 }).trim().allow('').default('');
 
 const playerSchema = Joi.object<SeedPlayerRow>({
@@ -198,13 +199,6 @@ async function seedPlayer(
     if (previousFantasyId !== row.fantasyId) await release('fantasy', previousFantasyId);
   }
   return undefined;
-}
-
-/** The spec's failure of a submitter without Admin, at the first player's aggregate (4.6 rule 3). */
-function refusedForRole(firstAggregateId: string, actor: Actor): ImportOutcome {
-  return processingFailed(
-    failedAtAggregate(firstAggregateId, lacksRolesMessage(actor, 'SeedPlayer', REQUIRED_ROLES)),
-  );
 }
 
 /**

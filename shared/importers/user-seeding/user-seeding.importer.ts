@@ -1,23 +1,22 @@
 import Joi from 'joi';
 
-import type { Actor } from '../../accounts/account';
 import type { NewUser } from '../../accounts/account.service';
 import { assignedRolesSchema, newPasswordSchema } from '../../accounts/account-schemas';
 import { USER_COMMAND_ROLES, USER_TYPES } from '../../domain/user/user.commands';
 import { USER_MESSAGES } from '../../domain/user/user.messages';
 import { normalizeEmail, userIdForEmail } from '../../domain/user/user-id';
-import { firstUngrantableRole, hasAnyRole, lacksRolesMessage, mayNotGrantMessage } from '../../roles';
+import { firstUngrantableRole, hasAnyRole, mayNotGrantMessage } from '../../roles';
 import { boundedArray, emailAddress, text } from '../../validation';
 import {
   batchRefused,
   failedAtAggregate,
   forEachLimited,
   type Importer,
-  type ImportOutcome,
   importOutcome as outcome,
   processingFailed,
   receivedField,
   receivedRows,
+  roleRefusal,
   type RowError,
   stoppedBySubmitter,
 } from '../importer';
@@ -59,12 +58,8 @@ const seedUserSchema = Joi.object({
   emailVerified: Joi.boolean().strict().default(false),
 });
 
-/** The spec's failure of a submitter without the role, at the first row's account (4.6 rule 3). */
-function refusedForRole(firstUserId: string, actor: Actor): ImportOutcome {
-  return processingFailed(
-    failedAtAggregate(firstUserId, lacksRolesMessage(actor, 'CreateUser', USER_COMMAND_ROLES.CreateUser)),
-  );
-}
+/** The spec's failure of a submitter without the role, at the first row's account. */
+const refusedForRole = roleRefusal('CreateUser', USER_COMMAND_ROLES.CreateUser);
 
 interface PlannedRow {
   readonly index: number;

@@ -66,6 +66,9 @@ export function failedAtAggregate(aggregateId: string, reason: string): string {
   return `Import failed at aggregate ${aggregateId}: ${reason}`;
 }
 
+/** The aggregate a role refusal names when the data received names none its schema would take. */
+export const NO_AGGREGATE_ID = '00000000-0000-0000-0000-000000000000';
+
 /**
  * The spec's failure of a submitter without the roles of `commandType` (4.6 rule 3), at the first
  * row's aggregate: `Import failed at aggregate <id>: User '<email>' (<user id>) lacks required roles

@@ -18,7 +18,7 @@ import {
   seasonId,
 } from '../../domain/sport/sport.model';
 import { hasAnyRole, type Role } from '../../roles';
-import { boundedArray, guid, long, seasonYear, text } from '../../validation';
+import { boundedArray, guid, isGuid, isSeasonYear, long, seasonYear, text } from '../../validation';
 import {
   batchRefused,
   failedAtAggregate,
@@ -233,10 +233,14 @@ export const playerSeedingImporter: Importer<PlayerSeedingData> = {
   rowCount: (data) => data.players.length,
 
   refuseWithoutRole(data, actor) {
+    // Unvalidated: the first player's id only when it is one (a GUID), else the season's, so no
+    // text of the body reaches the record.
     const platformId = receivedField(receivedRows(data, 'players')?.[0], 'platformId');
-    if (typeof platformId === 'string') return refusedForRole(platformId.toLowerCase(), actor);
     const season = receivedField(data, 'season');
-    return refusedForRole(seasonId(typeof season === 'string' ? season : DEFAULT_SEASON), actor);
+    const aggregateId = isGuid(platformId)
+      ? platformId.toLowerCase()
+      : seasonId(isSeasonYear(season) ? season : DEFAULT_SEASON);
+    return refusedForRole(aggregateId, actor);
   },
 
   async run(data, context, services) {

@@ -1,13 +1,40 @@
+import path from 'node:path';
+
 import type { Request, RequestHandler } from 'express';
+import type { Result } from 'ioredis';
 import { RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
 
 import { AppError } from '../../shared/errors';
+import { bytesReadByBodyParser } from '../../shared/http/request-body';
 import type { RedisClient } from '../../shared/redis/connections';
 import type { Keys } from '../../shared/redis/keys';
+import { defineScript, registerScripts, type ScriptDefinition } from '../../shared/redis/scripts';
 import { authenticatedPrincipal } from '../auth/principal';
 
 /** The window the bytes are counted in: IMPORT_BYTES_PER_ACCOUNT_PER_MINUTE is per minute. */
 const WINDOW_SECONDS = 60;
+
+/**
+ * A chunked body's unused charge is given back only while this much of its window is left, so it
+ * is given back to the window it was charged in (the script gives nothing to one that has ended).
+ */
+const REFUND_MARGIN_MS = 1_000;
+
+/** The byte budget's own script (lua/): rate-limiter-flexible's reward could turn the counter negative. */
+const IMPORT_BYTE_SCRIPTS: readonly ScriptDefinition[] = [
+  defineScript({
+    name: 'refundImportBytes',
+    file: path.join(__dirname, 'lua', 'refund-import-bytes-1.lua'),
+    numberOfKeys: 1,
+  }),
+];
+
+declare module 'ioredis' {
+  interface RedisCommander<Context> {
+    /** The counter after giving back at most `bytes` (never below 0); -1 when its window ended. */
+    refundImportBytes(counterKey: string, bytes: number): Result<number, Context>;
+  }
+}
 
 /** The 429 problem of an account past its import bytes for the minute. */
 export function tooManyImportBytes(bytesPerMinute: number, retryAfterSeconds: number): AppError {
@@ -21,8 +48,9 @@ export function tooManyImportBytes(bytesPerMinute: number, retryAfterSeconds: nu
 
 /**
  * What a request is charged before its body is read: its declared Content-Length; when it
- * declares none but sends a body (chunked), the route's body limit, the most it may read. A body
- * declared larger than the limit is charged nothing: the body reader refuses it unread (413).
+ * declares none but sends a body (chunked), the route's body limit, the most it may read, until
+ * the body is read (see {@link isChargedTheLimit}). A body declared larger than the limit is
+ * charged nothing: the body reader refuses it unread (413).
  */
 export function chargedBytes(req: Request, bodyLimitBytes: number): number {
   const declared = req.headers['content-length'];
@@ -30,7 +58,12 @@ export function chargedBytes(req: Request, bodyLimitBytes: number): number {
     const length = /^[0-9]{1,15}$/.test(declared) ? Number(declared) : 0;
     return length > bodyLimitBytes ? 0 : length;
   }
-  return req.headers['transfer-encoding'] === undefined ? 0 : bodyLimitBytes;
+  return isChargedTheLimit(req) ? bodyLimitBytes : 0;
+}
+
+/** A body of unknown length (chunked), charged the body limit before it is read. */
+function isChargedTheLimit(req: Request): boolean {
+  return req.headers['content-length'] === undefined && req.headers['transfer-encoding'] !== undefined;
 }
 
 /**
@@ -41,6 +74,8 @@ export function chargedBytes(req: Request, bodyLimitBytes: number): number {
  * before it and costs nothing, and an account past its bytes gets the 429 problem with Retry-After
  * without a byte of its body read or parsed (the answer closes the connection, see
  * closeWhenBodyUnread). An account past the cap is refused from memory until the window ends.
+ * A chunked body, charged the body limit before it is read, is charged what it held once read
+ * (refused or not): the rest is given back.
  */
 export class ImportByteLimit {
   private readonly limiter: RateLimiterRedis | undefined;
@@ -51,37 +86,67 @@ export class ImportByteLimit {
     private readonly bytesPerMinute: number,
   ) {
     if (bytesPerMinute === 0) return;
+    registerScripts(redis, IMPORT_BYTE_SCRIPTS);
     this.limiter = new RateLimiterRedis({
       storeClient: redis,
       keyPrefix: keys.importBytesPrefix(),
       points: bytesPerMinute,
       duration: WINDOW_SECONDS,
-      inMemoryBlockOnConsumed: bytesPerMinute,
+      // Past the cap, not at it: a chunked body charged up to the cap may get most of it back.
+      inMemoryBlockOnConsumed: bytesPerMinute + 1,
       rejectIfRedisNotReady: true,
     });
   }
 
-  /** Counts `bytes` of the account's imports; throws the 429 problem once they pass the cap. */
-  async consume(userId: string, bytes: number): Promise<void> {
+  /**
+   * Counts `bytes` of the account's imports; throws the 429 problem once they pass the cap.
+   * Resolves to when the window they were counted in ends (ms since the epoch), null if uncounted.
+   */
+  async consume(userId: string, bytes: number): Promise<number | null> {
     const limiter = this.limiter;
-    if (!limiter || bytes === 0) return;
+    if (!limiter || bytes === 0) return null;
     // As the account rate limit: Redis away is the 503 problem, not a free pass.
     if (this.redis.status !== 'ready') throw new Error('Redis connection is not ready');
     try {
-      await limiter.consume(userId, bytes);
+      const counted = await limiter.consume(userId, bytes);
+      return Date.now() + counted.msBeforeNext;
     } catch (error) {
       if (!(error instanceof RateLimiterRes)) throw error;
       throw tooManyImportBytes(this.bytesPerMinute, Math.max(1, Math.ceil(error.msBeforeNext / 1000)));
     }
   }
 
-  /** The route step: charges the authenticated caller's request (see chargedBytes) before its body is read. */
-  charge(bodyLimitBytes: number): RequestHandler {
-    return (req, _res, next) => {
-      this.consume(authenticatedPrincipal(req).userId, chargedBytes(req, bodyLimitBytes)).then(
-        () => next(),
-        next,
-      );
+  /**
+   * Gives back `bytes` of the account's count in the window ending at `windowEndsAt`, unless that
+   * window has ended (or is about to): never into the next one, never below zero.
+   */
+  async refund(userId: string, bytes: number, windowEndsAt: number): Promise<void> {
+    const limiter = this.limiter;
+    if (!limiter || bytes <= 0 || Date.now() > windowEndsAt - REFUND_MARGIN_MS) return;
+    await this.redis.refundImportBytes(limiter.getKey(userId), bytes);
+  }
+
+  /**
+   * The route's body step: charges the authenticated caller's request (see chargedBytes) before
+   * `readBody` reads it; a chunked body, charged the whole `bodyLimitBytes`, gets back what it did
+   * not hold once `readBody` is done with it, whether it took the body or refused it.
+   */
+  charge(bodyLimitBytes: number, readBody: RequestHandler): RequestHandler {
+    return (req, res, next) => {
+      const { userId } = authenticatedPrincipal(req);
+      const charged = chargedBytes(req, bodyLimitBytes);
+      this.consume(userId, charged).then((windowEndsAt) => {
+        if (windowEndsAt === null || !isChargedTheLimit(req)) {
+          void readBody(req, res, next);
+          return;
+        }
+        void readBody(req, res, (error?: unknown) => {
+          // A refund Redis could not take leaves the account charged more, never less.
+          this.refund(userId, charged - bytesReadByBodyParser(req), windowEndsAt)
+            .catch(() => undefined)
+            .finally(() => next(error));
+        });
+      }, next);
     };
   }
 }

@@ -20,7 +20,7 @@ export const IMPORT_PATH = '/api/import';
 export interface ImportRouteDeps extends SubmitImportServices {
   readonly authentication: Authentication;
   readonly config: Config;
-  /** IMPORT_BYTES_PER_ACCOUNT_PER_MINUTE, charged before the body is read. */
+  /** IMPORT_BYTES_PER_ACCOUNT_PER_MINUTE, charged before the body is read (a chunked one settled after). */
   readonly importByteLimit: ImportByteLimit;
 }
 
@@ -49,8 +49,7 @@ export function registerImportRoutes(routes: RouteTable, deps: ImportRouteDeps):
     IMPORT_PATH,
     labelOperation(['importerType'], (importerType) => IMPORTERS.has(importerType)),
     authenticate(deps.authentication, 'empty'),
-    deps.importByteLimit.charge(deps.config.importBodyLimitBytes),
-    jsonBody(deps.config.importBodyLimitBytes),
+    deps.importByteLimit.charge(deps.config.importBodyLimitBytes, jsonBody(deps.config.importBodyLimitBytes)),
     handle,
   );
 }

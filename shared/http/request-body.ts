@@ -73,8 +73,29 @@ export function jsonNestedDeeperThan(bytes: Uint8Array, max: number): boolean {
   return false;
 }
 
+/** The bytes body-parser took from each request's body it read (see {@link bytesReadByBodyParser}). */
+const bodyParserBytes = new WeakMap<object, number>();
+
+/**
+ * How many bytes of `req`'s body body-parser took (once inflated) before it passed the request on
+ * or refused it: the whole body when it parsed it or refused its content (JSON, depth, charset),
+ * where it stopped when it refused the body for its size or the client cut it, 0 when it never
+ * read it (a refused encoding, a content type it skips). Only bodies jsonBody() did not read
+ * directly, i.e. those without a Content-Length, compressed, or of another content type.
+ */
+export function bytesReadByBodyParser(req: object): number {
+  return bodyParserBytes.get(req) ?? 0;
+}
+
+/** Notes where raw-body stopped reading a body it refused (too large, aborted): its `received`. */
+function noteBytesReceived(req: object, error: unknown): void {
+  const received = (error as { received?: unknown } | undefined)?.received;
+  if (typeof received === 'number' && !bodyParserBytes.has(req)) bodyParserBytes.set(req, received);
+}
+
 /** body-parser's `verify` hook: runs on the whole (inflated) body, before JSON.parse. */
-function verifyJson(_req: unknown, _res: unknown, body: Buffer, encoding: string): void {
+function verifyJson(req: object, _res: unknown, body: Buffer, encoding: string): void {
+  bodyParserBytes.set(req, body.length);
   if (encoding !== 'utf-8' && encoding !== 'utf8') {
     throw new BodyRefusal(BODY_MESSAGES.notUtf8, 'charset.not.utf8', 400);
   }
@@ -291,8 +312,12 @@ export function jsonBody(limitBytes: number): RequestHandler {
   ]);
   return (req, res, next) => {
     const length = directlyReadableLength(req, limitBytes);
-    if (length === undefined) throughBodyParser(req, res, next);
-    else readDirectly(req, length, next);
+    if (length !== undefined) readDirectly(req, length, next);
+    else
+      throughBodyParser(req, res, (error?: unknown) => {
+        noteBytesReceived(req, error);
+        next(error);
+      });
   };
 }
 

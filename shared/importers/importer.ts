@@ -2,7 +2,7 @@ import type Joi from 'joi';
 
 import type { Actor } from '../accounts/account';
 import type { CoreServices } from '../core-services';
-import type { Role } from '../roles';
+import { lacksRolesMessage, type Role } from '../roles';
 
 export const IMPORT_PRIORITIES = ['Normal', 'High'] as const;
 export type ImportPriority = (typeof IMPORT_PRIORITIES)[number];
@@ -64,6 +64,24 @@ export function importOutcome(
 /** The spec's message prefix for a command that failed while processing (4.6 rule 3). */
 export function failedAtAggregate(aggregateId: string, reason: string): string {
   return `Import failed at aggregate ${aggregateId}: ${reason}`;
+}
+
+/** The aggregate a role refusal names when the data received names none its schema would take. */
+export const NO_AGGREGATE_ID = '00000000-0000-0000-0000-000000000000';
+
+/**
+ * The spec's failure of a submitter without the roles of `commandType` (4.6 rule 3), at the first
+ * row's aggregate: `Import failed at aggregate <id>: User '<email>' (<user id>) lacks required roles
+ * ...`, one for each importer. A role-less import's data is never validated, so the `aggregateId`
+ * given must be one its schema's rule takes (or derived from one), else {@link NO_AGGREGATE_ID}:
+ * nothing else of the body reaches the record, which stays a few hundred bytes whatever it held.
+ */
+export function roleRefusal(
+  commandType: string,
+  requiredRoles: readonly Role[],
+): (aggregateId: string, actor: Actor) => ImportOutcome {
+  return (aggregateId, actor) =>
+    processingFailed(failedAtAggregate(aggregateId, lacksRolesMessage(actor, commandType, requiredRoles)));
 }
 
 /** A whole-batch refusal before any command ran (rows repeating a unique key, say). */

@@ -4,6 +4,8 @@
  * read; past it a 429 problem with Retry-After. Anonymous callers cost nothing.
  */
 import { randomUUID } from 'node:crypto';
+import { createServer, request as httpRequest, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 
 import request from 'supertest';
 
@@ -94,5 +96,98 @@ describe('Import bytes per account per minute', () => {
       expect({ status: res.status, body: res.text }).toEqual({ status: 401, body: '' });
     }
     expect(await counters()).toEqual(before);
+  });
+});
+
+describe('Import bytes of chunked bodies', () => {
+  const BODY_LIMIT = 16 * 1024;
+  const BUDGET = 40 * 1024;
+  let subject: TestApp;
+  let server: Server;
+
+  beforeAll(async () => {
+    subject = await createTestApp({
+      IMPORT_BODY_LIMIT: String(BODY_LIMIT),
+      IMPORT_BYTES_PER_ACCOUNT_PER_MINUTE: String(BUDGET),
+    });
+    server = createServer(subject.app);
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  });
+  afterAll(async () => {
+    await new Promise((resolve) => server.close(resolve));
+    await subject.services.importQueue.close();
+    await subject.close();
+  });
+
+  /** A UserManager's credentials and the key of its byte counter. */
+  const account = async () => {
+    const email = `chunked-${randomUUID().slice(0, 8)}@example.com`;
+    const userId = await subject.createUser({ email, password: PASSWORD, roles: ['UserManager'] });
+    const counter = `${subject.services.keys.importBytesPrefix()}:${userId}`;
+    return { authorization: basic(email), counted: async () => Number(await subject.redis.get(counter)) };
+  };
+
+  /** POSTs `body` chunked (no Content-Length, as a streaming client sends it); resolves to the status. */
+  const sendChunked = (body: string, authorization: string) =>
+    new Promise<number>((resolve, reject) => {
+      const req = httpRequest(
+        {
+          host: '127.0.0.1',
+          port: (server.address() as AddressInfo).port,
+          method: 'POST',
+          path: '/api/import',
+          headers: { 'Content-Type': 'application/json', Authorization: authorization },
+        },
+        (res) => {
+          res.resume();
+          res.on('end', () => resolve(res.statusCode ?? 0));
+        },
+      );
+      req.on('error', reject);
+      for (let at = 0; at < body.length; at += 4096) req.write(body.slice(at, at + 4096));
+      req.end();
+    });
+
+  it('When an account sends small chunked imports in a row, then each costs the bytes it held, not IMPORT_BODY_LIMIT: more of them pass than the budget holds body limits', async () => {
+    const { authorization, counted } = await account();
+    const statuses: number[] = [];
+    for (let i = 0; i < 8; i++) statuses.push(await sendChunked(importBody(1024), authorization));
+    expect(statuses).toEqual(Array.from({ length: 8 }, () => 200));
+    expect(await counted()).toBe(8 * 1024);
+  });
+
+  it('When an account floods chunked imports past the budget, then it still gets the 429: each needs the body limit free before it is read', async () => {
+    const { authorization, counted } = await account();
+    const statuses: number[] = [];
+    for (let i = 0; i < 5; i++) statuses.push(await sendChunked(importBody(12 * 1024), authorization));
+    // 12 KB, 24 KB and 36 KB counted; the fourth would need 16 KB more than the 40 KB budget has.
+    expect(statuses).toEqual([200, 200, 200, 429, 429]);
+    expect(await counted()).toBeGreaterThan(BUDGET);
+  });
+
+  it('When a chunked import is refused, then it costs what was read of it: the bytes of one that is not JSON, the whole limit for one too large', async () => {
+    const { authorization, counted } = await account();
+    expect(await sendChunked('x'.repeat(1000), authorization)).toBe(400);
+    expect(await counted()).toBe(1000);
+    expect(await sendChunked(importBody(BODY_LIMIT + 4096), authorization)).toBe(413);
+    expect(await counted()).toBe(1000 + BODY_LIMIT);
+  });
+
+  it('When a chunked body is given back more than was counted, or after its window ended, then the counter never goes below zero nor comes back as a credit', async () => {
+    const { importByteLimit, keys } = subject.services;
+    const userId = randomUUID();
+    const counter = `${keys.importBytesPrefix()}:${userId}`;
+    const windowEndsAt = await importByteLimit.consume(userId, 100);
+    expect(windowEndsAt).not.toBeNull();
+    await importByteLimit.refund(userId, 500, windowEndsAt ?? 0);
+    expect(await subject.redis.get(counter)).toBe('0');
+    // The window ended (its counter expired): nothing is given to the next one.
+    await subject.redis.del(counter);
+    await importByteLimit.refund(userId, 500, windowEndsAt ?? 0);
+    expect(await subject.redis.exists(counter)).toBe(0);
+    // Past the window's end by the clock, nothing is given back even while the counter is there.
+    await importByteLimit.consume(userId, 100);
+    await importByteLimit.refund(userId, 100, Date.now());
+    expect(await subject.redis.get(counter)).toBe('100');
   });
 });

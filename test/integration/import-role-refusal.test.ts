@@ -7,8 +7,11 @@ import { randomUUID } from 'node:crypto';
 
 import request from 'supertest';
 
+import { DEFAULT_SEASON } from '../../shared/domain/fantasy-team/fantasy-team.commands';
+import { seasonId } from '../../shared/domain/sport/sport.model';
 import { userIdForEmail } from '../../shared/domain/user/user-id';
 import { importJobIdFor } from '../../shared/importers/import-queue';
+import { NO_AGGREGATE_ID } from '../../shared/importers/importer';
 import { createTestApp, type TestApp } from '../helpers/app-fixture';
 import { redisContents } from '../helpers/redis-state';
 
@@ -105,6 +108,110 @@ describe('Imports of a submitter without the importer roles', () => {
     expect(ttl).toBeGreaterThan(86_400 - 60);
     expect(ttl).toBeLessThanOrEqual(86_400);
   });
+
+  /** Text of `bytes` characters, opening with `marker`, for a field no schema would take. */
+  const hugeText = (marker: string, bytes = 2 * 1024 * 1024) => marker + 'x'.repeat(bytes - marker.length);
+  const platformGuid = randomUUID();
+  const defaultSeason = seasonId(DEFAULT_SEASON);
+  const hostileCases: {
+    readonly name: string;
+    readonly importerType: 'PlayerSeeding' | 'UserSeeding';
+    readonly priority: 'High' | 'Normal';
+    readonly importData: (marker: string) => Record<string, unknown>;
+    readonly aggregateId: string;
+  }[] = [
+    {
+      name: 'a PlayerSeeding whose first platformId is 2 MB long (High)',
+      importerType: 'PlayerSeeding',
+      priority: 'High',
+      importData: (marker) => ({ players: [{ platformId: hugeText(marker), feedId: 1, fantasyId: 1 }] }),
+      aggregateId: defaultSeason,
+    },
+    {
+      name: 'a PlayerSeeding whose first platformId is 2 MB long (Normal)',
+      importerType: 'PlayerSeeding',
+      priority: 'Normal',
+      importData: (marker) => ({ players: [{ platformId: hugeText(marker) }, { platformId: marker }] }),
+      aggregateId: defaultSeason,
+    },
+    {
+      name: 'a PlayerSeeding whose season is 2 MB long',
+      importerType: 'PlayerSeeding',
+      priority: 'High',
+      importData: (marker) => ({ season: hugeText(marker), players: [{ platformId: 7 }] }),
+      aggregateId: defaultSeason,
+    },
+    {
+      name: 'a PlayerSeeding whose season is a lone UTF-16 surrogate',
+      importerType: 'PlayerSeeding',
+      priority: 'High',
+      importData: (marker) => ({ season: '\ud800', players: marker }),
+      aggregateId: defaultSeason,
+    },
+    {
+      name: 'a PlayerSeeding whose first platformId is a GUID in upper case',
+      importerType: 'PlayerSeeding',
+      priority: 'High',
+      importData: (marker) => ({
+        season: '2031',
+        players: [{ platformId: platformGuid.toUpperCase(), marker }],
+      }),
+      aggregateId: platformGuid,
+    },
+    {
+      name: 'a UserSeeding whose first e-mail and names are 2 MB long (High)',
+      importerType: 'UserSeeding',
+      priority: 'High',
+      importData: (marker) => ({
+        users: [{ email: `${hugeText(marker)}@example.com`, firstName: hugeText(marker), roles: [marker] }],
+      }),
+      aggregateId: NO_AGGREGATE_ID,
+    },
+    {
+      name: 'a UserSeeding whose first e-mail is 2 MB long (Normal)',
+      importerType: 'UserSeeding',
+      priority: 'Normal',
+      importData: (marker) => ({ users: [{ email: `${hugeText(marker)}@example.com` }] }),
+      aggregateId: NO_AGGREGATE_ID,
+    },
+  ];
+
+  it.each(hostileCases)(
+    'When a Member sends $name, then it fails for the role at a valid aggregate id and leaves a record under 4 KB, no job, and none of its text in Redis or the logs',
+    async ({ importerType, priority, importData, aggregateId }) => {
+      const marker = `hostile-${randomUUID()}`;
+      const requestId = randomUUID();
+      const res = await request(subject.app)
+        .post('/api/import')
+        .set('Authorization', basic(member.email, member.password))
+        .send({ requestId, importerType, priority, importData: importData(marker) });
+      expect(res.status).toBe(200);
+      expect(res.body).toMatchObject(
+        priority === 'High'
+          ? { status: 'Failed', processedSynchronously: true }
+          : { status: 'Pending', processedSynchronously: false },
+      );
+
+      const importJobId = importJobIdFor(memberId, requestId);
+      const [command, required] =
+        importerType === 'PlayerSeeding' ? ['SeedPlayer', 'Admin'] : ['CreateUser', 'UserManager, Admin'];
+      const message = `Import failed at aggregate ${aggregateId}: User '${member.email}' (${memberId}) lacks required roles to execute ${command}Command. Required roles: [${required}]. User roles: [Member].`;
+      expect(await subject.services.importResults.get(importJobId)).toMatchObject({
+        status: 'Failed',
+        errorCode: 'AGGREGATE_PROCESSING_FAILED',
+        message,
+        errorMessage: message,
+        rowErrors: [],
+      });
+      const { keys } = subject.services;
+      expect(await subject.redis.strlen(keys.importResult(importJobId))).toBeLessThan(4 * 1024);
+      expect(await subject.redis.exists(keys.importProgress(importJobId))).toBe(0);
+      expect(await subject.services.importQueue.queue.getJob(importJobId)).toBeUndefined();
+      const contents = await redisContents(subject.redis, subject.config.redisKeyPrefix);
+      expect(Object.entries(contents).filter(([, value]) => value.includes(marker))).toEqual([]);
+      expect(subject.logs.text).not.toContain(marker);
+    },
+  );
 
   it('When a UserManager sends the same rows the schema refuses, then it gets the 400 naming them: only a role-less import skips the row checks', async () => {
     const manager = {

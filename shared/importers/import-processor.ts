@@ -68,8 +68,9 @@ export async function processImport(
   } else {
     const actor: Actor = { userId: submitter.userId, email: submitter.email, roles: submitter.roles };
     let progressWrittenAt = 0;
-    const data = importDataSchema(importer, config.imports.maxRows).validate(job.importData).value as unknown;
-    rows = importer.rowCount(data);
+    const checked = importDataSchema(importer, config.imports.maxRows).validate(job.importData);
+    const data = checked.value as unknown;
+    rows = checked.error ? 0 : importer.rowCount(data);
     // Tied to its submitter as it submitted, re-checked between rows: disabled, deleted, without the
     // role or with a new stamp (a password or role change), the import starts no more rows.
     const tie: SubmitterTie = {
@@ -79,30 +80,35 @@ export async function processImport(
       requiredRoles: importer.requiredRoles,
     };
     const revokedAlready = submitterRevocation(submitter, tie);
-    outcome =
-      revokedAlready !== null
-        ? stoppedBySubmitter(revokedAlready, 0, rows, {})
-        : await importer.run(
-            data,
-            {
-              actor,
-              importJobId: job.importJobId,
-              requestId: job.requestId,
-              dryRun: false,
-              concurrency: config.imports.commandConcurrency,
-              submitter: submitterCheck(() => services.accounts.findById(job.submitterUserId), tie),
-              onProgress: async (done, total) => {
-                // A few writes a second are plenty for a progress bar; a failed one must not fail the import.
-                if (done !== total && Date.now() - progressWrittenAt < PROGRESS_INTERVAL_MS) return;
-                progressWrittenAt = Date.now();
-                await Promise.all([
-                  onProgress(done, total),
-                  results.progress(job.importJobId, done, total),
-                ]).catch(() => undefined);
-              },
-            },
-            services,
-          );
+    if (checked.error) {
+      // Rows are validated at the ingress only when its submitter held the role there (ADR 0023):
+      // data that was never validated is never run, whatever the submitter holds now.
+      outcome = failedBeforeRunning(IMPORT_DATA_NOT_VALIDATED);
+    } else if (revokedAlready !== null) {
+      outcome = stoppedBySubmitter(revokedAlready, 0, rows, {});
+    } else {
+      outcome = await importer.run(
+        data,
+        {
+          actor,
+          importJobId: job.importJobId,
+          requestId: job.requestId,
+          dryRun: false,
+          concurrency: config.imports.commandConcurrency,
+          submitter: submitterCheck(() => services.accounts.findById(job.submitterUserId), tie),
+          onProgress: async (done, total) => {
+            // A few writes a second are plenty for a progress bar; a failed one must not fail the import.
+            if (done !== total && Date.now() - progressWrittenAt < PROGRESS_INTERVAL_MS) return;
+            progressWrittenAt = Date.now();
+            await Promise.all([
+              onProgress(done, total),
+              results.progress(job.importJobId, done, total),
+            ]).catch(() => undefined);
+          },
+        },
+        services,
+      );
+    }
   }
   const durationMs = Date.now() - started;
   const record = await results.complete(
@@ -123,6 +129,13 @@ export async function processImport(
   });
   return record;
 }
+
+/**
+ * Why a queued import whose data fails its schema is not run: only a submitter without the
+ * importer's role has its rows go unvalidated at the ingress, and that import was refused already.
+ */
+export const IMPORT_DATA_NOT_VALIDATED =
+  'The import data was not validated when it was submitted (its submitter lacked the importer role) and does not pass it now: nothing was run';
 
 function failedBeforeRunning(message: string): ImportOutcome {
   return {

@@ -10,6 +10,7 @@ import request from 'supertest';
 import { DEFAULT_SEASON } from '../../shared/domain/fantasy-team/fantasy-team.commands';
 import { seasonId } from '../../shared/domain/sport/sport.model';
 import { userIdForEmail } from '../../shared/domain/user/user-id';
+import { IMPORT_DATA_NOT_VALIDATED, processImport } from '../../shared/importers/import-processor';
 import { importJobIdFor } from '../../shared/importers/import-queue';
 import { NO_AGGREGATE_ID } from '../../shared/importers/importer';
 import { createTestApp, type TestApp } from '../helpers/app-fixture';
@@ -230,5 +231,49 @@ describe('Imports of a submitter without the importer roles', () => {
       });
     expect(res.status).toBe(400);
     expect(Object.keys((res.body as { errors: object }).errors)).toEqual(['Users[0].UserType']);
+  });
+
+  it('When a queued import holds data its schema refuses (never validated, its submitter once role-less), then the worker runs none of it, whatever the submitter holds now', async () => {
+    const managerId = await subject.createUser({
+      email: `role-refusal-manager-${randomUUID().slice(0, 8)}@example.com`,
+      password: member.password,
+      roles: ['UserManager'],
+    });
+    const importJobId = randomUUID();
+    const requestId = randomUUID();
+    const job = {
+      importJobId,
+      requestId,
+      importerType: 'UserSeeding',
+      priority: 'Normal',
+      submitterUserId: managerId,
+    } as const;
+    await subject.services.importResults.createPending(
+      { ...job, message: 'queued', processedSynchronously: false, total: 2 },
+      new Date(),
+    );
+    const unchecked = `unchecked-${randomUUID().slice(0, 8)}@example.com`;
+
+    const record = await processImport(
+      {
+        ...job,
+        importData: {
+          users: [
+            { email: unchecked, userType: 'Human', roles: ['Member'] },
+            { email: 'not an e-mail', userType: 'Robot', roles: ['Member'] },
+          ],
+        },
+      },
+      subject.services,
+      subject.services.importResults,
+      subject.config,
+    );
+
+    expect(record).toMatchObject({
+      status: 'Failed',
+      commandsExecuted: 0,
+      errorMessage: IMPORT_DATA_NOT_VALIDATED,
+    });
+    expect((await subject.services.accounts.findWithCredential(unchecked)).account).toBeNull();
   });
 });

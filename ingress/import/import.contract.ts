@@ -231,7 +231,7 @@ export function importContract(importers: readonly Importer[], maxImportRows: nu
           ...answers.common({ authenticated: true }),
           '429': answers.problem(
             429,
-            'Too many failed sign-ins or requests for the account; or the account already has MAX_PENDING_IMPORTS_PER_USER imports Pending (nothing was stored; a resent requestId is not a new import); or it sent more than IMPORT_BYTES_PER_ACCOUNT_PER_MINUTE bytes of import bodies this minute (its Content-Length counts, before the body is read; the body was not read). See Retry-After.',
+            'Too many failed sign-ins or requests for the account; or the account already has MAX_PENDING_IMPORTS_PER_USER imports Pending (nothing was stored; a resent requestId is not a new import); or it sent more than IMPORT_BYTES_PER_ACCOUNT_PER_MINUTE bytes of import bodies this minute (its Content-Length counts, before the body is read, and a chunked body first counts as IMPORT_BODY_LIMIT, then as the bytes it held; the body was not read). See Retry-After.',
           ),
         },
         'x-importer-types': importers.map((importer) => ({

@@ -2788,7 +2788,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem413"];
                 };
             };
-            /** @description Too many failed sign-ins or requests for the account; or the account already has MAX_PENDING_IMPORTS_PER_USER imports Pending (nothing was stored; a resent requestId is not a new import); or it sent more than IMPORT_BYTES_PER_ACCOUNT_PER_MINUTE bytes of import bodies this minute (its Content-Length counts, before the body is read; the body was not read). See Retry-After. */
+            /** @description Too many failed sign-ins or requests for the account; or the account already has MAX_PENDING_IMPORTS_PER_USER imports Pending (nothing was stored; a resent requestId is not a new import); or it sent more than IMPORT_BYTES_PER_ACCOUNT_PER_MINUTE bytes of import bodies this minute (its Content-Length counts, before the body is read, and a chunked body first counts as IMPORT_BODY_LIMIT, then as the bytes it held; the body was not read). See Retry-After. */
             429: {
                 headers: {
                     [name: string]: unknown;

@@ -9,7 +9,9 @@ import { randomUUID } from 'node:crypto';
 
 import request from 'supertest';
 
+import { userDecider } from '../../shared/domain/user/user.decider';
 import { userIdForEmail } from '../../shared/domain/user/user-id';
+import { currentStateVersion, STATE_VERSION_FIELD } from '../../shared/event-store/event-store';
 import { importJobIdFor, ImportQueue, type QueuedImportJob } from '../../shared/importers/import-queue';
 import { JobDataCipher } from '../../shared/importers/job-data-cipher';
 import { UNREADABLE_JOB_MESSAGE } from '../../workers/import.worker';
@@ -219,7 +221,17 @@ describe('Import passwords at rest', () => {
   it('When a job fails on every attempt, then after its last one the record is Failed (not Pending) and the job keeps only its summary', async () => {
     worker.start();
     const requestId = randomUUID();
-    const submitterUserId = userIdForEmail(MANAGER.email);
+    // A submitter whose record no longer parses (data no request could make): reading it throws, so
+    // every attempt fails, before any row.
+    const submitterUserId = randomUUID();
+    await subject.redis.hset(
+      subject.services.keys.aggregateRecord(userDecider.aggregateType, submitterUserId),
+      {
+        version: '1',
+        state: '{not json',
+        [STATE_VERSION_FIELD]: String(currentStateVersion(userDecider)),
+      },
+    );
     const importJobId = importJobIdFor(submitterUserId, requestId);
     await subject.services.importResults.createPending(
       {
@@ -234,7 +246,6 @@ describe('Import passwords at rest', () => {
       },
       new Date(),
     );
-    // Data no request could carry (no users: the importer throws on it), so every attempt fails.
     await subject.services.importQueue.queue.add(
       'UserSeeding',
       {
@@ -243,7 +254,10 @@ describe('Import passwords at rest', () => {
         importerType: 'UserSeeding',
         priority: 'Normal',
         submitterUserId,
-        sealedImportData: subject.services.jobCipher.seal({ enabled: true }, importJobId),
+        sealedImportData: subject.services.jobCipher.seal(
+          { users: [{ email: 'never-created@example.com', userType: 'Human', roles: ['Member'] }] },
+          importJobId,
+        ),
       },
       { jobId: importJobId, attempts: 2, backoff: { type: 'fixed', delay: 100 } },
     );

@@ -29,6 +29,29 @@ type Admin = Awaited<ReturnType<typeof adminCommander>>;
 /** Long enough for a worker to have delivered what it was going to (the target is under 1 s). */
 const QUIET_MS = 2_000;
 
+/**
+ * A new Admin's subscription to every event (its target), and the harness Admin's own (a marker
+ * that shows what the workers have delivered); both receivers are stopped with `receivers`.
+ */
+async function ownedSubscription(
+  harness: Awaited<ReturnType<typeof createWebhookHarness>>,
+  receivers: WebhookReceiver[],
+) {
+  const owner = await adminCommander(harness.subject.app, (user) => harness.subject.createUser(user));
+  const target = await startReceiver();
+  const marker = await startReceiver();
+  receivers.push(target, marker);
+  const id = randomUUID();
+  const created = await owner.send('CreateWebhookSubscription', {
+    aggregateRootId: id,
+    url: target.url,
+    eventTypes: ['*'],
+  });
+  expect(created.status).toBe(200);
+  await harness.subscribe(marker.url);
+  return { owner, target, marker, id };
+}
+
 describe('A webhook subscription and its owner', () => {
   let harness: Awaited<ReturnType<typeof createWebhookHarness>>;
   const receivers: WebhookReceiver[] = [];
@@ -314,18 +337,7 @@ describe('A webhook subscription whose owner changed while no worker ran', () =>
   });
 
   it('When the owner is disabled while no worker runs and its subscription was never suspended, then a worker that starts delivers nothing and suspends it, and an Admin who enables it gets everything in order', async () => {
-    const owner = await adminCommander(harness.subject.app, (user) => harness.subject.createUser(user));
-    const target = await startReceiver();
-    const marker = await startReceiver();
-    receivers.push(target, marker);
-    const id = randomUUID();
-    const created = await owner.send('CreateWebhookSubscription', {
-      aggregateRootId: id,
-      url: target.url,
-      eventTypes: ['*'],
-    });
-    expect(created.status).toBe(200);
-    await harness.subscribe(marker.url);
+    const { owner, target, marker, id } = await ownedSubscription(harness, receivers);
     const before = await harness.teamWithEvents(1);
     // The account's change lands, and the step after it (the suspension) does not: no worker runs.
     expect((await harness.admin.send('DisableUser', { aggregateRootId: owner.userId })).status).toBe(200);
@@ -370,18 +382,7 @@ describe('A webhook subscription whose owner was disabled and enabled again whil
   });
 
   it('When the owner is disabled and enabled again before any worker reads the account, then a worker that starts suspends the subscription naming the disable and delivers nothing appended meanwhile until an Admin enables it', async () => {
-    const owner = await adminCommander(harness.subject.app, (user) => harness.subject.createUser(user));
-    const target = await startReceiver();
-    const marker = await startReceiver();
-    receivers.push(target, marker);
-    const id = randomUUID();
-    const created = await owner.send('CreateWebhookSubscription', {
-      aggregateRootId: id,
-      url: target.url,
-      eventTypes: ['*'],
-    });
-    expect(created.status).toBe(200);
-    await harness.subscribe(marker.url);
+    const { owner, target, marker, id } = await ownedSubscription(harness, receivers);
     // The lapse is seen by no read: the account qualifies again before a worker runs.
     expect((await harness.admin.send('DisableUser', { aggregateRootId: owner.userId })).status).toBe(200);
     const meanwhile = await harness.teamWithEvents(2);

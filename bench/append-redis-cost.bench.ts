@@ -3,10 +3,10 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 
 import { startLocalRedis } from '../scripts/lib/redis-server';
-import { fantasyTeamDecider } from '../shared/domain/fantasy-team/fantasy-team.decider';
 import type { EventEnvelope } from '../shared/event-store/envelope';
 import { currentStateVersion } from '../shared/event-store/event-store';
 import { compactEnvelopeJson } from '../shared/event-store/stored-envelope';
+import { fantasyTeamDecider } from '../shared/fantasy-team/fantasy-team.decider';
 import { createLogger } from '../shared/logger';
 import {
   closeConnections,

@@ -4,8 +4,8 @@ import { performance } from 'node:perf_hooks';
 import type autocannon from 'autocannon';
 import Redis from 'ioredis';
 
-import { fantasyTeamDecider } from '../shared/domain/fantasy-team/fantasy-team.decider';
-import { fantasyTeamProjection } from '../shared/projections/fantasy-team/fantasy-team.projection';
+import { fantasyTeamDecider } from '../shared/fantasy-team/fantasy-team.decider';
+import { fantasyTeamProjection } from '../shared/fantasy-team/fantasy-team.projection';
 import type { Keys } from '../shared/redis/keys';
 import {
   type LoadResult,

@@ -2,12 +2,12 @@ import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 
 import { startLocalRedis } from '../scripts/lib/redis-server';
-import type { FantasyTeamCommand } from '../shared/domain/fantasy-team/fantasy-team.commands';
-import { fantasyTeamDecider } from '../shared/domain/fantasy-team/fantasy-team.decider';
 import type { EventEnvelope } from '../shared/event-store/envelope';
 import { EventStore } from '../shared/event-store/event-store';
 import { CommandHandler } from '../shared/event-store/handle-command';
 import { compactEnvelopeJson } from '../shared/event-store/stored-envelope';
+import type { FantasyTeamCommand } from '../shared/fantasy-team/fantasy-team.commands';
+import { fantasyTeamDecider } from '../shared/fantasy-team/fantasy-team.decider';
 import { createLogger } from '../shared/logger';
 import { closeConnections, createRedisConnection, waitForRedis } from '../shared/redis/connections';
 import { createKeys } from '../shared/redis/keys';

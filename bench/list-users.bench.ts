@@ -1,14 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 
-import { ALL_DECIDERS } from '../shared/domain/all-deciders';
-import type { UserCommand } from '../shared/domain/user/user.commands';
-import { userDecider } from '../shared/domain/user/user.decider';
-import { userIdForEmail } from '../shared/domain/user/user-id';
+import { ALL_DECIDERS } from '../shared/event-store/all-deciders';
 import { EventStore } from '../shared/event-store/event-store';
 import { CommandHandler } from '../shared/event-store/handle-command';
 import { createLogger } from '../shared/logger';
-import { usersProjection } from '../shared/projections/users/users.projection';
 import {
   closeConnections,
   createRedisConnection,
@@ -17,6 +13,10 @@ import {
 } from '../shared/redis/connections';
 import type { Keys } from '../shared/redis/keys';
 import type { AssignableRole } from '../shared/roles';
+import type { UserCommand } from '../shared/user/user.commands';
+import { userDecider } from '../shared/user/user.decider';
+import { userIdForEmail } from '../shared/user/user-id';
+import { usersProjection } from '../shared/user/users.projection';
 import { seededRandom } from '../test/helpers/seeded-random';
 import {
   type LoadResult,

@@ -4,19 +4,15 @@ import { startLocalRedis } from '../scripts/lib/redis-server';
 import { SYSTEM_ACTOR } from '../shared/accounts/account';
 import { loadConfig } from '../shared/config';
 import { createCoreServices, createEventStore } from '../shared/core-services';
-import type { FantasyTeamCommand } from '../shared/domain/fantasy-team/fantasy-team.commands';
-import { fantasyTeamDecider } from '../shared/domain/fantasy-team/fantasy-team.decider';
 import { CommandHandler } from '../shared/event-store/handle-command';
+import type { FantasyTeamCommand } from '../shared/fantasy-team/fantasy-team.commands';
+import { fantasyTeamDecider } from '../shared/fantasy-team/fantasy-team.decider';
 import { UNCHECKED_SUBMITTER } from '../shared/importers/importer';
 import {
   type PlayerSeedingData,
   playerSeedingImporter,
 } from '../shared/importers/player-seeding/player-seeding.importer';
 import { createLogger } from '../shared/logger';
-import { ALL_PROJECTIONS } from '../shared/projections/all-projections';
-import { applyNextBatch } from '../shared/projections/apply-batch';
-import { NO_CHECKPOINT } from '../shared/projections/batch-plan';
-import { rebuildProjection } from '../shared/projections/rebuild';
 import {
   closeConnections,
   createRedisConnection,
@@ -24,12 +20,16 @@ import {
   waitForRedis,
 } from '../shared/redis/connections';
 import { createKeys } from '../shared/redis/keys';
+import { LOG_PARTITIONS } from '../shared/redis/partitions';
+import { seedPlayer } from '../test/helpers/seed-players';
+import { ALL_PROJECTIONS } from '../workers/projector/all-projections';
+import { applyNextBatch } from '../workers/projector/apply-batch';
+import { NO_CHECKPOINT } from '../workers/projector/batch-plan';
+import { rebuildProjection } from '../workers/projector/rebuild';
 import {
   RECOMMENDED_REDIS_MEMORY_SETTINGS,
   RECOMMENDED_REDIS_SERVER_ARGS,
-} from '../shared/redis/memory-settings';
-import { LOG_PARTITIONS } from '../shared/redis/partitions';
-import { seedPlayer } from '../test/helpers/seed-players';
+} from '../workers/redis-memory-settings';
 import { stopAll, track } from './lib/processes';
 import { type BenchReport, machineInfo } from './lib/report';
 import { runBenches } from './lib/runner';

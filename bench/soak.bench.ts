@@ -3,9 +3,9 @@ import { readFileSync } from 'node:fs';
 
 import { Redis } from 'ioredis';
 
-import { fantasyTeamDecider } from '../shared/domain/fantasy-team/fantasy-team.decider';
 import { parseEnvelope } from '../shared/event-store/envelope';
 import { logEntryContent } from '../shared/event-stream/log-reader';
+import { fantasyTeamDecider } from '../shared/fantasy-team/fantasy-team.decider';
 import type { Keys } from '../shared/redis/keys';
 import { LOG_PARTITIONS } from '../shared/redis/partitions';
 import { type LoadResult, median, positiveNumberFromEnv } from './lib/load';

@@ -5,8 +5,8 @@ import path from 'node:path';
 
 import { Redis } from 'ioredis';
 
-import { ALL_PROJECTIONS } from '../shared/projections/all-projections';
-import { readProjectorLag } from '../shared/projections/projector-lag';
+import { ALL_PROJECTIONS } from '../workers/projector/all-projections';
+import { readProjectorLag } from '../workers/projector/projector-lag';
 import { type LoadResult, percentile, summarise } from './lib/load';
 import { cpuSeconds } from './lib/process-cost';
 import { ensureBuilt, stopAll, track } from './lib/processes';

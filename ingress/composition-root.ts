@@ -1,9 +1,6 @@
-import { AccountCache, DEFAULT_HEARTBEAT } from '../shared/accounts/account-cache';
-import type { CurrentPasswordCheck, NewPasswordHasher } from '../shared/accounts/account-commands';
-import { CommandIdempotency } from '../shared/commands/command-idempotency';
-import { OwnerTeamLimit } from '../shared/commands/owner-team-limit';
 import type { Config } from '../shared/config';
 import { type CoreServices, createCoreServices } from '../shared/core-services';
+import { CommandIdempotency } from '../shared/event-store/command-idempotency';
 import type { CommandHandlerHooks } from '../shared/event-store/handle-command';
 import type { EventStreamMetrics } from '../shared/event-stream/stream-metrics';
 import { ImportQueue } from '../shared/importers/import-queue';
@@ -18,13 +15,16 @@ import {
   type RedisClient,
   waitForRedis,
 } from '../shared/redis/connections';
-import { DeliveryLog } from '../shared/webhooks/delivery-log';
-import { WebhookSecrets } from '../shared/webhooks/webhook-secrets';
+import { DeliveryLog } from '../shared/webhook-subscription/delivery-log';
+import { WebhookSecrets } from '../shared/webhook-subscription/webhook-secrets';
+import { AccountCache, DEFAULT_HEARTBEAT } from './auth/account-cache';
 import { AccountRateLimit } from './auth/account-rate-limit';
 import { CredentialVerifier } from './auth/credential-verifier';
 import { type Authentication, createAuthentication } from './auth/passport';
 import { SignInThrottle } from './auth/sign-in-throttle';
 import { TokenService } from './auth/token-service';
+import type { CurrentPasswordCheck, NewPasswordHasher } from './command/account-commands';
+import { OwnerTeamLimit } from './command/owner-team-limit';
 import { EventStreams } from './events/event-streams';
 import { ImportByteLimit } from './import/import-byte-limit';
 import { UsersReader } from './readmodel/list-users/users.reader';

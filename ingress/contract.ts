@@ -7,7 +7,7 @@ import type { ImportResults } from '../shared/importers/import-results';
 import type { Importer } from '../shared/importers/importer';
 import { IMPORTERS } from '../shared/importers/registry';
 import { createKeys } from '../shared/redis/keys';
-import type { DeliveryLog } from '../shared/webhooks/delivery-log';
+import type { DeliveryLog } from '../shared/webhook-subscription/delivery-log';
 import { BULL_BOARD_CONTRACT } from './admin/bull-board.contract';
 import { TOKEN_CONTRACT } from './auth/token.contract';
 import { commandContract } from './command/command.contract';

@@ -1,5 +1,3 @@
-import { bootstrapAdmin } from '../shared/accounts/bootstrap-admin';
-import { bootstrapSandboxAdmin, sandboxBanner } from '../shared/accounts/sandbox-admin';
 import { ConfigError, developmentBeyondLoopback } from '../shared/config';
 import { listen, type RunningServer } from '../shared/http/server';
 import { installShutdownHooks, loadConfigOrExit } from '../shared/lifecycle';
@@ -8,6 +6,8 @@ import { Metrics } from '../shared/metrics/metrics';
 import { buildMetricsApp } from '../shared/metrics/metrics-app';
 import { closeConnections, createRedisConnection, waitForRedis } from '../shared/redis/connections';
 import { buildApp } from './app';
+import { bootstrapAdmin } from './auth/bootstrap-admin';
+import { bootstrapSandboxAdmin, sandboxBanner } from './auth/sandbox-admin';
 import { createIngressServices, type IngressServices } from './composition-root';
 
 /** The HTTP ingress process: config -> logger -> redis -> services -> app -> listen. */

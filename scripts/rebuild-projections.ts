@@ -1,9 +1,9 @@
 import { loadConfigOrExit } from '../shared/lifecycle';
 import { createLogger } from '../shared/logger';
-import { ALL_PROJECTIONS } from '../shared/projections/all-projections';
-import { rebuildProjection } from '../shared/projections/rebuild';
 import { closeConnections, createRedisConnection, waitForRedis } from '../shared/redis/connections';
 import { createKeys } from '../shared/redis/keys';
+import { ALL_PROJECTIONS } from '../workers/projector/all-projections';
+import { rebuildProjection } from '../workers/projector/rebuild';
 
 /** `npm run projections:rebuild`: rebuilds every projection from the global event log. */
 async function main(): Promise<void> {

@@ -1,9 +1,9 @@
 import { createEventStore } from '../shared/core-services';
-import { rebuildSnapshots } from '../shared/event-store/rebuild-snapshots';
 import { loadConfigOrExit } from '../shared/lifecycle';
 import { createLogger } from '../shared/logger';
 import { closeConnections, createRedisConnection, waitForRedis } from '../shared/redis/connections';
 import { createKeys } from '../shared/redis/keys';
+import { rebuildSnapshots } from './lib/rebuild-snapshots';
 
 /**
  * `npm run snapshots:rebuild`: after a decider's `stateVersion` was bumped, folds every record of

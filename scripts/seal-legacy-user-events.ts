@@ -1,9 +1,9 @@
-import { sealLegacyUserEvents } from '../shared/accounts/legacy-sealing';
 import { createEventStore } from '../shared/core-services';
 import { loadConfigOrExit } from '../shared/lifecycle';
 import { createLogger } from '../shared/logger';
 import { closeConnections, createRedisConnection, waitForRedis } from '../shared/redis/connections';
 import { createKeys } from '../shared/redis/keys';
+import { sealLegacyUserEvents } from './lib/legacy-sealing';
 
 /**
  * `npm run users:seal-legacy`: seals the personal fields of user events written before sealing, in

@@ -2,9 +2,9 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
 
-import { SANDBOX_ADMIN_EMAIL } from '../shared/accounts/sandbox-admin';
-import { userIdForEmail } from '../shared/domain/user/user-id';
+import { SANDBOX_ADMIN_EMAIL } from '../ingress/auth/sandbox-admin';
 import { importJobIdFor } from '../shared/importers/import-queue';
+import { userIdForEmail } from '../shared/user/user-id';
 import {
   DEMO_ACCOUNTS,
   DEMO_MEMBER_EMAIL,

@@ -10,23 +10,23 @@ import { installShutdownHooks, loadConfigOrExit } from '../shared/lifecycle';
 import { createLogger } from '../shared/logger';
 import { Metrics } from '../shared/metrics/metrics';
 import { buildMetricsApp } from '../shared/metrics/metrics-app';
-import { ALL_PROJECTIONS } from '../shared/projections/all-projections';
-import { projectionsLogConsumer } from '../shared/projections/projections-log-consumer';
-import { Projector } from '../shared/projections/projector';
-import { readProjectorLag } from '../shared/projections/projector-lag';
 import {
   closeConnections,
   createRedisConnection,
   duplicateConnection,
   waitForRedis,
 } from '../shared/redis/connections';
-import { checkRedisMemorySettings } from '../shared/redis/memory-settings';
-import { WebhookDispatcher } from '../shared/webhooks/delivery/webhook-dispatcher';
-import { webhookLogConsumer } from '../shared/webhooks/delivery/webhook-log-consumer';
-import { WebhookSender } from '../shared/webhooks/delivery/webhook-sender';
-import { DeliveryLog } from '../shared/webhooks/delivery-log';
-import { WebhookSecrets } from '../shared/webhooks/webhook-secrets';
-import { startImportWorker } from './import.worker';
+import { DeliveryLog } from '../shared/webhook-subscription/delivery-log';
+import { WebhookSecrets } from '../shared/webhook-subscription/webhook-secrets';
+import { startImportWorker } from './imports/import.worker';
+import { ALL_PROJECTIONS } from './projector/all-projections';
+import { projectionsLogConsumer } from './projector/projections-log-consumer';
+import { Projector } from './projector/projector';
+import { readProjectorLag } from './projector/projector-lag';
+import { checkRedisMemorySettings } from './redis-memory-settings';
+import { WebhookDispatcher } from './webhooks/webhook-dispatcher';
+import { webhookLogConsumer } from './webhooks/webhook-log-consumer';
+import { WebhookSender } from './webhooks/webhook-sender';
 
 /**
  * The worker process: starts the consumers WORKER_CONSUMERS names (the projector, webhook delivery,

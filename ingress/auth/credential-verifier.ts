@@ -4,11 +4,11 @@ import { LRUCache } from 'lru-cache';
 
 import type { Account } from '../../shared/accounts/account';
 import type { AccountService } from '../../shared/accounts/account.service';
-import type { AccountCache } from '../../shared/accounts/account-cache';
-import type { PasswordHasher } from '../../shared/domain/user/password-hasher';
-import { userIdForEmail } from '../../shared/domain/user/user-id';
 import { AppError, serviceUnavailable } from '../../shared/errors';
 import type { SignInMetrics } from '../../shared/metrics/metrics';
+import type { PasswordHasher } from '../../shared/user/password-hasher';
+import { userIdForEmail } from '../../shared/user/user-id';
+import type { AccountCache } from './account-cache';
 import { parseBasicCredentials } from './basic-header';
 import type { SignInAttempt, SignInThrottle } from './sign-in-throttle';
 

@@ -4,7 +4,7 @@ import { BasicStrategy } from 'passport-http';
 import { Strategy as BearerStrategy } from 'passport-http-bearer';
 
 import type { Account } from '../../shared/accounts/account';
-import type { AccountCache } from '../../shared/accounts/account-cache';
+import type { AccountCache } from './account-cache';
 import type { AccountRateLimit } from './account-rate-limit';
 import { CHALLENGES, REALM } from './challenge';
 import type { CredentialVerifier } from './credential-verifier';

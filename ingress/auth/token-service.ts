@@ -5,10 +5,10 @@ import { LRUCache } from 'lru-cache';
 
 import type { Account } from '../../shared/accounts/account';
 import type { Config } from '../../shared/config';
-import { LEGACY_SECURITY_STAMP } from '../../shared/domain/user/user.decider';
 import type { RedisClient } from '../../shared/redis/connections';
 import { sharedGeneratedSecret } from '../../shared/redis/generated-secret';
 import type { Keys } from '../../shared/redis/keys';
+import { LEGACY_SECURITY_STAMP } from '../../shared/user/user.decider';
 
 export interface IssuedToken {
   readonly access_token: string;

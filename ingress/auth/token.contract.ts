@@ -1,4 +1,3 @@
-import { SANDBOX_ADMIN_EMAIL } from '../../shared/accounts/sandbox-admin';
 import { closedObject, type JsonSchema } from '../http/json-schema';
 import {
   discriminatedOneOf,
@@ -8,6 +7,7 @@ import {
   requestBody,
 } from '../openapi/contract-kit';
 import { joiToJsonSchema } from '../openapi/joi-to-json-schema';
+import { SANDBOX_ADMIN_EMAIL } from './sandbox-admin';
 import { OAUTH_ERRORS, TOKEN_GRANT_SCHEMAS, TOKEN_PATH } from './token.routes';
 
 /** What a successful grant answers. */

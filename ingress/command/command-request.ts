@@ -1,25 +1,25 @@
 import Joi from 'joi';
 
-import {
-  ACCOUNT_COMMAND_DEFINITIONS,
-  type AccountCommandDefinition,
-} from '../../shared/accounts/account-command-definitions';
-import type { AccountCommandRequest } from '../../shared/accounts/account-commands';
-import { type CommandOutcome, refused } from '../../shared/commands/command-answer';
+import { AppError } from '../../shared/errors';
+import { type CommandOutcome, refused } from '../../shared/event-store/command-answer';
 import {
   FANTASY_TEAM_COMMAND_DEFINITIONS,
   type FantasyTeamCommandDefinition,
-} from '../../shared/commands/fantasy-team-command-definitions';
-import { COMMAND_ROLES, type TeamCommandRequest } from '../../shared/commands/run-team-command';
-import { USER_COMMAND_ROLES } from '../../shared/domain/user/user.commands';
-import { AppError } from '../../shared/errors';
+} from '../../shared/fantasy-team/fantasy-team.command-definitions';
 import type { Role } from '../../shared/roles';
+import {
+  ACCOUNT_COMMAND_DEFINITIONS,
+  type AccountCommandDefinition,
+} from '../../shared/user/user.command-definitions';
+import { USER_COMMAND_ROLES } from '../../shared/user/user.commands';
 import { guid, GUID_FORMAT_MESSAGE, isGuid, text, validate } from '../../shared/validation';
 import {
   WEBHOOK_COMMAND_DEFINITIONS,
   type WebhookCommandDefinition,
-} from '../../shared/webhooks/webhook-command-definitions';
-import { WEBHOOK_COMMAND_ROLES, type WebhookCommandRequest } from '../../shared/webhooks/webhook-commands';
+} from '../../shared/webhook-subscription/webhook-subscription.command-definitions';
+import type { AccountCommandRequest } from './account-commands';
+import { COMMAND_ROLES, type TeamCommandRequest } from './run-team-command';
+import { WEBHOOK_COMMAND_ROLES, type WebhookCommandRequest } from './webhook-commands';
 
 /** Every command's envelope; the command's own fields are its definition's schema. */
 export const envelopeSchema = Joi.object({

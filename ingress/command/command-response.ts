@@ -1,4 +1,4 @@
-import { commandErrorCodesFor, type CommandFailureStatus } from '../../shared/commands/command-answer';
+import { commandErrorCodesFor, type CommandFailureStatus } from '../../shared/event-store/command-answer';
 import { closedObject, GUID_SCHEMA, type JsonSchema } from '../http/json-schema';
 
 // The answer's codes and shape are the use case's (shared/commands/command-answer.ts); this module

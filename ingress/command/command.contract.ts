@@ -1,5 +1,5 @@
-import { COMMAND_ERRORS, type CommandFailureStatus } from '../../shared/commands/command-answer';
-import { TEAM_MESSAGES } from '../../shared/domain/fantasy-team/fantasy-team.messages';
+import { COMMAND_ERRORS, type CommandFailureStatus } from '../../shared/event-store/command-answer';
+import { TEAM_MESSAGES } from '../../shared/fantasy-team/fantasy-team.messages';
 import { GUID_FORMAT_MESSAGE } from '../../shared/validation';
 import { securityOf, unauthorizedAnswer } from '../auth/authentication.contract';
 import {

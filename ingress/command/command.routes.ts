@@ -1,21 +1,21 @@
 import type { RequestHandler, Response } from 'express';
 
-import { type AccountCommandServices, runAccountCommand } from '../../shared/accounts/account-commands';
-import { type CommandAnswer, commandAnswer } from '../../shared/commands/command-answer';
-import { runTeamCommand, type TeamCommandServices } from '../../shared/commands/run-team-command';
 import { AppError } from '../../shared/errors';
+import { type CommandAnswer, commandAnswer } from '../../shared/event-store/command-answer';
 import { sendJsonText } from '../../shared/http/json-answer';
 import { jsonBody } from '../../shared/http/request-body';
 import type { RouteTable } from '../../shared/http/route-table';
 import type { Metrics } from '../../shared/metrics/metrics';
-import { runWebhookCommand, type WebhookCommandServices } from '../../shared/webhooks/webhook-commands';
 import { authenticate } from '../auth/authenticate';
 import { CHALLENGES } from '../auth/challenge';
 import type { Authentication } from '../auth/passport';
 import { authenticatedPrincipal } from '../auth/principal';
 import { jsonObjectBody } from '../http/json-body';
 import { labelOperation } from '../metrics/http-metrics';
+import { type AccountCommandServices, runAccountCommand } from './account-commands';
 import { isKnownCommandType, parseCommandRequest } from './command-request';
+import { runTeamCommand, type TeamCommandServices } from './run-team-command';
+import { runWebhookCommand, type WebhookCommandServices } from './webhook-commands';
 
 /** Where commands are sent. */
 export const COMMAND_PATH = '/api/command';

@@ -7,10 +7,10 @@ import {
   type LogPosition,
 } from '../../shared/event-stream/log-position';
 import type { LogBatch, LogEntry } from '../../shared/event-stream/log-reader';
-import type { LogTail, TailReader } from '../../shared/event-stream/log-tail';
 import type { EventStreamMetrics, StreamEnd } from '../../shared/event-stream/stream-metrics';
 import type { Logger } from '../../shared/logger';
 import { type EventReader, toPublicEvent } from '../../shared/public-events/event-catalogue';
+import type { LogTail, TailReader } from './log-tail';
 
 export interface SessionOptions {
   /** How long a stream whose client reads nothing stays paused before it is closed. */

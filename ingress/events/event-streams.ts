@@ -10,7 +10,6 @@ import {
   readLogAfter,
 } from '../../shared/event-stream/log-reader';
 import { partitionsTrimmedPast, trimmedThrough } from '../../shared/event-stream/log-retention';
-import { LogTail, type LogTailOptions } from '../../shared/event-stream/log-tail';
 import type { EventStreamMetrics, StreamEnd } from '../../shared/event-stream/stream-metrics';
 import type { Logger } from '../../shared/logger';
 import type { RedisClient } from '../../shared/redis/connections';
@@ -21,6 +20,7 @@ import { type FullBound, HeldSlots } from '../http/held-slots';
 import { streamStillAllowed } from './event-stream-access';
 import { type EventStreamRequest, MESSAGES } from './event-stream-request';
 import { EventStreamSession } from './event-stream-session';
+import { LogTail, type LogTailOptions } from './log-tail';
 
 export interface EventStreamSettings {
   /** SSE_MAX_CONNECTIONS: streams open at once in this process. */

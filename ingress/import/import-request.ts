@@ -8,9 +8,9 @@ import {
   type ImportPriority,
 } from '../../shared/importers/importer';
 import { IMPORTERS } from '../../shared/importers/registry';
-import type { ImportSubmission } from '../../shared/importers/submit-import';
 import { hasAnyRole } from '../../shared/roles';
 import { guid, GUID_FORMAT_MESSAGE, isGuid, text, validate } from '../../shared/validation';
+import type { ImportSubmission } from './submit-import';
 
 /** Every import's envelope; `importData` is the importer's own schema. */
 export const envelopeSchema = Joi.object({

@@ -10,8 +10,8 @@ import {
   type ImportStatus,
   type RowError,
 } from '../../shared/importers/importer';
-import type { ImportSubmission, SubmitImportOutcome } from '../../shared/importers/submit-import';
 import { closedObject, GUID_SCHEMA, type JsonSchema } from '../http/json-schema';
+import type { ImportSubmission, SubmitImportOutcome } from './submit-import';
 
 /** The all-zero GUID the spec answers as importJobId when nothing was queued. */
 export const EMPTY_GUID = '00000000-0000-0000-0000-000000000000';

@@ -1,7 +1,7 @@
-import { USER_COMMAND_ROLES } from '../../shared/domain/user/user.commands';
-import { USER_MESSAGES } from '../../shared/domain/user/user.messages';
 import { failedAtAggregate, type Importer } from '../../shared/importers/importer';
 import { lacksRolesMessage } from '../../shared/roles';
+import { USER_COMMAND_ROLES } from '../../shared/user/user.commands';
+import { USER_MESSAGES } from '../../shared/user/user.messages';
 import { BASIC_OR_BEARER } from '../auth/authentication.contract';
 import {
   discriminatedOneOf,

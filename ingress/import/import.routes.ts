@@ -4,7 +4,6 @@ import type { Config } from '../../shared/config';
 import { jsonBody } from '../../shared/http/request-body';
 import type { RouteTable } from '../../shared/http/route-table';
 import { IMPORTERS } from '../../shared/importers/registry';
-import { submitImport, type SubmitImportServices } from '../../shared/importers/submit-import';
 import { authenticate } from '../auth/authenticate';
 import type { Authentication } from '../auth/passport';
 import { authenticatedPrincipal } from '../auth/principal';
@@ -13,6 +12,7 @@ import { labelOperation } from '../metrics/http-metrics';
 import type { ImportByteLimit } from './import-byte-limit';
 import { parseImportRequest } from './import-request';
 import { type ImportAnswer, importAnswer, unknownImporterAnswer } from './import-response';
+import { submitImport, type SubmitImportServices } from './submit-import';
 
 /** Where imports are submitted. */
 export const IMPORT_PATH = '/api/import';

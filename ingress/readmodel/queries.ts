@@ -3,7 +3,7 @@ import type { EventStore } from '../../shared/event-store/event-store';
 import type { ImportResults } from '../../shared/importers/import-results';
 import type { RedisClient } from '../../shared/redis/connections';
 import type { Keys } from '../../shared/redis/keys';
-import type { DeliveryLog } from '../../shared/webhooks/delivery-log';
+import type { DeliveryLog } from '../../shared/webhook-subscription/delivery-log';
 import { availableImportersQuery } from './available-importers/available-importers.query';
 import { currentUserQuery } from './current-user/current-user.query';
 import { getFantasyTeamQuery } from './get-fantasy-team/get-fantasy-team.query';

@@ -1,14 +1,14 @@
 import Joi from 'joi';
 
 import { projectionBehind } from '../../shared/errors';
+import { fantasyTeamProjection } from '../../shared/fantasy-team/fantasy-team.projection';
 import type { Logger } from '../../shared/logger';
-import { fantasyTeamProjection } from '../../shared/projections/fantasy-team/fantasy-team.projection';
 import { decodeProjectedVersions } from '../../shared/projections/projection-progress';
-import { playersProjection } from '../../shared/projections/sport/players.projection';
-import { usersProjection } from '../../shared/projections/users/users.projection';
 import type { RedisClient } from '../../shared/redis/connections';
 import type { Keys } from '../../shared/redis/keys';
 import { roleClassOf } from '../../shared/roles';
+import { playersProjection } from '../../shared/sport/players.projection';
+import { usersProjection } from '../../shared/user/users.projection';
 import { HeldSlots } from '../http/held-slots';
 
 /**

@@ -1,5 +1,5 @@
 import { problem } from '../../shared/http/problem';
-import type { UserView } from '../../shared/projections/users/user-view';
+import type { UserView } from '../../shared/user/user-view';
 import { securityOf, unauthorizedAnswer } from '../auth/authentication.contract';
 import { componentRef, type JsonSchema } from '../http/json-schema';
 import {

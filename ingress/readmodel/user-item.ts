@@ -1,6 +1,6 @@
-import { USER_TYPES } from '../../shared/domain/user/user.commands';
-import type { UserView } from '../../shared/projections/users/user-view';
 import { ASSIGNABLE_ROLES } from '../../shared/roles';
+import { USER_TYPES } from '../../shared/user/user.commands';
+import type { UserView } from '../../shared/user/user-view';
 import { closedObject, GUID_SCHEMA, type JsonSchema, TIMESTAMP_SCHEMA } from '../http/json-schema';
 
 const NULLABLE_TEXT: JsonSchema = { type: ['string', 'null'] };

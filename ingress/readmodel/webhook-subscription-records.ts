@@ -1,10 +1,10 @@
-import {
-  webhookSubscriptionDecider,
-  type WebhookSubscriptionState,
-} from '../../shared/domain/webhook-subscription/webhook-subscription.decider';
 import type { EventStore } from '../../shared/event-store/event-store';
 import type { RedisClient } from '../../shared/redis/connections';
 import type { Keys } from '../../shared/redis/keys';
+import {
+  webhookSubscriptionDecider,
+  type WebhookSubscriptionState,
+} from '../../shared/webhook-subscription/webhook-subscription.decider';
 
 /** A subscription as its record holds it now (after its creation). */
 export type StoredSubscription = NonNullable<WebhookSubscriptionState>;

@@ -1,8 +1,8 @@
+import { SANDBOX_ADMIN_EMAIL } from '../../ingress/auth/sandbox-admin';
 import { EXAMPLE_IDS } from '../../ingress/openapi/spec-examples';
-import { SANDBOX_ADMIN_EMAIL } from '../../shared/accounts/sandbox-admin';
-import { SELECTION_STATUS } from '../../shared/domain/fantasy-team/fantasy-team.commands';
-import { userIdForEmail } from '../../shared/domain/user/user-id';
+import { SELECTION_STATUS } from '../../shared/fantasy-team/fantasy-team.commands';
 import { importJobIdFor } from '../../shared/importers/import-queue';
+import { userIdForEmail } from '../../shared/user/user-id';
 
 /**
  * The sample season `npm run seed:demo` loads into a sandbox (ADR 0017). Its ids are the OpenAPI

@@ -1,12 +1,12 @@
-import type { CommandIdempotency } from '../commands/command-idempotency';
-import type { TeamTombstone } from '../commands/team-tombstone';
-import { isDeletedUser, userDecider } from '../domain/user/user.decider';
+import type { AccountErasure } from '../../ingress/command/account-commands';
+import type { CommandIdempotency } from '../event-store/command-idempotency';
 import type { EventMetadata } from '../event-store/envelope';
 import type { EventStore } from '../event-store/event-store';
+import type { TeamTombstone } from '../fantasy-team/team-tombstone';
 import type { ImportRecordErasure } from '../importers/import-record-erasure';
+import { isDeletedUser, userDecider } from '../user/user.decider';
 import { CREDENTIAL_FIELD } from './account';
 import type { ErasureFinisher } from './account.service';
-import type { AccountErasure } from './account-commands';
 import { PERSONAL_DATA_KEY_FIELD } from './personal-data';
 
 /**

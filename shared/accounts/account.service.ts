@@ -1,11 +1,5 @@
 import { randomUUID } from 'node:crypto';
 
-import type { PasswordHasher } from '../domain/user/password-hasher';
-import { USER_COMMAND_ROLES, type UserType } from '../domain/user/user.commands';
-import { activeUser, userDecider } from '../domain/user/user.decider';
-import type { UserEvent } from '../domain/user/user.events';
-import { USER_MESSAGES } from '../domain/user/user.messages';
-import { normalizeEmail, userIdForEmail } from '../domain/user/user-id';
 import type { EventMetadata } from '../event-store/envelope';
 import type { EventStore } from '../event-store/event-store';
 import type { CommandHandler } from '../event-store/handle-command';
@@ -16,6 +10,12 @@ import {
   lacksRolesMessage,
   mayNotGrantMessage,
 } from '../roles';
+import type { PasswordHasher } from '../user/password-hasher';
+import { USER_COMMAND_ROLES, type UserType } from '../user/user.commands';
+import { activeUser, userDecider } from '../user/user.decider';
+import type { UserEvent } from '../user/user.events';
+import { USER_MESSAGES } from '../user/user.messages';
+import { normalizeEmail, userIdForEmail } from '../user/user-id';
 import { type Account, type Actor, CREDENTIAL_FIELD } from './account';
 import { type EnabledAdmins, enabledAdminSteps } from './enabled-admins';
 import { newPersonalDataKey, PERSONAL_DATA_KEY_FIELD } from './personal-data';

@@ -1,5 +1,5 @@
-import { SERVICE_ACTOR_ID } from '../domain/decider';
-import type { ActiveUser } from '../domain/user/user.decider';
+import { SERVICE_ACTOR_ID } from '../event-store/decider';
+import type { ActiveUser } from '../user/user.decider';
 
 /** Whoever a command runs as: an authenticated account, or the service itself. */
 export interface Actor {

@@ -1,6 +1,6 @@
 import { hash, verify } from '@node-rs/argon2';
 
-import type { PasswordHasher } from '../domain/user/password-hasher';
+import type { PasswordHasher } from '../user/password-hasher';
 
 /**
  * argon2id at OWASP's minimum (19 MiB, 2 passes, 1 lane). The parameters are encoded in every

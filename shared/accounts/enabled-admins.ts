@@ -1,10 +1,10 @@
-import { activeUser, userDecider, type UserState } from '../domain/user/user.decider';
 import type { EventStore } from '../event-store/event-store';
 import type { StepsUnderLock } from '../event-store/handle-command';
 import type { RedisClient } from '../redis/connections';
 import type { Keys } from '../redis/keys';
 import { registerScripts } from '../redis/scripts';
 import { hasAnyRole } from '../roles';
+import { activeUser, userDecider, type UserState } from '../user/user.decider';
 import { ACCOUNT_SCRIPTS } from './account.scripts';
 
 /** Whether an account counts among the enabled Admins: live, not disabled, holding Admin. */

@@ -1,9 +1,9 @@
 import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
 
-import { userDecider } from '../domain/user/user.decider';
-import type { UserEvent } from '../domain/user/user.events';
 import type { EventEnvelope } from '../event-store/envelope';
 import type { EnvelopeCodec } from '../event-store/envelope-codec';
+import { userDecider } from '../user/user.decider';
+import type { UserEvent } from '../user/user.events';
 
 /**
  * The user record's attachment holding the account's personal-data key. DeleteUser drops it in the

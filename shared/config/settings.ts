@@ -1,6 +1,6 @@
 import Joi from 'joi';
 
-import { MAX_PASSWORD_LENGTH, MIN_PASSWORD_LENGTH } from '../domain/user/password-policy';
+import { MAX_PASSWORD_LENGTH, MIN_PASSWORD_LENGTH } from '../user/password-policy';
 import {
   CLUSTER_NODE_LIST,
   CONSUMER_LIST,

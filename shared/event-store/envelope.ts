@@ -1,4 +1,4 @@
-import type { DomainEvent } from '../domain/decider';
+import type { DomainEvent } from './decider';
 
 /** Why an event was written: who asked, through which request, as part of what. */
 export interface EventMetadata {

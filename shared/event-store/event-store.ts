@@ -1,9 +1,9 @@
-import { type DomainEvent, fold } from '../domain/decider';
 import { type RedisClient, scanKeys } from '../redis/connections';
 import type { Keys } from '../redis/keys';
 import { partitionOf } from '../redis/partitions';
 import { ScriptFencedError, scriptReply } from '../redis/script-codes';
 import { registerScripts } from '../redis/scripts';
+import { type DomainEvent, fold } from './decider';
 import type { EventEnvelope } from './envelope';
 import { type EnvelopeCodec, EnvelopeCodecs } from './envelope-codec';
 import { StaleAppendError } from './errors';

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 
-import type { Decider, DecisionContext, DomainEvent, RejectionKind } from '../domain/decider';
 import { isRedisUnavailable } from '../redis/connections';
+import type { Decider, DecisionContext, DomainEvent, RejectionKind } from './decider';
 import type { EventEnvelope, EventMetadata } from './envelope';
 import {
   AppendOutcomeUnknownError,

@@ -1,11 +1,11 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 
+import type { ProjectorLag } from '../../workers/projector/projector-lag';
 import type { CommandHandlerHooks } from '../event-store/handle-command';
 import type { EventStreamMetrics, StreamEnd } from '../event-stream/stream-metrics';
 import type { FinishedImport } from '../importers/import-processor';
 import type { QueueDepthSample } from '../importers/import-queue';
 import type { Logger } from '../logger';
-import type { ProjectorLag } from '../projections/projector-lag';
 
 /** Every metric name starts with it, the process and Node.js defaults included. */
 export const METRIC_PREFIX = 'fts_';

@@ -1,9 +1,9 @@
 import { SEALED_PERSONAL_FIELDS } from '../accounts/personal-data';
-import type { FantasyTeamEvent } from '../domain/fantasy-team/fantasy-team.events';
-import type { PlayerEvent, PlayerIdentifierEvent, SeasonEvent } from '../domain/sport/sport.events';
-import { IDENTITY_FIELDS } from '../domain/sport/sport.model';
-import type { UserEvent } from '../domain/user/user.events';
 import type { EventEnvelope } from '../event-store/envelope';
+import type { FantasyTeamEvent } from '../fantasy-team/fantasy-team.events';
+import type { PlayerEvent, PlayerIdentifierEvent, SeasonEvent } from '../sport/sport.events';
+import { IDENTITY_FIELDS } from '../sport/sport.model';
+import type { UserEvent } from '../user/user.events';
 
 /** Every event type the service writes that an integration may hear: the domain's unions, one place. */
 export type ServiceEvent = FantasyTeamEvent | UserEvent | PlayerEvent | PlayerIdentifierEvent | SeasonEvent;

@@ -14,11 +14,11 @@ import { randomUUID } from 'node:crypto';
 
 import request from 'supertest';
 
-import { userDecider } from '../../shared/domain/user/user.decider';
-import { userIdForEmail } from '../../shared/domain/user/user-id';
 import { createLogger } from '../../shared/logger';
 import { closeConnections, type RedisClient } from '../../shared/redis/connections';
 import { createKeys } from '../../shared/redis/keys';
+import { userDecider } from '../../shared/user/user.decider';
+import { userIdForEmail } from '../../shared/user/user-id';
 import {
   createTestApp,
   onTestCluster,

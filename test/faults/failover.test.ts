@@ -21,14 +21,14 @@ import keySlot from 'cluster-key-slot';
 import { Redis } from 'ioredis';
 
 import { type LocalRedisCluster, startLocalRedisCluster } from '../../scripts/lib/redis-cluster';
-import { fold } from '../../shared/domain/decider';
-import { fantasyTeamDecider } from '../../shared/domain/fantasy-team/fantasy-team.decider';
-import type { FantasyTeamEvent } from '../../shared/domain/fantasy-team/fantasy-team.events';
+import { fold } from '../../shared/event-store/decider';
 import type { EventEnvelope } from '../../shared/event-store/envelope';
-import { fantasyTeamProjection } from '../../shared/projections/fantasy-team/fantasy-team.projection';
-import { rebuildProjection } from '../../shared/projections/rebuild';
+import { fantasyTeamDecider } from '../../shared/fantasy-team/fantasy-team.decider';
+import type { FantasyTeamEvent } from '../../shared/fantasy-team/fantasy-team.events';
+import { fantasyTeamProjection } from '../../shared/fantasy-team/fantasy-team.projection';
 import { closeConnections, masterHolding } from '../../shared/redis/connections';
 import type { Keys } from '../../shared/redis/keys';
+import { rebuildProjection } from '../../workers/projector/rebuild';
 import { createTestApp, type TestApp, uniquePrefix } from '../helpers/app-fixture';
 import { bearerToken, commandBody, type Exchange, exchange } from '../helpers/http-client';
 import {

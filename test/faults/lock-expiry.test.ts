@@ -11,8 +11,8 @@ import { randomUUID } from 'node:crypto';
 
 import request from 'supertest';
 
-import { fantasyTeamDecider } from '../../shared/domain/fantasy-team/fantasy-team.decider';
 import { resolveLogEntries } from '../../shared/event-stream/log-reader';
+import { fantasyTeamDecider } from '../../shared/fantasy-team/fantasy-team.decider';
 import { partitionOf } from '../../shared/redis/partitions';
 import { createTestApp, type TestApp, uniquePrefix } from '../helpers/app-fixture';
 import { eventually } from '../helpers/processes';

@@ -12,11 +12,11 @@ import { randomUUID } from 'node:crypto';
 
 import request from 'supertest';
 
-import { fantasyTeamDecider } from '../../shared/domain/fantasy-team/fantasy-team.decider';
 import type { EventEnvelope } from '../../shared/event-store/envelope';
-import { ALL_PROJECTIONS } from '../../shared/projections/all-projections';
-import { rebuildProjection } from '../../shared/projections/rebuild';
+import { fantasyTeamDecider } from '../../shared/fantasy-team/fantasy-team.decider';
 import { LOG_PARTITIONS } from '../../shared/redis/partitions';
+import { ALL_PROJECTIONS } from '../../workers/projector/all-projections';
+import { rebuildProjection } from '../../workers/projector/rebuild';
 import { createTestApp, type TestApp, testRedisEnv } from '../helpers/app-fixture';
 import { eventually, killAll, type ServiceProcess, startServiceProcess } from '../helpers/processes';
 import {

@@ -8,9 +8,9 @@
  */
 import { randomUUID } from 'node:crypto';
 
-import { userIdForEmail } from '../../shared/domain/user/user-id';
 import { importJobIdFor } from '../../shared/importers/import-queue';
 import type { ImportRecord } from '../../shared/importers/import-results';
+import { userIdForEmail } from '../../shared/user/user-id';
 import { faultStacks } from '../helpers/fault-stack';
 import { basicAuth, bearerToken, commandBody, type Exchange, exchange } from '../helpers/http-client';
 import { type ImportJobView, logLines, untilImportsLogFinished } from '../helpers/import-workers';

@@ -10,10 +10,10 @@ import { randomUUID } from 'node:crypto';
 
 import request from 'supertest';
 
-import { fantasyTeamDecider } from '../../shared/domain/fantasy-team/fantasy-team.decider';
-import type { FantasyTeamEvent } from '../../shared/domain/fantasy-team/fantasy-team.events';
 import type { EventEnvelope } from '../../shared/event-store/envelope';
 import { resolveLogEntries } from '../../shared/event-stream/log-reader';
+import { fantasyTeamDecider } from '../../shared/fantasy-team/fantasy-team.decider';
+import type { FantasyTeamEvent } from '../../shared/fantasy-team/fantasy-team.events';
 import { partitionOf } from '../../shared/redis/partitions';
 import { createTestApp, type TestApp, uniquePrefix } from '../helpers/app-fixture';
 import { DurableRedis } from '../helpers/durable-redis';

@@ -2,8 +2,8 @@ import { randomUUID } from 'node:crypto';
 
 import { CREDENTIAL_FIELD, SYSTEM_ACTOR } from '../../shared/accounts/account';
 import type { CoreServices } from '../../shared/core-services';
-import type { AccountCommandType, UserCommand } from '../../shared/domain/user/user.commands';
-import { userDecider } from '../../shared/domain/user/user.decider';
+import type { AccountCommandType, UserCommand } from '../../shared/user/user.commands';
+import { userDecider } from '../../shared/user/user.decider';
 
 type AccountCommand = Extract<UserCommand, { type: AccountCommandType }>;
 

@@ -1,9 +1,9 @@
 import { SYSTEM_ACTOR } from '../../shared/accounts/account';
 import { loadConfig } from '../../shared/config';
 import { createCoreServices } from '../../shared/core-services';
-import type { FantasyTeamCommand } from '../../shared/domain/fantasy-team/fantasy-team.commands';
-import { fantasyTeamDecider } from '../../shared/domain/fantasy-team/fantasy-team.decider';
 import type { CommandHandlerHooks } from '../../shared/event-store/handle-command';
+import type { FantasyTeamCommand } from '../../shared/fantasy-team/fantasy-team.commands';
+import { fantasyTeamDecider } from '../../shared/fantasy-team/fantasy-team.decider';
 import { createLogger } from '../../shared/logger';
 import {
   closeConnections,

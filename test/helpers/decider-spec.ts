@@ -1,4 +1,4 @@
-import { type Decider, type DecisionContext, type DomainEvent, fold } from '../../shared/domain/decider';
+import { type Decider, type DecisionContext, type DomainEvent, fold } from '../../shared/event-store/decider';
 
 /** A fixed moment and actor, so a decider's output can be compared with plain values. */
 export function decisionContext(overrides: Partial<DecisionContext> = {}): DecisionContext {

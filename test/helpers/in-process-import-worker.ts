@@ -2,7 +2,7 @@ import type { Worker } from 'bullmq';
 
 import type { QueuedImportJob } from '../../shared/importers/import-queue';
 import { closeConnections, createRedisConnection, type RedisClient } from '../../shared/redis/connections';
-import { startImportWorker } from '../../workers/import.worker';
+import { startImportWorker } from '../../workers/imports/import.worker';
 import type { TestApp } from './app-fixture';
 
 /**

@@ -5,19 +5,19 @@
  */
 import { randomUUID } from 'node:crypto';
 
-import type { DecisionContext } from '../../shared/domain/decider';
+import type { DecisionContext } from '../../shared/event-store/decider';
+import type { EventStore } from '../../shared/event-store/event-store';
+import type { CommandHandler } from '../../shared/event-store/handle-command';
 import {
   type FantasyTeamCommand,
   type RosterSlot,
   SELECTION_STATUS,
-} from '../../shared/domain/fantasy-team/fantasy-team.commands';
-import { fantasyTeamDecider } from '../../shared/domain/fantasy-team/fantasy-team.decider';
-import type { EventStore } from '../../shared/event-store/event-store';
-import type { CommandHandler } from '../../shared/event-store/handle-command';
+} from '../../shared/fantasy-team/fantasy-team.commands';
+import { fantasyTeamDecider } from '../../shared/fantasy-team/fantasy-team.decider';
 import {
   fantasyTeamProjection,
   type FantasyTeamView,
-} from '../../shared/projections/fantasy-team/fantasy-team.projection';
+} from '../../shared/fantasy-team/fantasy-team.projection';
 import type { Projection } from '../../shared/projections/projection';
 import { type RedisClient, scanKeys } from '../../shared/redis/connections';
 import type { Keys } from '../../shared/redis/keys';

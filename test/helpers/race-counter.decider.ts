@@ -1,4 +1,4 @@
-import { accept, type Decider, type DomainEvent } from '../../shared/domain/decider';
+import { accept, type Decider, type DomainEvent } from '../../shared/event-store/decider';
 
 /**
  * A test-only aggregate that accepts the same command forever, so races can be run on one stream

@@ -1,5 +1,5 @@
-import type { PlayerSeasonStats } from '../../shared/domain/sport/sport.model';
 import type { SeedPlayerRow } from '../../shared/importers/player-seeding/player-seeding.importer';
+import type { PlayerSeasonStats } from '../../shared/sport/sport.model';
 
 /** Player n's platform id: `00000000-0000-4000-a000-<n as 12 digits>`, unique per n. */
 export function playerPlatformId(n: number): string {

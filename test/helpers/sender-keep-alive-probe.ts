@@ -7,7 +7,7 @@
 import http from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 
-import { WebhookSender } from '../../shared/webhooks/delivery/webhook-sender';
+import { WebhookSender } from '../../workers/webhooks/webhook-sender';
 
 const SENDS = Number(process.env.SENDS ?? '30');
 

@@ -7,13 +7,13 @@
  */
 import { randomUUID } from 'node:crypto';
 
-import { ACCOUNT_COMMAND_DEFINITIONS } from '../../shared/accounts/account-command-definitions';
 import {
   type AccountCaller,
   type AccountCommandServices,
   runAccountCommand,
-} from '../../shared/accounts/account-commands';
+} from '../../ingress/command/account-commands';
 import { processImport } from '../../shared/importers/import-processor';
+import { ACCOUNT_COMMAND_DEFINITIONS } from '../../shared/user/user.command-definitions';
 import { createTestApp, type TestApp } from '../helpers/app-fixture';
 
 const PASSWORD = 'review-password-1';

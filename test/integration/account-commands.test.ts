@@ -8,8 +8,8 @@ import { randomUUID } from 'node:crypto';
 
 import request from 'supertest';
 
-import { USER_MESSAGES } from '../../shared/domain/user/user.messages';
-import { userIdForEmail } from '../../shared/domain/user/user-id';
+import { USER_MESSAGES } from '../../shared/user/user.messages';
+import { userIdForEmail } from '../../shared/user/user-id';
 import { createTestApp, type TestApp } from '../helpers/app-fixture';
 import { passwordGrantToken } from '../helpers/tokens';
 

@@ -10,10 +10,10 @@ import { randomUUID } from 'node:crypto';
 
 import request from 'supertest';
 
-import { bootstrapAdmin } from '../../shared/accounts/bootstrap-admin';
-import { userIdForEmail } from '../../shared/domain/user/user-id';
-import { ALL_PROJECTIONS } from '../../shared/projections/all-projections';
-import { Projector } from '../../shared/projections/projector';
+import { bootstrapAdmin } from '../../ingress/auth/bootstrap-admin';
+import { userIdForEmail } from '../../shared/user/user-id';
+import { ALL_PROJECTIONS } from '../../workers/projector/all-projections';
+import { Projector } from '../../workers/projector/projector';
 import { createTestApp, type TestApp } from '../helpers/app-fixture';
 import { InProcessImportWorker } from '../helpers/in-process-import-worker';
 import { eventually } from '../helpers/processes';

@@ -3,13 +3,13 @@ import { randomUUID } from 'node:crypto';
 import request from 'supertest';
 
 import { SYSTEM_ACTOR } from '../../shared/accounts/account';
-import { userIdForEmail } from '../../shared/domain/user/user-id';
-import { Projector } from '../../shared/projections/projector';
-import { rebuildProjection } from '../../shared/projections/rebuild';
-import { USER_VIEW_MEMBERS, type UserView } from '../../shared/projections/users/user-view';
-import { usersProjection } from '../../shared/projections/users/users.projection';
 import { scanKeys } from '../../shared/redis/connections';
 import type { AssignableRole } from '../../shared/roles';
+import { userIdForEmail } from '../../shared/user/user-id';
+import { USER_VIEW_MEMBERS, type UserView } from '../../shared/user/user-view';
+import { usersProjection } from '../../shared/user/users.projection';
+import { Projector } from '../../workers/projector/projector';
+import { rebuildProjection } from '../../workers/projector/rebuild';
 import { changeAccount } from '../helpers/account-changes';
 import { createTestApp, type TestApp } from '../helpers/app-fixture';
 import { eventually } from '../helpers/processes';

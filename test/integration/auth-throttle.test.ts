@@ -1,8 +1,8 @@
 import request, { type Response } from 'supertest';
 
 import { VERIFICATIONS_BUSY_MESSAGE } from '../../ingress/auth/credential-verifier';
-import { userIdForEmail } from '../../shared/domain/user/user-id';
 import { PROBLEMS } from '../../shared/http/problem';
+import { userIdForEmail } from '../../shared/user/user-id';
 import { createTestApp, type TestApp } from '../helpers/app-fixture';
 import { parseExposition, sampleSum } from '../helpers/metrics';
 

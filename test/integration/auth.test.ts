@@ -3,9 +3,9 @@ import { randomUUID } from 'node:crypto';
 import jwt from 'jsonwebtoken';
 import request from 'supertest';
 
+import { bootstrapAdmin } from '../../ingress/auth/bootstrap-admin';
 import { defineQuery, querySchema } from '../../ingress/readmodel/query-definition';
 import { SYSTEM_ACTOR } from '../../shared/accounts/account';
-import { bootstrapAdmin } from '../../shared/accounts/bootstrap-admin';
 import { changeAccount } from '../helpers/account-changes';
 import { createTestApp, type TestApp } from '../helpers/app-fixture';
 import { eventually } from '../helpers/processes';

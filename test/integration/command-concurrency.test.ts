@@ -1,12 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
 
-import { fantasyTeamDecider } from '../../shared/domain/fantasy-team/fantasy-team.decider';
-import type { FantasyTeamEvent } from '../../shared/domain/fantasy-team/fantasy-team.events';
 import { resolveLogEntries } from '../../shared/event-stream/log-reader';
-import { fantasyTeamProjection } from '../../shared/projections/fantasy-team/fantasy-team.projection';
-import { rebuildProjection } from '../../shared/projections/rebuild';
+import { fantasyTeamDecider } from '../../shared/fantasy-team/fantasy-team.decider';
+import type { FantasyTeamEvent } from '../../shared/fantasy-team/fantasy-team.events';
+import { fantasyTeamProjection } from '../../shared/fantasy-team/fantasy-team.projection';
 import { partitionOf } from '../../shared/redis/partitions';
+import { rebuildProjection } from '../../workers/projector/rebuild';
 import { createTestApp, type TestApp, testRedisEnv, uniquePrefix } from '../helpers/app-fixture';
 import { type ServiceProcess, startServiceProcess } from '../helpers/processes';
 import { viewFromRecord } from '../helpers/projector-fixtures';

@@ -7,12 +7,12 @@ import { randomUUID } from 'node:crypto';
 import { type AddressInfo, connect, createServer } from 'node:net';
 import { networkInterfaces } from 'node:os';
 
-import { SANDBOX_ADMIN_EMAIL, SANDBOX_BANNER_TITLE } from '../../shared/accounts/sandbox-admin';
+import { SANDBOX_ADMIN_EMAIL, SANDBOX_BANNER_TITLE } from '../../ingress/auth/sandbox-admin';
 import { developmentBeyondLoopback } from '../../shared/config';
-import { userIdForEmail } from '../../shared/domain/user/user-id';
 import { createLogger } from '../../shared/logger';
 import { closeConnections, waitForRedis } from '../../shared/redis/connections';
 import { createKeys } from '../../shared/redis/keys';
+import { userIdForEmail } from '../../shared/user/user-id';
 import {
   CapturedLogs,
   createTestApp,

@@ -1,14 +1,14 @@
 import { randomUUID } from 'node:crypto';
 
-import type { DecisionContext } from '../../shared/domain/decider';
-import type { CreateUser } from '../../shared/domain/user/user.commands';
-import { userDecider } from '../../shared/domain/user/user.decider';
-import { userIdForEmail } from '../../shared/domain/user/user-id';
+import type { DecisionContext } from '../../shared/event-store/decider';
 import type { EventEnvelope, EventMetadata } from '../../shared/event-store/envelope';
 import { AggregateBusyError, ConcurrencyConflictError } from '../../shared/event-store/errors';
 import type { CommandInput } from '../../shared/event-store/handle-command';
 import { resolveLogEntries } from '../../shared/event-stream/log-reader';
 import { partitionOf } from '../../shared/redis/partitions';
+import type { CreateUser } from '../../shared/user/user.commands';
+import { userDecider } from '../../shared/user/user.decider';
+import { userIdForEmail } from '../../shared/user/user-id';
 import { testRedisEnv } from '../helpers/app-fixture';
 import { type Core, coreFixture } from '../helpers/core-fixture';
 import { eventually, type ServiceProcess, startServiceProcess } from '../helpers/processes';

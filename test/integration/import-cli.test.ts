@@ -5,8 +5,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 
 import { freePort } from '../../scripts/lib/redis-server';
-import { userIdForEmail } from '../../shared/domain/user/user-id';
 import { listen, type RunningServer } from '../../shared/http/server';
+import { userIdForEmail } from '../../shared/user/user-id';
 import { createTestApp, type TestApp } from '../helpers/app-fixture';
 import { InProcessImportWorker } from '../helpers/in-process-import-worker';
 import { eventually, PROJECT_ROOT } from '../helpers/processes';

@@ -7,10 +7,10 @@ import { randomUUID } from 'node:crypto';
 
 import request from 'supertest';
 
+import { bootstrapAdmin } from '../../ingress/auth/bootstrap-admin';
 import { SYSTEM_ACTOR } from '../../shared/accounts/account';
-import { bootstrapAdmin } from '../../shared/accounts/bootstrap-admin';
-import { MIN_PASSWORD_LENGTH } from '../../shared/domain/user/password-policy';
-import { userIdForEmail } from '../../shared/domain/user/user-id';
+import { MIN_PASSWORD_LENGTH } from '../../shared/user/password-policy';
+import { userIdForEmail } from '../../shared/user/user-id';
 import { createTestApp, type TestApp } from '../helpers/app-fixture';
 
 const ADMIN = { email: 'grants-admin@example.com', password: 'grants-admin-password' };

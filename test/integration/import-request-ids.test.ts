@@ -6,8 +6,8 @@ import { randomUUID } from 'node:crypto';
 
 import request from 'supertest';
 
-import { userIdForEmail } from '../../shared/domain/user/user-id';
 import { importJobIdFor } from '../../shared/importers/import-queue';
+import { userIdForEmail } from '../../shared/user/user-id';
 import { createTestApp, type TestApp } from '../helpers/app-fixture';
 
 const basic = (email: string, password: string) =>

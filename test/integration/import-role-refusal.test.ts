@@ -7,12 +7,12 @@ import { randomUUID } from 'node:crypto';
 
 import request from 'supertest';
 
-import { DEFAULT_SEASON } from '../../shared/domain/fantasy-team/fantasy-team.commands';
-import { seasonId } from '../../shared/domain/sport/sport.model';
-import { userIdForEmail } from '../../shared/domain/user/user-id';
+import { DEFAULT_SEASON } from '../../shared/fantasy-team/fantasy-team.commands';
 import { IMPORT_DATA_NOT_VALIDATED, processImport } from '../../shared/importers/import-processor';
 import { importJobIdFor } from '../../shared/importers/import-queue';
 import { NO_AGGREGATE_ID } from '../../shared/importers/importer';
+import { seasonId } from '../../shared/sport/sport.model';
+import { userIdForEmail } from '../../shared/user/user-id';
 import { createTestApp, type TestApp } from '../helpers/app-fixture';
 import { redisContents } from '../helpers/redis-state';
 

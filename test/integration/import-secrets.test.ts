@@ -9,12 +9,12 @@ import { randomUUID } from 'node:crypto';
 
 import request from 'supertest';
 
-import { userDecider } from '../../shared/domain/user/user.decider';
-import { userIdForEmail } from '../../shared/domain/user/user-id';
 import { currentStateVersion, STATE_VERSION_FIELD } from '../../shared/event-store/event-store';
 import { importJobIdFor, ImportQueue, type QueuedImportJob } from '../../shared/importers/import-queue';
 import { JobDataCipher } from '../../shared/importers/job-data-cipher';
-import { UNREADABLE_JOB_MESSAGE } from '../../workers/import.worker';
+import { userDecider } from '../../shared/user/user.decider';
+import { userIdForEmail } from '../../shared/user/user-id';
+import { UNREADABLE_JOB_MESSAGE } from '../../workers/imports/import.worker';
 import { createTestApp, type TestApp } from '../helpers/app-fixture';
 import { InProcessImportWorker } from '../helpers/in-process-import-worker';
 import { eventually } from '../helpers/processes';

@@ -10,10 +10,10 @@ import { randomUUID } from 'node:crypto';
 
 import request from 'supertest';
 
-import { userIdForEmail } from '../../shared/domain/user/user-id';
 import { importJobIdFor } from '../../shared/importers/import-queue';
 import type { ImportRecord } from '../../shared/importers/import-results';
 import { SUBMITTER_RECHECK_MS } from '../../shared/importers/submitter-check';
+import { userIdForEmail } from '../../shared/user/user-id';
 import { createImportWorkersHarness, type ImportWorkersHarness } from '../helpers/import-workers';
 import { eventually } from '../helpers/processes';
 import { type SeedUser, seedUsersWithPasswords } from '../helpers/seed-users';

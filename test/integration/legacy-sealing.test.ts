@@ -6,22 +6,22 @@
  */
 import { randomUUID } from 'node:crypto';
 
+import { sealLegacyUserEvents } from '../../scripts/lib/legacy-sealing';
+import { rewriteLogPartition } from '../../scripts/lib/rewrite-log';
 import { SYSTEM_ACTOR } from '../../shared/accounts/account';
 import { ERASED_ATTACHMENTS } from '../../shared/accounts/account-erasure';
-import { sealLegacyUserEvents } from '../../shared/accounts/legacy-sealing';
 import { PERSONAL_DATA_KEY_FIELD } from '../../shared/accounts/personal-data';
-import { ALL_DECIDERS } from '../../shared/domain/all-deciders';
-import { fantasyTeamDecider } from '../../shared/domain/fantasy-team/fantasy-team.decider';
-import type { UserCommand } from '../../shared/domain/user/user.commands';
-import { userDecider } from '../../shared/domain/user/user.decider';
-import { userIdForEmail } from '../../shared/domain/user/user-id';
+import { ALL_DECIDERS } from '../../shared/event-store/all-deciders';
 import { EventStore } from '../../shared/event-store/event-store';
 import { CommandHandler } from '../../shared/event-store/handle-command';
-import { rewriteLogPartition } from '../../shared/event-store/rewrite-log';
-import { applyNextBatch } from '../../shared/projections/apply-batch';
-import { NO_CHECKPOINT } from '../../shared/projections/batch-plan';
+import { fantasyTeamDecider } from '../../shared/fantasy-team/fantasy-team.decider';
 import type { Projection } from '../../shared/projections/projection';
 import { LOG_PARTITIONS, partitionOf } from '../../shared/redis/partitions';
+import type { UserCommand } from '../../shared/user/user.commands';
+import { userDecider } from '../../shared/user/user.decider';
+import { userIdForEmail } from '../../shared/user/user-id';
+import { applyNextBatch } from '../../workers/projector/apply-batch';
+import { NO_CHECKPOINT } from '../../workers/projector/batch-plan';
 import { coreFixture } from '../helpers/core-fixture';
 import { rewriteInPre0020Format } from '../helpers/pre-0020-format';
 import { redisContents } from '../helpers/redis-state';

@@ -5,9 +5,9 @@
  */
 import { randomUUID } from 'node:crypto';
 
-import { WEBHOOK_MESSAGES } from '../../shared/domain/webhook-subscription/webhook-subscription.messages';
 import { trimLog } from '../../shared/event-stream/log-retention';
 import { listen, type RunningServer } from '../../shared/http/server';
+import { WEBHOOK_MESSAGES } from '../../shared/webhook-subscription/webhook-subscription.messages';
 import { createTestApp, type TestApp } from '../helpers/app-fixture';
 import { SseClient } from '../helpers/sse-client';
 import { adminCommander } from '../helpers/webhooks';

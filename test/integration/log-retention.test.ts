@@ -1,17 +1,17 @@
 import { randomUUID } from 'node:crypto';
 
 import { SYSTEM_ACTOR } from '../../shared/accounts/account';
-import { webhookSubscriptionDecider } from '../../shared/domain/webhook-subscription/webhook-subscription.decider';
 import { partitionCounters } from '../../shared/event-stream/log-reader';
 import { partitionsTrimmedPast, trimLog } from '../../shared/event-stream/log-retention';
-import { ALL_PROJECTIONS } from '../../shared/projections/all-projections';
-import { applyNextBatch } from '../../shared/projections/apply-batch';
-import { NO_CHECKPOINT } from '../../shared/projections/batch-plan';
-import { projectionsLogConsumer } from '../../shared/projections/projections-log-consumer';
-import { readProjectorLag } from '../../shared/projections/projector-lag';
-import { rebuildProjection } from '../../shared/projections/rebuild';
 import { LOG_PARTITIONS, partitionOf } from '../../shared/redis/partitions';
-import { webhookLogConsumer } from '../../shared/webhooks/delivery/webhook-log-consumer';
+import { webhookSubscriptionDecider } from '../../shared/webhook-subscription/webhook-subscription.decider';
+import { ALL_PROJECTIONS } from '../../workers/projector/all-projections';
+import { applyNextBatch } from '../../workers/projector/apply-batch';
+import { NO_CHECKPOINT } from '../../workers/projector/batch-plan';
+import { projectionsLogConsumer } from '../../workers/projector/projections-log-consumer';
+import { readProjectorLag } from '../../workers/projector/projector-lag';
+import { rebuildProjection } from '../../workers/projector/rebuild';
+import { webhookLogConsumer } from '../../workers/webhooks/webhook-log-consumer';
 import { acceptedTeamCommand, type Core, coreFixture } from '../helpers/core-fixture';
 import { redisState } from '../helpers/redis-state';
 

@@ -3,8 +3,8 @@ import { randomUUID } from 'node:crypto';
 import request from 'supertest';
 
 import { freePort } from '../../scripts/lib/redis-server';
-import { ALL_PROJECTIONS } from '../../shared/projections/all-projections';
 import { LOG_PARTITIONS, partitionOf } from '../../shared/redis/partitions';
+import { ALL_PROJECTIONS } from '../../workers/projector/all-projections';
 import { createImportWorkersHarness, type ImportWorkersHarness } from '../helpers/import-workers';
 import { parseExposition, type Sample, samplesOf, sampleSum } from '../helpers/metrics';
 import { eventually } from '../helpers/processes';

@@ -6,25 +6,25 @@
  */
 import { randomUUID } from 'node:crypto';
 
+import { rebuildSnapshots } from '../../scripts/lib/rebuild-snapshots';
 import { SYSTEM_ACTOR } from '../../shared/accounts/account';
 import { ERASED_ATTACHMENTS } from '../../shared/accounts/account-erasure';
 import { PERSONAL_DATA_KEY_FIELD } from '../../shared/accounts/personal-data';
-import { ALL_DECIDERS } from '../../shared/domain/all-deciders';
-import { fantasyTeamDecider } from '../../shared/domain/fantasy-team/fantasy-team.decider';
-import type { UserCommand } from '../../shared/domain/user/user.commands';
-import { isDeletedUser, userDecider, type UserState } from '../../shared/domain/user/user.decider';
-import { userIdForEmail } from '../../shared/domain/user/user-id';
+import { ALL_DECIDERS } from '../../shared/event-store/all-deciders';
 import { parseEnvelope } from '../../shared/event-store/envelope';
 import { StaleAppendError } from '../../shared/event-store/errors';
 import { EventStore, STATE_VERSION_FIELD } from '../../shared/event-store/event-store';
 import { CommandHandler } from '../../shared/event-store/handle-command';
-import { rebuildSnapshots } from '../../shared/event-store/rebuild-snapshots';
 import { logEntryContent } from '../../shared/event-stream/log-reader';
-import { applyNextBatch } from '../../shared/projections/apply-batch';
-import { NO_CHECKPOINT } from '../../shared/projections/batch-plan';
-import { fantasyTeamProjection } from '../../shared/projections/fantasy-team/fantasy-team.projection';
+import { fantasyTeamDecider } from '../../shared/fantasy-team/fantasy-team.decider';
+import { fantasyTeamProjection } from '../../shared/fantasy-team/fantasy-team.projection';
 import type { Projection } from '../../shared/projections/projection';
 import { partitionOf } from '../../shared/redis/partitions';
+import type { UserCommand } from '../../shared/user/user.commands';
+import { isDeletedUser, userDecider, type UserState } from '../../shared/user/user.decider';
+import { userIdForEmail } from '../../shared/user/user-id';
+import { applyNextBatch } from '../../workers/projector/apply-batch';
+import { NO_CHECKPOINT } from '../../workers/projector/batch-plan';
 import { type Core, coreFixture } from '../helpers/core-fixture';
 
 const { buildCore } = coreFixture();

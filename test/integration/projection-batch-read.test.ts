@@ -1,12 +1,12 @@
 import { randomUUID } from 'node:crypto';
 
 import { resolveLogEntries } from '../../shared/event-stream/log-reader';
-import { applyNextBatch, readCheckpoint } from '../../shared/projections/apply-batch';
-import { NO_CHECKPOINT } from '../../shared/projections/batch-plan';
-import { fantasyTeamProjection } from '../../shared/projections/fantasy-team/fantasy-team.projection';
-import { PROJECTION_SCRIPTS } from '../../shared/projections/projection.scripts';
+import { fantasyTeamProjection } from '../../shared/fantasy-team/fantasy-team.projection';
 import { partitionOf } from '../../shared/redis/partitions';
 import { registerScripts } from '../../shared/redis/scripts';
+import { applyNextBatch, readCheckpoint } from '../../workers/projector/apply-batch';
+import { NO_CHECKPOINT } from '../../workers/projector/batch-plan';
+import { PROJECTION_SCRIPTS } from '../../workers/projector/projection.scripts';
 import { acceptedTeamCommand, type Core, coreFixture } from '../helpers/core-fixture';
 
 const { buildCore } = coreFixture();

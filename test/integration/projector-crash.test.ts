@@ -1,6 +1,6 @@
-import { fantasyTeamProjection } from '../../shared/projections/fantasy-team/fantasy-team.projection';
-import { rebuildProjection } from '../../shared/projections/rebuild';
+import { fantasyTeamProjection } from '../../shared/fantasy-team/fantasy-team.projection';
 import { LOG_PARTITIONS } from '../../shared/redis/partitions';
+import { rebuildProjection } from '../../workers/projector/rebuild';
 import { createTestApp, type TestApp, testRedisEnv } from '../helpers/app-fixture';
 import { eventually, type ServiceProcess, startServiceProcess } from '../helpers/processes';
 import {

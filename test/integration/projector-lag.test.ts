@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto';
 
-import { ALL_PROJECTIONS } from '../../shared/projections/all-projections';
-import { applyNextBatch } from '../../shared/projections/apply-batch';
-import { fantasyTeamProjection } from '../../shared/projections/fantasy-team/fantasy-team.projection';
-import { type ProjectorLag, readProjectorLag } from '../../shared/projections/projector-lag';
-import { rebuildProjection } from '../../shared/projections/rebuild';
+import { fantasyTeamProjection } from '../../shared/fantasy-team/fantasy-team.projection';
 import { LOG_PARTITIONS, partitionOf } from '../../shared/redis/partitions';
+import { ALL_PROJECTIONS } from '../../workers/projector/all-projections';
+import { applyNextBatch } from '../../workers/projector/apply-batch';
+import { type ProjectorLag, readProjectorLag } from '../../workers/projector/projector-lag';
+import { rebuildProjection } from '../../workers/projector/rebuild';
 import { createTestApp, type TestApp } from '../helpers/app-fixture';
 import { runTeamCommand } from '../helpers/projector-fixtures';
 

@@ -1,15 +1,15 @@
 import { randomUUID } from 'node:crypto';
 
-import { fantasyTeamDecider } from '../../shared/domain/fantasy-team/fantasy-team.decider';
-import { ALL_PROJECTIONS } from '../../shared/projections/all-projections';
-import { fantasyTeamProjection } from '../../shared/projections/fantasy-team/fantasy-team.projection';
+import { fantasyTeamDecider } from '../../shared/fantasy-team/fantasy-team.decider';
+import { fantasyTeamProjection } from '../../shared/fantasy-team/fantasy-team.projection';
 import {
   decodeProjectedVersions,
   type ProjectedVersions,
 } from '../../shared/projections/projection-progress';
-import { Projector } from '../../shared/projections/projector';
 import { duplicateConnection } from '../../shared/redis/connections';
 import { LOG_PARTITIONS, partitionOf } from '../../shared/redis/partitions';
+import { ALL_PROJECTIONS } from '../../workers/projector/all-projections';
+import { Projector } from '../../workers/projector/projector';
 import { createTestApp, type TestApp } from '../helpers/app-fixture';
 import { eventually } from '../helpers/processes';
 

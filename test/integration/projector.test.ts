@@ -2,17 +2,17 @@ import { randomUUID } from 'node:crypto';
 
 import request from 'supertest';
 
-import { fantasyTeamDecider } from '../../shared/domain/fantasy-team/fantasy-team.decider';
-import { createLogger } from '../../shared/logger';
-import { ALL_PROJECTIONS } from '../../shared/projections/all-projections';
+import { fantasyTeamDecider } from '../../shared/fantasy-team/fantasy-team.decider';
 import {
   fantasyTeamProjection,
   type FantasyTeamView,
-} from '../../shared/projections/fantasy-team/fantasy-team.projection';
-import { Projector, type ProjectorOptions } from '../../shared/projections/projector';
-import { rebuildProjection } from '../../shared/projections/rebuild';
+} from '../../shared/fantasy-team/fantasy-team.projection';
+import { createLogger } from '../../shared/logger';
 import { closeConnections, type RedisClient, waitForRedis } from '../../shared/redis/connections';
 import { LOG_PARTITIONS } from '../../shared/redis/partitions';
+import { ALL_PROJECTIONS } from '../../workers/projector/all-projections';
+import { Projector, type ProjectorOptions } from '../../workers/projector/projector';
+import { rebuildProjection } from '../../workers/projector/rebuild';
 import { createTestApp, openTestRedis, type TestApp } from '../helpers/app-fixture';
 import { eventually } from '../helpers/processes';
 import {

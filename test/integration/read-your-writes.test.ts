@@ -4,12 +4,12 @@ import request from 'supertest';
 
 import { READ_WAIT_MESSAGES } from '../../ingress/readmodel/read-your-writes';
 import type { EventEnvelope } from '../../shared/event-store/envelope';
+import { fantasyTeamProjection } from '../../shared/fantasy-team/fantasy-team.projection';
 import { PROBLEMS } from '../../shared/http/problem';
-import { ALL_PROJECTIONS } from '../../shared/projections/all-projections';
-import { fantasyTeamProjection } from '../../shared/projections/fantasy-team/fantasy-team.projection';
-import { Projector } from '../../shared/projections/projector';
 import { duplicateConnection } from '../../shared/redis/connections';
 import { LOG_PARTITIONS } from '../../shared/redis/partitions';
+import { ALL_PROJECTIONS } from '../../workers/projector/all-projections';
+import { Projector } from '../../workers/projector/projector';
 import { createTestApp, type TestApp } from '../helpers/app-fixture';
 import { basicAuth } from '../helpers/http-client';
 import { eventually } from '../helpers/processes';

@@ -1,7 +1,7 @@
 import { startLocalRedis } from '../../scripts/lib/redis-server';
 import { createLogger } from '../../shared/logger';
 import { closeConnections, createRedisConnection, waitForRedis } from '../../shared/redis/connections';
-import { checkRedisMemorySettings, RECOMMENDED_REDIS_SERVER_ARGS } from '../../shared/redis/memory-settings';
+import { checkRedisMemorySettings, RECOMMENDED_REDIS_SERVER_ARGS } from '../../workers/redis-memory-settings';
 import { CapturedLogs } from '../helpers/app-fixture';
 
 /** The warnings a worker logs at start against a server started with `args`. */

@@ -5,15 +5,15 @@
  */
 import { randomUUID } from 'node:crypto';
 
-import { refused } from '../../shared/commands/command-answer';
-import { FANTASY_TEAM_COMMAND_DEFINITIONS } from '../../shared/commands/fantasy-team-command-definitions';
 import {
   type CommandCaller,
   runTeamCommand,
   type TeamCommandRequest,
-} from '../../shared/commands/run-team-command';
-import { fantasyTeamDecider } from '../../shared/domain/fantasy-team/fantasy-team.decider';
-import { TEAM_MESSAGES } from '../../shared/domain/fantasy-team/fantasy-team.messages';
+} from '../../ingress/command/run-team-command';
+import { refused } from '../../shared/event-store/command-answer';
+import { FANTASY_TEAM_COMMAND_DEFINITIONS } from '../../shared/fantasy-team/fantasy-team.command-definitions';
+import { fantasyTeamDecider } from '../../shared/fantasy-team/fantasy-team.decider';
+import { TEAM_MESSAGES } from '../../shared/fantasy-team/fantasy-team.messages';
 import { validate } from '../../shared/validation';
 import { createTestApp, type TestApp } from '../helpers/app-fixture';
 import { eventually } from '../helpers/processes';

@@ -2,10 +2,10 @@ import {
   SANDBOX_ADMIN_EMAIL,
   SANDBOX_BANNER_TITLE,
   SANDBOX_NOT_NEEDED_LINE,
-} from '../../shared/accounts/sandbox-admin';
-import { userIdForEmail } from '../../shared/domain/user/user-id';
+} from '../../ingress/auth/sandbox-admin';
 import { createLogger } from '../../shared/logger';
 import { closeConnections, waitForRedis } from '../../shared/redis/connections';
+import { userIdForEmail } from '../../shared/user/user-id';
 import { CapturedLogs, openTestRedis, testRedisEnv, uniquePrefix } from '../helpers/app-fixture';
 import { basicAuth, bearerToken, commandBody, exchange } from '../helpers/http-client';
 import { eventually, type IngressProcess, killAll, startIngressProcess } from '../helpers/processes';

@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
 
-import { fold } from '../../shared/domain/decider';
-import { fantasyTeamDecider } from '../../shared/domain/fantasy-team/fantasy-team.decider';
-import type { FantasyTeamEvent } from '../../shared/domain/fantasy-team/fantasy-team.events';
+import { rebuildSnapshots } from '../../scripts/lib/rebuild-snapshots';
+import { fold } from '../../shared/event-store/decider';
 import { STATE_VERSION_FIELD } from '../../shared/event-store/event-store';
-import { rebuildSnapshots } from '../../shared/event-store/rebuild-snapshots';
+import { fantasyTeamDecider } from '../../shared/fantasy-team/fantasy-team.decider';
+import type { FantasyTeamEvent } from '../../shared/fantasy-team/fantasy-team.events';
 import { SCRIPT_CODES } from '../../shared/redis/script-codes';
 import { createTestApp, type TestApp } from '../helpers/app-fixture';
 import { runTeamCommand } from '../helpers/projector-fixtures';

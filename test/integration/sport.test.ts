@@ -2,9 +2,9 @@ import { randomUUID } from 'node:crypto';
 
 import request from 'supertest';
 
-import { ALL_PROJECTIONS } from '../../shared/projections/all-projections';
-import { Projector } from '../../shared/projections/projector';
-import { rebuildProjection } from '../../shared/projections/rebuild';
+import { ALL_PROJECTIONS } from '../../workers/projector/all-projections';
+import { Projector } from '../../workers/projector/projector';
+import { rebuildProjection } from '../../workers/projector/rebuild';
 import { createTestApp, type TestApp } from '../helpers/app-fixture';
 import { eventually } from '../helpers/processes';
 import { caughtUp } from '../helpers/projector-fixtures';

@@ -1,14 +1,14 @@
 import { randomUUID } from 'node:crypto';
 
 import { SYSTEM_ACTOR } from '../../shared/accounts/account';
-import { fantasyTeamDecider } from '../../shared/domain/fantasy-team/fantasy-team.decider';
-import { userDecider } from '../../shared/domain/user/user.decider';
 import type { EventEnvelope } from '../../shared/event-store/envelope';
 import { beginningPosition } from '../../shared/event-stream/log-position';
 import { type LogEntry, readLogAfter } from '../../shared/event-stream/log-reader';
-import { ALL_PROJECTIONS } from '../../shared/projections/all-projections';
-import { rebuildProjection } from '../../shared/projections/rebuild';
+import { fantasyTeamDecider } from '../../shared/fantasy-team/fantasy-team.decider';
 import { partitionOf } from '../../shared/redis/partitions';
+import { userDecider } from '../../shared/user/user.decider';
+import { ALL_PROJECTIONS } from '../../workers/projector/all-projections';
+import { rebuildProjection } from '../../workers/projector/rebuild';
 import { acceptedTeamCommand, type Core, coreFixture } from '../helpers/core-fixture';
 import { rewriteInPre0020Format } from '../helpers/pre-0020-format';
 import { redisState } from '../helpers/redis-state';

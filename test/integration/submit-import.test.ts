@@ -7,15 +7,15 @@ import { randomUUID } from 'node:crypto';
 
 import { UnrecoverableError, Worker } from 'bullmq';
 
-import type { Actor } from '../../shared/accounts/account';
-import { IMPORT_QUEUE_NAME, importJobIdFor, importQueueOptions } from '../../shared/importers/import-queue';
-import { importDataSchema } from '../../shared/importers/importer';
-import { IMPORTERS } from '../../shared/importers/registry';
 import {
   type ImportSubmission,
   submitImport,
   type SubmitImportOutcome,
-} from '../../shared/importers/submit-import';
+} from '../../ingress/import/submit-import';
+import type { Actor } from '../../shared/accounts/account';
+import { IMPORT_QUEUE_NAME, importJobIdFor, importQueueOptions } from '../../shared/importers/import-queue';
+import { importDataSchema } from '../../shared/importers/importer';
+import { IMPORTERS } from '../../shared/importers/registry';
 import { closeConnections } from '../../shared/redis/connections';
 import { validate } from '../../shared/validation';
 import { createTestApp, openTestRedis, type TestApp } from '../helpers/app-fixture';

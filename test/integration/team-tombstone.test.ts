@@ -10,14 +10,11 @@ import request from 'supertest';
 
 import { SYSTEM_ACTOR } from '../../shared/accounts/account';
 import { ERASED_ATTACHMENTS } from '../../shared/accounts/account-erasure';
-import {
-  fantasyTeamDecider,
-  type FantasyTeamState,
-} from '../../shared/domain/fantasy-team/fantasy-team.decider';
-import { isDeletedUser, userDecider } from '../../shared/domain/user/user.decider';
 import { AggregateBusyError } from '../../shared/event-store/errors';
-import { fantasyTeamProjection } from '../../shared/projections/fantasy-team/fantasy-team.projection';
-import { rebuildProjection } from '../../shared/projections/rebuild';
+import { fantasyTeamDecider, type FantasyTeamState } from '../../shared/fantasy-team/fantasy-team.decider';
+import { fantasyTeamProjection } from '../../shared/fantasy-team/fantasy-team.projection';
+import { isDeletedUser, userDecider } from '../../shared/user/user.decider';
+import { rebuildProjection } from '../../workers/projector/rebuild';
 import { createTestApp, type TestApp } from '../helpers/app-fixture';
 import { storedViews } from '../helpers/projector-fixtures';
 import { passwordGrantToken } from '../helpers/tokens';

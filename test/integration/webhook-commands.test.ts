@@ -4,9 +4,9 @@
  */
 import { randomUUID } from 'node:crypto';
 
-import { SECRET_NOT_REPEATED } from '../../shared/commands/command-answer';
-import { WEBHOOK_MESSAGES } from '../../shared/domain/webhook-subscription/webhook-subscription.messages';
-import { WEBHOOK_TARGET_MESSAGES } from '../../shared/webhooks/webhook-target';
+import { WEBHOOK_TARGET_MESSAGES } from '../../ingress/command/webhook-target';
+import { SECRET_NOT_REPEATED } from '../../shared/event-store/command-answer';
+import { WEBHOOK_MESSAGES } from '../../shared/webhook-subscription/webhook-subscription.messages';
 import { createTestApp, type TestApp } from '../helpers/app-fixture';
 import { redisContents } from '../helpers/redis-state';
 import { adminCommander } from '../helpers/webhooks';

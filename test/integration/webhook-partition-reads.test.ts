@@ -7,9 +7,9 @@
 import { randomUUID } from 'node:crypto';
 
 import { SYSTEM_ACTOR } from '../../shared/accounts/account';
-import { fantasyTeamDecider } from '../../shared/domain/fantasy-team/fantasy-team.decider';
+import { fantasyTeamDecider } from '../../shared/fantasy-team/fantasy-team.decider';
 import { partitionOf } from '../../shared/redis/partitions';
-import { PartitionReads } from '../../shared/webhooks/delivery/partition-reads';
+import { PartitionReads } from '../../workers/webhooks/partition-reads';
 import { type Core, coreFixture } from '../helpers/core-fixture';
 
 const { buildCore } = coreFixture();

@@ -3,8 +3,8 @@
  * webhook delivery in replicas of its own, away from the projector's event loop. Real worker
  * processes, a real receiver on loopback.
  */
-import { ALL_PROJECTIONS } from '../../shared/projections/all-projections';
 import { LOG_PARTITIONS } from '../../shared/redis/partitions';
+import { ALL_PROJECTIONS } from '../../workers/projector/all-projections';
 import { eventually } from '../helpers/processes';
 import { caughtUp } from '../helpers/projector-fixtures';
 import {

@@ -14,7 +14,7 @@ import { Redis } from 'ioredis';
 import request from 'supertest';
 
 import { type LocalRedis, startLocalRedis } from '../../scripts/lib/redis-server';
-import { fantasyTeamDecider } from '../../shared/domain/fantasy-team/fantasy-team.decider';
+import { fantasyTeamDecider } from '../../shared/fantasy-team/fantasy-team.decider';
 import { closeConnections } from '../../shared/redis/connections';
 import { createTestApp, onTestCluster, type TestApp } from '../helpers/app-fixture';
 import { eventually } from '../helpers/processes';

@@ -5,8 +5,8 @@ import fc from 'fast-check';
 import {
   FANTASY_TEAM_COMMAND_DEFINITIONS,
   type FantasyTeamCommandDefinition,
-} from '../../shared/commands/fantasy-team-command-definitions';
-import { fantasyTeamDecider } from '../../shared/domain/fantasy-team/fantasy-team.decider';
+} from '../../shared/fantasy-team/fantasy-team.command-definitions';
+import { fantasyTeamDecider } from '../../shared/fantasy-team/fantasy-team.decider';
 import { validate } from '../../shared/validation';
 import {
   createHostileSubject,

@@ -4,10 +4,10 @@ import path from 'node:path';
 
 import type { Page } from 'playwright-core';
 
+import { SANDBOX_BANNER_TITLE } from '../../ingress/auth/sandbox-admin';
 import { EXAMPLE_IDS } from '../../ingress/openapi/spec-examples';
 import { type HeadlessChromium, launchHeadlessChromium } from '../../scripts/lib/chromium';
 import { SEED_MESSAGES } from '../../scripts/seed-demo';
-import { SANDBOX_BANNER_TITLE } from '../../shared/accounts/sandbox-admin';
 import { createLogger } from '../../shared/logger';
 import { closeConnections, waitForRedis } from '../../shared/redis/connections';
 import { CapturedLogs, openTestRedis, testRedisEnv, uniquePrefix } from '../helpers/app-fixture';

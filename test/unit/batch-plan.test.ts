@@ -1,10 +1,10 @@
 import type { EventEnvelope } from '../../shared/event-store/envelope';
-import { documentKeysOf, planBatch } from '../../shared/projections/batch-plan';
 import {
   fantasyTeamProjection,
   type FantasyTeamView,
-} from '../../shared/projections/fantasy-team/fantasy-team.projection';
+} from '../../shared/fantasy-team/fantasy-team.projection';
 import { createKeys } from '../../shared/redis/keys';
+import { documentKeysOf, planBatch } from '../../workers/projector/batch-plan';
 
 const keys = createKeys('plan:');
 const TEAM = '0b0f6e1c-58d6-4b1c-9a43-3d4a1a1a1a1a';

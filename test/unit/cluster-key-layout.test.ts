@@ -2,15 +2,15 @@ import { randomUUID } from 'node:crypto';
 
 import keySlot from 'cluster-key-slot';
 
+import { fantasyTeamProjection } from '../../shared/fantasy-team/fantasy-team.projection';
 import { IMPORT_QUEUE_NAME } from '../../shared/importers/import-queue';
-import { ALL_PROJECTIONS } from '../../shared/projections/all-projections';
-import { fantasyTeamProjection } from '../../shared/projections/fantasy-team/fantasy-team.projection';
-import { playersProjection } from '../../shared/projections/sport/players.projection';
-import { seasonsProjection } from '../../shared/projections/sport/seasons.projection';
-import type { UserView } from '../../shared/projections/users/user-view';
-import { usersProjection } from '../../shared/projections/users/users.projection';
 import { createKeys } from '../../shared/redis/keys';
 import { LOG_PARTITIONS, partitionOf } from '../../shared/redis/partitions';
+import { playersProjection } from '../../shared/sport/players.projection';
+import { seasonsProjection } from '../../shared/sport/seasons.projection';
+import type { UserView } from '../../shared/user/user-view';
+import { usersProjection } from '../../shared/user/users.projection';
+import { ALL_PROJECTIONS } from '../../workers/projector/all-projections';
 
 /**
  * Redis Cluster refuses a script or a multi-key command whose keys lie in different hash slots

@@ -1,12 +1,12 @@
 import type { LRUCache } from 'lru-cache';
 
+import type { AccountCache } from '../../ingress/auth/account-cache';
 import * as basicHeader from '../../ingress/auth/basic-header';
 import { CredentialVerifier } from '../../ingress/auth/credential-verifier';
 import type { SignInThrottle } from '../../ingress/auth/sign-in-throttle';
 import type { Account } from '../../shared/accounts/account';
 import type { AccountService } from '../../shared/accounts/account.service';
-import type { AccountCache } from '../../shared/accounts/account-cache';
-import type { PasswordHasher } from '../../shared/domain/user/password-hasher';
+import type { PasswordHasher } from '../../shared/user/password-hasher';
 
 /**
  * The Basic verification cache's key (ADR 0005): two different e-mail and password pairs never

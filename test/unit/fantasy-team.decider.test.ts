@@ -1,4 +1,4 @@
-import { type DecisionContext, fold, SERVICE_ACTOR_ID } from '../../shared/domain/decider';
+import { type DecisionContext, fold, SERVICE_ACTOR_ID } from '../../shared/event-store/decider';
 import {
   type ArchiveFantasyTeam,
   type CreateFantasyTeam,
@@ -10,8 +10,8 @@ import {
   type SelectionStatus,
   type SetFantasyTeamRoster,
   type UnlinkFantasyTeam,
-} from '../../shared/domain/fantasy-team/fantasy-team.commands';
-import { fantasyTeamDecider, isLinked } from '../../shared/domain/fantasy-team/fantasy-team.decider';
+} from '../../shared/fantasy-team/fantasy-team.commands';
+import { fantasyTeamDecider, isLinked } from '../../shared/fantasy-team/fantasy-team.decider';
 import type {
   FantasyTeamArchivedEvent,
   FantasyTeamCreatedEvent,
@@ -20,8 +20,8 @@ import type {
   FantasyTeamOwnerErasedEvent,
   FantasyTeamRosterSetEvent,
   FantasyTeamUnlinkedEvent,
-} from '../../shared/domain/fantasy-team/fantasy-team.events';
-import { TEAM_MESSAGES } from '../../shared/domain/fantasy-team/fantasy-team.messages';
+} from '../../shared/fantasy-team/fantasy-team.events';
+import { TEAM_MESSAGES } from '../../shared/fantasy-team/fantasy-team.messages';
 import { decisionContext, spec } from '../helpers/decider-spec';
 
 const OWNER = '11111111-1111-4111-8111-111111111111';

@@ -14,7 +14,7 @@ import {
   documentText,
   type OpenApiDocument,
 } from '../../ingress/openapi/openapi-document';
-import { COMMAND_ERRORS } from '../../shared/commands/command-answer';
+import { COMMAND_ERRORS } from '../../shared/event-store/command-answer';
 import { IMPORT_ERROR_CODES } from '../../shared/importers/importer';
 import { IMPORTERS } from '../../shared/importers/registry';
 

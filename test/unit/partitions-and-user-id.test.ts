@@ -2,9 +2,9 @@ import { execFileSync } from 'node:child_process';
 
 import { validate as isUuid, version as uuidVersion } from 'uuid';
 
-import { userIdForEmail } from '../../shared/domain/user/user-id';
 import { createKeys } from '../../shared/redis/keys';
 import { LOG_PARTITIONS, partitionOf, partitionTag } from '../../shared/redis/partitions';
+import { userIdForEmail } from '../../shared/user/user-id';
 import { PROJECT_ROOT } from '../helpers/processes';
 
 const ids = Array.from({ length: 500 }, (_, i) => `aggregate-${i}-${(i * 7919).toString(36)}`);

@@ -1,10 +1,10 @@
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
 
+import { SANDBOX_ADMIN_EMAIL, sandboxApplies, sandboxBanner } from '../../ingress/auth/sandbox-admin';
 import { EXAMPLE_IDS } from '../../ingress/openapi/spec-examples';
 import { DEMO_PLAYERS_IMPORT_JOB_ID, DEMO_ROSTER, DEMO_TEAM_ID } from '../../scripts/lib/demo-season';
 import { SEED_MESSAGES } from '../../scripts/seed-demo';
-import { SANDBOX_ADMIN_EMAIL, sandboxApplies, sandboxBanner } from '../../shared/accounts/sandbox-admin';
 import { loadConfig } from '../../shared/config';
 import { PROJECT_ROOT } from '../helpers/processes';
 

@@ -1,19 +1,19 @@
-import { playerDecider } from '../../shared/domain/sport/player.decider';
-import { playerIdentifierDecider } from '../../shared/domain/sport/player-identifier.decider';
-import { seasonDecider } from '../../shared/domain/sport/season.decider';
-import type { SeedPlayer } from '../../shared/domain/sport/sport.commands';
+import { playerDecider } from '../../shared/sport/player.decider';
+import { playerIdentifierDecider } from '../../shared/sport/player-identifier.decider';
+import { seasonDecider } from '../../shared/sport/season.decider';
+import type { SeedPlayer } from '../../shared/sport/sport.commands';
 import type {
   PlayerRegisteredEvent,
   PlayerSeasonStatsSetEvent,
   PlayerUpdatedEvent,
-} from '../../shared/domain/sport/sport.events';
-import { SPORT_MESSAGES } from '../../shared/domain/sport/sport.messages';
+} from '../../shared/sport/sport.events';
+import { SPORT_MESSAGES } from '../../shared/sport/sport.messages';
 import {
   playerIdentifierId,
   type PlayerIdentity,
   type PlayerSeasonStats,
   seasonId,
-} from '../../shared/domain/sport/sport.model';
+} from '../../shared/sport/sport.model';
 import { decisionContext, spec } from '../helpers/decider-spec';
 
 const PLATFORM_ID = 'aaaaaaaa-0000-4000-8000-000000000001';

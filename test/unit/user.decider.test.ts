@@ -1,8 +1,8 @@
-import { fold } from '../../shared/domain/decider';
-import type { CreateUser } from '../../shared/domain/user/user.commands';
-import { LEGACY_SECURITY_STAMP, userDecider } from '../../shared/domain/user/user.decider';
-import type { UserCreatedEvent } from '../../shared/domain/user/user.events';
-import { USER_MESSAGES } from '../../shared/domain/user/user.messages';
+import { fold } from '../../shared/event-store/decider';
+import type { CreateUser } from '../../shared/user/user.commands';
+import { LEGACY_SECURITY_STAMP, userDecider } from '../../shared/user/user.decider';
+import type { UserCreatedEvent } from '../../shared/user/user.events';
+import { USER_MESSAGES } from '../../shared/user/user.messages';
 import { decisionContext, spec } from '../helpers/decider-spec';
 
 const userId = '3f0c2f4e-8a4b-5c1d-9e2f-0a1b2c3d4e5f';

@@ -1,8 +1,9 @@
-import type { UserEvent } from '../../shared/domain/user/user.events';
 import type { EventEnvelope } from '../../shared/event-store/envelope';
-import { planBatch } from '../../shared/projections/batch-plan';
-import { USER_VIEW_MEMBERS, type UserView } from '../../shared/projections/users/user-view';
-import { usersProjection } from '../../shared/projections/users/users.projection';
+import { createKeys } from '../../shared/redis/keys';
+import { ASSIGNABLE_ROLES } from '../../shared/roles';
+import type { UserEvent } from '../../shared/user/user.events';
+import { USER_VIEW_MEMBERS, type UserView } from '../../shared/user/user-view';
+import { usersProjection } from '../../shared/user/users.projection';
 import {
   emailPrefixRange,
   indexMember,
@@ -10,9 +11,8 @@ import {
   listingIndexKeysOf,
   userIdOfMember,
   type UserListingFilter,
-} from '../../shared/projections/users/users-index';
-import { createKeys } from '../../shared/redis/keys';
-import { ASSIGNABLE_ROLES } from '../../shared/roles';
+} from '../../shared/user/users-index';
+import { planBatch } from '../../workers/projector/batch-plan';
 
 const keys = createKeys('users-unit:');
 const USER = '6a1f7c1e-0d44-5e0b-8f3a-2b9c4d5e6f70';

@@ -2,11 +2,11 @@ import { randomUUID } from 'node:crypto';
 
 import Joi from 'joi';
 
-import { FANTASY_TEAM_COMMAND_DEFINITIONS } from '../../shared/commands/fantasy-team-command-definitions';
-import { normalizeEmail, userIdForEmail } from '../../shared/domain/user/user-id';
 import { AppError } from '../../shared/errors';
+import { FANTASY_TEAM_COMMAND_DEFINITIONS } from '../../shared/fantasy-team/fantasy-team.command-definitions';
 import { importDataSchema, type Importer } from '../../shared/importers/importer';
 import { IMPORTERS } from '../../shared/importers/registry';
+import { normalizeEmail, userIdForEmail } from '../../shared/user/user-id';
 import { characterCount, MAX_VALUES_WITH_EVERY_ERROR_LISTED, text, validate } from '../../shared/validation';
 
 /** The `errors` map of the 400 problem validate() throws for `value`. */

@@ -1,18 +1,14 @@
-import { fold, SERVICE_ACTOR_ID } from '../../shared/domain/decider';
-import type { ActiveUser, UserState } from '../../shared/domain/user/user.decider';
-import {
-  lapsesAmong,
-  lapseSince,
-  ownerLapse,
-} from '../../shared/domain/webhook-subscription/owner-authority';
-import type { AnyWebhookSubscriptionCommand } from '../../shared/domain/webhook-subscription/webhook-subscription.commands';
-import { webhookSubscriptionDecider } from '../../shared/domain/webhook-subscription/webhook-subscription.decider';
-import type { WebhookSubscriptionEvent } from '../../shared/domain/webhook-subscription/webhook-subscription.events';
+import { fold, SERVICE_ACTOR_ID } from '../../shared/event-store/decider';
+import type { ActiveUser, UserState } from '../../shared/user/user.decider';
+import type { AnyWebhookSubscriptionCommand } from '../../shared/webhook-subscription/webhook-subscription.commands';
+import { webhookSubscriptionDecider } from '../../shared/webhook-subscription/webhook-subscription.decider';
+import type { WebhookSubscriptionEvent } from '../../shared/webhook-subscription/webhook-subscription.events';
 import {
   type OwnerLapse,
   ownerLapseReason,
   WEBHOOK_MESSAGES,
-} from '../../shared/domain/webhook-subscription/webhook-subscription.messages';
+} from '../../shared/webhook-subscription/webhook-subscription.messages';
+import { lapsesAmong, lapseSince, ownerLapse } from '../../workers/webhooks/owner-authority';
 import { decisionContext, spec } from '../helpers/decider-spec';
 
 const context = { now: new Date('2026-11-24T08:00:00.000Z'), actorUserId: 'admin', actorRoles: ['Admin'] };

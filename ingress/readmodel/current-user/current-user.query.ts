@@ -1,7 +1,7 @@
 import Joi from 'joi';
 
-import { USER_TYPES } from '../../../shared/domain/user/user.commands';
 import { ASSIGNABLE_ROLES, effectiveRoles, PUBLIC_ROLE } from '../../../shared/roles';
+import { USER_TYPES } from '../../../shared/user/user.commands';
 import { closedObject, type JsonSchema, TIMESTAMP_SCHEMA } from '../../http/json-schema';
 import { defineQuery, querySchema } from '../query-definition';
 

@@ -1,4 +1,4 @@
-import { SELECTION_STATUS } from '../../../shared/domain/fantasy-team/fantasy-team.commands';
+import { SELECTION_STATUS } from '../../../shared/fantasy-team/fantasy-team.commands';
 import type { RedisClient } from '../../../shared/redis/connections';
 import type { Keys } from '../../../shared/redis/keys';
 import { guid } from '../../../shared/validation';

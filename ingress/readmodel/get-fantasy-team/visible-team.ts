@@ -1,7 +1,7 @@
 import {
   fantasyTeamProjection,
   type FantasyTeamView,
-} from '../../../shared/projections/fantasy-team/fantasy-team.projection';
+} from '../../../shared/fantasy-team/fantasy-team.projection';
 import type { RedisClient } from '../../../shared/redis/connections';
 import type { Keys } from '../../../shared/redis/keys';
 import { isOwnerOrAdmin } from '../../../shared/roles';

@@ -1,8 +1,8 @@
 import Joi from 'joi';
 
-import { playersProjection, type PlayerView } from '../../../shared/projections/sport/players.projection';
 import type { RedisClient } from '../../../shared/redis/connections';
 import type { Keys } from '../../../shared/redis/keys';
+import { playersProjection, type PlayerView } from '../../../shared/sport/players.projection';
 import { guid, long, seasonYear, text } from '../../../shared/validation';
 import { closedObject, GUID_SCHEMA } from '../../http/json-schema';
 import { listingSchema } from '../listing';

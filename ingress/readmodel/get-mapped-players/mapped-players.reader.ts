@@ -1,6 +1,6 @@
-import { LATEST_SEASON } from '../../../shared/projections/sport/mapped-player';
 import type { RedisClient } from '../../../shared/redis/connections';
 import type { Keys } from '../../../shared/redis/keys';
+import { LATEST_SEASON } from '../../../shared/sport/mapped-player';
 
 /** Filters of GetMappedPlayers; each is answered from an index of the players projection. */
 export interface MappedPlayerFilter {

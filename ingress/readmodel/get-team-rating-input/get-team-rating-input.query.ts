@@ -1,12 +1,12 @@
 import Joi from 'joi';
 
-import { DEFAULT_SEASON } from '../../../shared/domain/fantasy-team/fantasy-team.commands';
-import { SELECTION_STATUS } from '../../../shared/domain/fantasy-team/fantasy-team.commands';
-import { DEFAULT_FINAL_ROUND, DEFAULT_ROUND } from '../../../shared/domain/sport/sport.model';
-import { completeRatingInputEntry } from '../../../shared/projections/sport/rating-input';
-import type { SeasonRounds } from '../../../shared/projections/sport/seasons.projection';
+import { DEFAULT_SEASON } from '../../../shared/fantasy-team/fantasy-team.commands';
+import { SELECTION_STATUS } from '../../../shared/fantasy-team/fantasy-team.commands';
 import type { RedisClient } from '../../../shared/redis/connections';
 import type { Keys } from '../../../shared/redis/keys';
+import { completeRatingInputEntry } from '../../../shared/sport/rating-input';
+import type { SeasonRounds } from '../../../shared/sport/seasons.projection';
+import { DEFAULT_FINAL_ROUND, DEFAULT_ROUND } from '../../../shared/sport/sport.model';
 import { guid, seasonYear } from '../../../shared/validation';
 import { closedObject } from '../../http/json-schema';
 import { readVisibleTeam } from '../get-fantasy-team/visible-team';

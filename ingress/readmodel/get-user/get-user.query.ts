@@ -1,8 +1,8 @@
 import type { AccountService } from '../../../shared/accounts/account.service';
-import { userIdForEmail } from '../../../shared/domain/user/user-id';
-import { toUserView } from '../../../shared/projections/users/user-view';
-import { usersProjection } from '../../../shared/projections/users/users.projection';
 import { ACCOUNT_READER_ROLES } from '../../../shared/roles';
+import { userIdForEmail } from '../../../shared/user/user-id';
+import { toUserView } from '../../../shared/user/user-view';
+import { usersProjection } from '../../../shared/user/users.projection';
 import { emailAddress, guid } from '../../../shared/validation';
 import { listingSchema, notFoundListing } from '../listing';
 import { defineQuery, querySchema, type RegisteredQuery } from '../query-definition';

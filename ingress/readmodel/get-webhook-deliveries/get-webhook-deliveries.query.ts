@@ -5,8 +5,8 @@ import {
   DELIVERY_STATUSES,
   type DeliveryLog,
   type DeliveryStatus,
-} from '../../../shared/webhooks/delivery-log';
-import { WEBHOOK_COMMAND_ROLES } from '../../../shared/webhooks/webhook-commands';
+} from '../../../shared/webhook-subscription/delivery-log';
+import { WEBHOOK_COMMAND_ROLES } from '../../command/webhook-commands';
 import { closedObject, GUID_SCHEMA, type JsonSchema, TIMESTAMP_SCHEMA } from '../../http/json-schema';
 import { listingSchema } from '../listing';
 import { defineQuery, querySchema, type RegisteredQuery } from '../query-definition';

@@ -1,7 +1,7 @@
 import Joi from 'joi';
 
-import { USER_TYPES } from '../../../shared/domain/user/user.commands';
 import { ACCOUNT_READER_ROLES, ASSIGNABLE_ROLES } from '../../../shared/roles';
+import { USER_TYPES } from '../../../shared/user/user.commands';
 import { text } from '../../../shared/validation';
 import { listingSchema } from '../listing';
 import { defineQuery, querySchema, type RegisteredQuery } from '../query-definition';

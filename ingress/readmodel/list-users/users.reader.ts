@@ -1,13 +1,13 @@
-import { normalizeEmail } from '../../../shared/domain/user/user-id';
+import type { RedisClient } from '../../../shared/redis/connections';
+import type { Keys } from '../../../shared/redis/keys';
+import { registerScripts } from '../../../shared/redis/scripts';
+import { normalizeEmail } from '../../../shared/user/user-id';
 import {
   emailPrefixRange,
   listingIndexKey,
   userIdOfMember,
   type UserListingFilter,
-} from '../../../shared/projections/users/users-index';
-import type { RedisClient } from '../../../shared/redis/connections';
-import type { Keys } from '../../../shared/redis/keys';
-import { registerScripts } from '../../../shared/redis/scripts';
+} from '../../../shared/user/users-index';
 import { LIST_USERS_SCRIPTS } from './list-users.scripts';
 
 /** ListUsers' filters: the index's, and an e-mail prefix. */

@@ -1,12 +1,13 @@
 import Joi from 'joi';
 
 import type { CoreServices } from '../../core-services';
-import type { Decider, DomainEvent } from '../../domain/decider';
-import { DEFAULT_SEASON } from '../../domain/fantasy-team/fantasy-team.commands';
-import { playerDecider } from '../../domain/sport/player.decider';
-import { playerIdentifierDecider } from '../../domain/sport/player-identifier.decider';
-import { seasonDecider } from '../../domain/sport/season.decider';
-import type { PlayerUpdatedEvent } from '../../domain/sport/sport.events';
+import type { Decider, DomainEvent } from '../../event-store/decider';
+import { DEFAULT_SEASON } from '../../fantasy-team/fantasy-team.commands';
+import { hasAnyRole, type Role } from '../../roles';
+import { playerDecider } from '../../sport/player.decider';
+import { playerIdentifierDecider } from '../../sport/player-identifier.decider';
+import { seasonDecider } from '../../sport/season.decider';
+import type { PlayerUpdatedEvent } from '../../sport/sport.events';
 import {
   canonicalIdentity,
   DEFAULT_FINAL_ROUND,
@@ -16,8 +17,7 @@ import {
   type PlayerIdentity,
   type PlayerSeasonStats,
   seasonId,
-} from '../../domain/sport/sport.model';
-import { hasAnyRole, type Role } from '../../roles';
+} from '../../sport/sport.model';
 import { boundedArray, guid, isGuid, isSeasonYear, long, seasonYear, text } from '../../validation';
 import {
   batchRefused,

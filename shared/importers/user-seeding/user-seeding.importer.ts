@@ -1,11 +1,11 @@
 import Joi from 'joi';
 
 import type { NewUser } from '../../accounts/account.service';
-import { assignedRolesSchema, newPasswordSchema } from '../../accounts/account-schemas';
-import { USER_COMMAND_ROLES, USER_TYPES } from '../../domain/user/user.commands';
-import { USER_MESSAGES } from '../../domain/user/user.messages';
-import { normalizeEmail, userIdForEmail } from '../../domain/user/user-id';
 import { firstUngrantableRole, hasAnyRole, mayNotGrantMessage } from '../../roles';
+import { assignedRolesSchema, newPasswordSchema } from '../../user/account-schemas';
+import { USER_COMMAND_ROLES, USER_TYPES } from '../../user/user.commands';
+import { USER_MESSAGES } from '../../user/user.messages';
+import { normalizeEmail, userIdForEmail } from '../../user/user-id';
 import { boundedArray, emailAddress, isEmailAddress, text } from '../../validation';
 import {
   batchRefused,

@@ -1,0 +1,112 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+
+import { SYSTEM_ACTOR } from '../../shared/accounts/account';
+import type { AccountService } from '../../shared/accounts/account.service';
+import type { EnabledAdmins } from '../../shared/accounts/enabled-admins';
+import type { Config } from '../../shared/config';
+import type { Logger } from '../../shared/logger';
+import { userIdForEmail } from '../../shared/user/user-id';
+
+/**
+ * The sandbox: a development service started on loopback with no ADMIN_EMAIL gets a local
+ * administrator on its first start, with a generated password shown once on the console (ADR 0017).
+ * Never in production, nor on a development start that listens beyond this machine.
+ */
+export const SANDBOX_ADMIN_EMAIL = 'sandbox-admin@example.com';
+
+/** 24 base64url characters: 144 random bits, and nothing a shell or a URL would need quoted. */
+const SANDBOX_PASSWORD_BYTES = 18;
+
+export type SandboxOutcome =
+  | { readonly status: 'created'; readonly email: string; readonly password: string }
+  | { readonly status: 'exists'; readonly email: string }
+  | { readonly status: 'not-needed' };
+
+/**
+ * Whether this start makes (or reports) the sandbox administrator: development on loopback (only
+ * this machine reaches the ingress), no ADMIN_EMAIL.
+ */
+export function sandboxApplies(config: Pick<Config, 'localDevelopment' | 'adminEmail'>): boolean {
+  return config.localDevelopment && !config.adminEmail;
+}
+
+/**
+ * Creates the sandbox administrator on a service that has no enabled Admin at all (a fresh one),
+ * and only there: a service that has an administrator (an operator's ADMIN_EMAIL of an earlier
+ * start, or an Admin who deleted the sandbox account) never gets an Admin it did not ask for, its
+ * password printed. The set of enabled Admins must be built first (EnabledAdmins.ensureBuilt).
+ * Replicas starting together each
+ * try with a password of their own; the user aggregate's version fence lets exactly one create it,
+ * and only that one answers `created` with the password it stored (as a hash). Each attempt has a
+ * correlation id of its own, or a later start would read the first one's creation as its own replay.
+ * The password goes back to the caller only, for the console banner: never to the logger.
+ */
+export async function bootstrapSandboxAdmin(
+  config: Pick<Config, 'localDevelopment' | 'adminEmail'>,
+  accounts: AccountService,
+  admins: Pick<EnabledAdmins, 'count' | 'has'>,
+  logger: Logger,
+): Promise<SandboxOutcome | undefined> {
+  if (!sandboxApplies(config)) return undefined;
+  if ((await admins.count()) > 0) {
+    const sandboxIsAdmin = await admins.has(userIdForEmail(SANDBOX_ADMIN_EMAIL));
+    return sandboxIsAdmin ? { status: 'exists', email: SANDBOX_ADMIN_EMAIL } : { status: 'not-needed' };
+  }
+  const password = randomBytes(SANDBOX_PASSWORD_BYTES).toString('base64url');
+  const result = await accounts.createUser(
+    SYSTEM_ACTOR,
+    { email: SANDBOX_ADMIN_EMAIL, userType: 'Human', roles: ['Admin'], password, emailVerified: true },
+    { requestId: null, correlationId: `sandbox-admin:${randomUUID()}` },
+  );
+  if (result.status === 'created' && !result.replayed) {
+    logger.info('sandbox administrator created', { userId: result.userId });
+    return { status: 'created', email: SANDBOX_ADMIN_EMAIL, password };
+  }
+  return { status: 'exists', email: SANDBOX_ADMIN_EMAIL };
+}
+
+/** What a start says when the service has an administrator of its own. */
+export const SANDBOX_NOT_NEEDED_LINE =
+  '[sandbox] this service already has an administrator: no sandbox account was made';
+
+/** The first line of the banner, which a test (and a reader) looks for. */
+export const SANDBOX_BANNER_TITLE = 'SANDBOX: a local administrator was created for you';
+
+/**
+ * What the console shows after the ingress listens: on the first start the account, its password
+ * (this once) and the next three things to try; on later starts one line saying it exists.
+ */
+export function sandboxBanner(outcome: SandboxOutcome, baseUrl: string): string {
+  const seed = `npm run seed:demo${baseUrl === 'http://127.0.0.1:8080' ? '' : ` -- --url ${baseUrl}`}`;
+  if (outcome.status === 'not-needed') {
+    return `${SANDBOX_NOT_NEEDED_LINE}; sign in as it (Swagger UI: ${baseUrl}/api/docs).\n`;
+  }
+  if (outcome.status === 'exists') {
+    return [
+      `[sandbox] the sandbox administrator ${outcome.email} exists; its password was shown on the first start only.`,
+      `[sandbox] Lost it? Stop the service and remove ./var/redis (the private Redis) for a fresh sandbox, or set ADMIN_EMAIL and ADMIN_PASSWORD.`,
+      `[sandbox] Swagger UI: ${baseUrl}/api/docs   sample data: ${seed}`,
+      '',
+    ].join('\n');
+  }
+  const rule = '='.repeat(78);
+  return [
+    '',
+    rule,
+    `  ${SANDBOX_BANNER_TITLE} (shown once, never again)`,
+    '',
+    `    e-mail:    ${outcome.email}`,
+    `    password:  ${outcome.password}`,
+    '',
+    '  Next:',
+    '  1. Who am I (Basic authentication):',
+    `       curl -s -u '${outcome.email}:${outcome.password}' -H 'content-type: application/json' \\`,
+    `         -d '{"query":{"queryType":"CurrentUser"}}' ${baseUrl}/api/readmodel`,
+    `  2. Swagger UI, "Authorize" with the e-mail and password above: ${baseUrl}/api/docs`,
+    `  3. Load a sample season (asks for the password above): ${seed}`,
+    '',
+    '  Keep the password: it is stored only as a hash. Only on loopback: production, or a HOST beyond this machine, skips this.',
+    rule,
+    '',
+  ].join('\n');
+}

@@ -1,0 +1,84 @@
+import type { AssignableRole, Role } from '../roles';
+
+export type UserType = 'Human' | 'ServiceAccount';
+export const USER_TYPES: readonly UserType[] = ['Human', 'ServiceAccount'];
+
+/**
+ * Every command that changes what an account may do carries the account's next security stamp: a
+ * random value the use case makes (the decider stays pure). Tokens carry the stamp they were issued
+ * under, so rotating it revokes them (ASP.NET Identity's model; ADR 0014).
+ */
+interface Restamped {
+  readonly securityStamp: string;
+}
+
+export interface CreateUser {
+  readonly type: 'CreateUser';
+  readonly data: Restamped & {
+    readonly userId: string;
+    readonly email: string;
+    readonly userName: string;
+    readonly userType: UserType;
+    readonly roles: readonly AssignableRole[];
+    readonly firstName: string | null;
+    readonly lastName: string | null;
+    readonly emailVerified: boolean;
+  };
+}
+
+/** The account's own password, changed by the account; the use case has checked the current one. */
+export interface ChangePassword {
+  readonly type: 'ChangePassword';
+  readonly data: Restamped;
+}
+
+/** Another account's password, set by a UserManager or an Admin (how a service account is rotated). */
+export interface SetUserPassword {
+  readonly type: 'SetUserPassword';
+  readonly data: Restamped;
+}
+
+export interface SetUserRoles {
+  readonly type: 'SetUserRoles';
+  readonly data: Restamped & { readonly roles: readonly AssignableRole[] };
+}
+
+export interface DisableUser {
+  readonly type: 'DisableUser';
+  readonly data: Restamped & { readonly reason: string | null };
+}
+
+/** Lets a disabled account sign in again; its stamp stays, so tokens revoked by the disable stay dead. */
+export interface EnableUser {
+  readonly type: 'EnableUser';
+  readonly data: Record<string, never>;
+}
+
+/**
+ * Erasure: the account's personal data is shredded (its key is dropped with this event) and its
+ * teams pass to `tombstoneId`, an id that names no account (ADR 0014).
+ */
+export interface DeleteUser {
+  readonly type: 'DeleteUser';
+  readonly data: { readonly tombstoneId: string };
+}
+
+export type UserCommand =
+  CreateUser | ChangePassword | SetUserPassword | SetUserRoles | DisableUser | EnableUser | DeleteUser;
+
+/** The account commands of POST /api/command (CreateUser comes through UserSeeding and bootstrap). */
+export type AccountCommandType = Exclude<UserCommand['type'], 'CreateUser'>;
+
+/**
+ * Who may run each user command (the hierarchy applies: Admin includes UserManager). An empty list
+ * is any authenticated account: ChangePassword acts on the caller's own account only.
+ */
+export const USER_COMMAND_ROLES: Readonly<Record<UserCommand['type'], readonly Role[]>> = {
+  CreateUser: ['UserManager', 'Admin'],
+  ChangePassword: [],
+  SetUserPassword: ['UserManager', 'Admin'],
+  SetUserRoles: ['UserManager', 'Admin'],
+  DisableUser: ['UserManager', 'Admin'],
+  EnableUser: ['UserManager', 'Admin'],
+  DeleteUser: ['Admin'],
+};

@@ -1,0 +1,79 @@
+import type { Keys } from '../redis/keys';
+import type { AssignableRole } from '../roles';
+import type { UserType } from './user.commands';
+import type { UserView } from './user-view';
+
+/**
+ * The e-mail indexes of the users projection, shared by its writer (indexEntries) and its reader
+ * (ListUsers), so both name the same sorted set for a filter.
+ *
+ * One sorted set per filter combination: role (an assigned role, or `all`) x userType (or `all`) x
+ * state (`enabled`, `disabled`, or `all`), 5 x 3 x 3 = 45 sets at most. Every score is 0, so Redis
+ * orders members by their bytes, and a member is `<e-mail>\0<user id>`: any combination of filters
+ * plus an e-mail prefix is one range of one set, so its exact count is one ZLEXCOUNT and a page one
+ * ZRANGEBYLEX with LIMIT. An account with r roles is in (1 + r) x 2 x 2 sets.
+ */
+
+/** What ListUsers filters on; each absent member matches every account. */
+export interface UserListingFilter {
+  /** An assigned role: an Admin who holds only `Admin` is not listed under `Member`. */
+  readonly role?: AssignableRole | undefined;
+  readonly userType?: UserType | undefined;
+  readonly disabled?: boolean | undefined;
+}
+
+/** The index member of a dimension not filtered on. */
+const ALL = 'all';
+
+function stateName(disabled: boolean): string {
+  return disabled ? 'disabled' : 'enabled';
+}
+
+/** The sorted set ListUsers reads for `filter`. */
+export function listingIndexKey(keys: Keys, filter: UserListingFilter): string {
+  return keys.users.byEmail(
+    filter.role ?? ALL,
+    filter.userType ?? ALL,
+    filter.disabled === undefined ? ALL : stateName(filter.disabled),
+  );
+}
+
+/** Every sorted set an account belongs to: one per filter combination it matches. */
+export function listingIndexKeysOf(keys: Keys, user: UserView): string[] {
+  const roles = [ALL, ...new Set(user.roles)];
+  const types = [ALL, user.userType];
+  const states = [ALL, stateName(user.disabled)];
+  return roles.flatMap((role) =>
+    types.flatMap((type) => states.map((state) => keys.users.byEmail(role, type, state))),
+  );
+}
+
+/** Separates the e-mail from the user id: it sorts before every character an e-mail may hold. */
+const SEPARATOR = '\u0000';
+
+/**
+ * An account's member in the indexes: its e-mail as sign-in compares it (lower case, as stored),
+ * then its id, which keeps members unique and names the document to read.
+ */
+export function indexMember(user: Pick<UserView, 'email' | 'id'>): string {
+  // An erased account's events may reach a rebuild with their personal fields no longer readable:
+  // such a document lives only until its UserDeletedEvent, and must not stop the batch meanwhile.
+  const email = (user.email as string | null | undefined) ?? '';
+  return `${email.toLowerCase()}${SEPARATOR}${user.id}`;
+}
+
+/** The user id an index member ends with. */
+export function userIdOfMember(member: string): string {
+  return member.slice(member.lastIndexOf(SEPARATOR) + 1);
+}
+
+/**
+ * The ZRANGEBYLEX bounds of the members whose e-mail starts with `prefix` (already lower case), or
+ * every member. The upper bound is the prefix followed by the byte 0xFF, which no UTF-8 text holds,
+ * so it lies above every member that starts with the prefix and below every one that does not; it
+ * is a Buffer because a JavaScript string would be sent as UTF-8 (0xFF would become C3 BF).
+ */
+export function emailPrefixRange(prefix: string | undefined): [min: string, max: string | Buffer] {
+  if (prefix === undefined || prefix === '') return ['-', '+'];
+  return [`[${prefix}`, Buffer.concat([Buffer.from(`(${prefix}`, 'utf8'), Buffer.from([0xff])])];
+}

@@ -1,0 +1,63 @@
+import type { Projection } from '../projections/projection';
+import { type ActiveUser, activeUser, LEGACY_SECURITY_STAMP, userDecider } from './user.decider';
+import type { UserEvent } from './user.events';
+import { toUserView, type UserView } from './user-view';
+import { indexMember, listingIndexKeysOf } from './users-index';
+
+const NAME = 'users';
+
+/**
+ * The account state inside a view, for the decider's evolve. The view keeps no security stamp
+ * and no reason for a disable; evolve only carries them along, so placeholders do, and the view
+ * drops them again.
+ */
+function stateOf(view: UserView): ActiveUser {
+  return {
+    userId: view.id,
+    email: view.email,
+    userName: view.userName,
+    userType: view.userType,
+    roles: view.roles,
+    firstName: view.firstName,
+    lastName: view.lastName,
+    emailVerified: view.emailVerified,
+    createdAt: view.createdAt,
+    updatedAt: view.updatedAt,
+    disabled: view.disabled,
+    disabledReason: null,
+    securityStamp: LEGACY_SECURITY_STAMP,
+  };
+}
+
+/**
+ * The account table behind ListUsers: one document per live account (its ListUsers item, ready to
+ * send), and the e-mail indexes of users-index.ts. Every key sits under the `{users}` tag,
+ * checkpoints included, so a batch updates documents and the indexes spanning all accounts in one
+ * script. A deleted account has no document and no index entry: nothing of its e-mail or names is
+ * left here (the batch removes what its last document implied).
+ *
+ * Evolves through the aggregate's own evolve, so the table can never disagree with the write side;
+ * events written before accounts had a security stamp fold the same.
+ */
+export const usersProjection: Projection<UserView> = {
+  name: NAME,
+  aggregateType: userDecider.aggregateType,
+  checkpointKey: (keys, partition) => keys.users.checkpoint(NAME, partition),
+  documentKey: (keys, userId) => keys.users.user(userId),
+  keyPatterns: (keys) => keys.users.patterns(NAME, 'user:*', 'users:*'),
+
+  evolve(doc, event) {
+    if (doc && event.version <= doc.version) return doc; // already applied
+    const after = userDecider.evolve(doc && stateOf(doc), {
+      type: event.eventType,
+      data: event.data,
+    } as UserEvent);
+    const account = activeUser(after);
+    return account && toUserView(account, event.version);
+  },
+
+  indexEntries(user, keys) {
+    const member = indexMember(user);
+    return listingIndexKeysOf(keys, user).map((key) => ({ kind: 'zset', key, member, score: 0 }));
+  },
+};

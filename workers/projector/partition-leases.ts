@@ -1,0 +1,112 @@
+import type { AnyProjection } from '../../shared/projections/projection';
+import type { RedisClient } from '../../shared/redis/connections';
+import type { Keys } from '../../shared/redis/keys';
+import { LOG_PARTITIONS } from '../../shared/redis/partitions';
+import { readCheckpoint } from './apply-batch';
+import { NO_CHECKPOINT } from './batch-plan';
+
+/**
+ * A consumer of the log whose partitions replicas share: a projection, or the webhook dispatcher
+ * (which keeps its positions per subscription, so it has no checkpoint of its own to read).
+ */
+export type LeasedConsumer = Pick<AnyProjection, 'name'> & Partial<Pick<AnyProjection, 'checkpointKey'>>;
+
+/** A (consumer, partition) pair one replica works on, and where it stands. */
+export interface OwnedPartition<Consumer extends LeasedConsumer = AnyProjection> {
+  readonly projection: Consumer;
+  readonly partition: number;
+  checkpoint: string;
+}
+
+/** The id of a (consumer, partition) pair, as leases and announcements name it. */
+export function ownedId(projection: LeasedConsumer, partition: number): string {
+  return `${projection.name}:${partition}`;
+}
+
+/**
+ * The (projection, partition) pairs one projector replica holds. Replicas split them with leases
+ * (renewed while working, balanced by the number of live replicas); a lease only spares the others
+ * the same work: the checkpoint fence, not the lease, keeps a batch from landing twice.
+ */
+export class PartitionLeases<Consumer extends LeasedConsumer = AnyProjection> {
+  readonly owned = new Map<string, OwnedPartition<Consumer>>();
+  /**
+   * When balance() is next due (ms, Date.now()): every leaseMs/3, so a late renewal or two still
+   * keeps the leases. Consumers wake for it even when idle, or an idle longer than the lease lets
+   * them all lapse.
+   */
+  get nextBalanceAt(): number {
+    return this.balanceDueAt;
+  }
+  private balanceDueAt = 0;
+
+  constructor(
+    private readonly redis: RedisClient,
+    private readonly keys: Keys,
+    private readonly projections: readonly Consumer[],
+    private readonly replicaId: string,
+    private readonly leaseMs: number,
+    /** Where the replicas sharing these consumers beat: each kind of consumer counts its own. */
+    private readonly membersKey: string = keys.projectorMembers(),
+  ) {}
+
+  /**
+   * Renews what it holds, gives back what is over its fair share, and takes free partitions.
+   * Returns the ids of the pairs just taken: entries may have waited there since their last owner.
+   */
+  async balance(): Promise<string[]> {
+    const { leaseMs } = this;
+    const members = this.membersKey;
+    const now = Date.now();
+    await this.redis.zadd(members, now, this.replicaId);
+    // Live replicas beat every leaseMs/3: one missed lease period means gone, like its leases.
+    await this.redis.zremrangebyscore(members, '-inf', now - leaseMs);
+    const replicas = Math.max(1, await this.redis.zcard(members));
+    const fairShare = Math.ceil((LOG_PARTITIONS * this.projections.length) / replicas);
+
+    for (const [id, owned] of this.owned) {
+      const lease = this.keys.projectionLease(owned.projection.name, owned.partition);
+      const kept =
+        this.owned.size <= fairShare && (await this.redis.renewLock(lease, this.replicaId, leaseMs)) === 1;
+      if (!kept) {
+        if (this.owned.size > fairShare) await this.redis.releaseLock(lease, this.replicaId);
+        this.owned.delete(id);
+      }
+    }
+    const taken: string[] = [];
+    for (const projection of this.projections) {
+      for (let partition = 0; partition < LOG_PARTITIONS && this.owned.size < fairShare; partition++) {
+        const id = ownedId(projection, partition);
+        if (this.owned.has(id)) continue;
+        const lease = this.keys.projectionLease(projection.name, partition);
+        if ((await this.redis.set(lease, this.replicaId, 'PX', leaseMs, 'NX')) !== 'OK') continue;
+        const checkpoint = projection.checkpointKey
+          ? await readCheckpoint(
+              this.redis,
+              this.keys,
+              projection as Pick<AnyProjection, 'checkpointKey'>,
+              partition,
+            )
+          : NO_CHECKPOINT;
+        this.owned.set(id, { projection, partition, checkpoint });
+        taken.push(id);
+      }
+    }
+    // Only once it went through: a balance cut short by Redis is due again at once.
+    this.balanceDueAt = now + leaseMs / 3;
+    return taken;
+  }
+
+  /** Leaves the member list and gives every lease back, so the others take them now, not at expiry. */
+  async releaseAll(): Promise<void> {
+    await this.redis.zrem(this.membersKey, this.replicaId).catch(() => 0);
+    await Promise.all(
+      [...this.owned.values()].map(({ projection, partition }) =>
+        this.redis
+          .releaseLock(this.keys.projectionLease(projection.name, partition), this.replicaId)
+          .catch(() => 0),
+      ),
+    );
+    this.owned.clear();
+  }
+}

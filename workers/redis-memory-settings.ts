@@ -1,0 +1,63 @@
+import type { Logger } from '../shared/logger';
+import type { RedisClient } from '../shared/redis/connections';
+
+/**
+ * The Redis server settings this service is sized for (ADR 0020, docs/capacity.md). They are server
+ * settings: the service never changes them (a managed Redis may not allow CONFIG SET); a worker
+ * checks them at start and says which differ.
+ */
+export const RECOMMENDED_REDIS_MEMORY_SETTINGS = [
+  {
+    /**
+     * Redis gives a stream's newest node min(4096, stream-node-max-bytes) bytes up front, and every
+     * aggregate has a stream: with the default (4096) each costs 4 KB however few its events. 1536
+     * holds a team's first five positional envelopes (~1.3 KB) in one node.
+     */
+    name: 'stream-node-max-bytes',
+    value: 1536,
+    /** 0 means no limit (4096 up front). */
+    fits: (actual: number) => actual > 0 && actual <= 1536,
+  },
+  {
+    /**
+     * An aggregate record's folded state is longer than Redis's default 64 bytes, which turns the
+     * small hash into a dictionary of separately allocated fields (~570 bytes for a team's record
+     * instead of ~350); 512 keeps a record without a roster one listpack.
+     */
+    name: 'hash-max-listpack-value',
+    value: 512,
+    fits: (actual: number) => actual >= 512,
+  },
+] as const;
+
+/** The redis-server arguments that apply them (docker-compose.yml spells the same). */
+export const RECOMMENDED_REDIS_SERVER_ARGS: readonly string[] = RECOMMENDED_REDIS_MEMORY_SETTINGS.flatMap(
+  ({ name, value }) => [`--${name}`, String(value)],
+);
+
+/**
+ * Reads the server's memory settings and warns about each that differs from the recommendation.
+ * A server refusing CONFIG (a managed Redis) is noted, not an error.
+ */
+export async function checkRedisMemorySettings(redis: RedisClient, logger: Logger): Promise<void> {
+  for (const setting of RECOMMENDED_REDIS_MEMORY_SETTINGS) {
+    try {
+      const reply = (await redis.config('GET', setting.name)) as string[];
+      const value = Number(reply[1]);
+      if (!setting.fits(value)) {
+        logger.warn('A Redis memory setting is not what this service is sized for', {
+          setting: setting.name,
+          value,
+          recommended: setting.value,
+          see: 'docs/capacity.md',
+        });
+      }
+    } catch (error) {
+      logger.info('Redis memory setting not checked (CONFIG GET refused)', {
+        setting: setting.name,
+        error: error instanceof Error ? error.message : String(error),
+        see: 'docs/capacity.md',
+      });
+    }
+  }
+}

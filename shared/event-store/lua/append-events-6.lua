@@ -80,7 +80,7 @@ if hasTail then
   attachmentsFrom = tail + 4 + removed
 end
 -- One HSET for the version, the state, its shape version and the attachments written with them
--- (one command per append, not one per field: issue 22 counted them).
+-- (one command per append, not one per field: each command costs Redis CPU, ADR 0022).
 if ARGV[7] == '' then
   redis.call('HSET', KEYS[3], 'version', version, 'state', ARGV[6], unpack(ARGV, attachmentsFrom, #ARGV))
 else

@@ -131,9 +131,8 @@ async function buildIngressServices(
   const teamLimit = new OwnerTeamLimit(redis, core.keys, core.store, config.teams.maxPerOwner);
   const jobCipher = await JobDataCipher.create(config, redis, core.keys);
   // A request connection of its own (adding a job fails fast while Redis is away, as a request
-  // does): BullMQ defines its few dozen scripts on the connection it is given, and ioredis copies
-  // every defined script onto each pipeline it makes, so on the request connection they were copied
-  // onto every auto-pipeline of every request (~5% of a command's ingress CPU, ADR 0022).
+  // does): BullMQ defines its scripts on the connection it is given, and ioredis copies every
+  // defined script onto each pipeline it makes, which on the shared one is every request's (ADR 0022).
   const queueConnection = createRedisConnection(config.redis, 'request', logger, 'import-queue');
   opened.push(() => closeConnections(queueConnection));
   // Ready before the services are: an app closed at once would otherwise close it mid-handshake,

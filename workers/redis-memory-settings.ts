@@ -10,8 +10,8 @@ export const RECOMMENDED_REDIS_MEMORY_SETTINGS = [
   {
     /**
      * Redis gives a stream's newest node min(4096, stream-node-max-bytes) bytes up front, and every
-     * aggregate has a stream: with the default (4096) each costs 4 KB however few its events. 1536
-     * holds a team's first five positional envelopes (~1.3 KB) in one node.
+     * aggregate has a stream, so the default costs each a full node however few its events; 1536
+     * still holds a team's first events in one node (ADR 0020 §3b).
      */
     name: 'stream-node-max-bytes',
     value: 1536,
@@ -21,8 +21,8 @@ export const RECOMMENDED_REDIS_MEMORY_SETTINGS = [
   {
     /**
      * An aggregate record's folded state is longer than Redis's default 64 bytes, which turns the
-     * small hash into a dictionary of separately allocated fields (~570 bytes for a team's record
-     * instead of ~350); 512 keeps a record without a roster one listpack.
+     * small hash into a larger dictionary of separately allocated fields; 512 keeps a record without
+     * a roster one listpack (ADR 0020 §4b).
      */
     name: 'hash-max-listpack-value',
     value: 512,

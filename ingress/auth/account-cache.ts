@@ -40,19 +40,12 @@ export type AccountSource = Pick<AccountService, 'findById'>;
 export type AccountChangeListener = (userId: string | undefined) => void;
 
 /**
- * Accounts kept in-process, so an authenticated request costs no Redis round trip. Every append to
- * a user's stream publishes its id (append-events-6.lua), and every replica drops that account at
- * once. While the subscription is down nothing is cached, and when it comes back the cache starts
- * empty, so a change can never be missed; the TTL is a last bound on staleness.
- *
- * A connection can also go silent without closing (a NAT or proxy dropping an idle flow, or a
- * cluster client moving its subscriber to another node): the cache publishes a heartbeat on the
- * same channel every few seconds and stops caching, and forgets everything, when one is not heard in
- * time; caching starts again with the next heartbeat heard (ADR 0005).
- *
- * A read that was under way when a change was announced is answered but not kept: it may have read
- * the account before the change, and keeping it would undo the eviction until the TTL (a revoked
- * token or an old password accepted for up to AUTH_CACHE_TTL_SECONDS on one replica).
+ * Accounts kept in-process, so an authenticated request costs no Redis round trip. Every append to a
+ * user's stream publishes its id (append-events-6.lua) and every replica drops that account. While
+ * the subscription is down, or silent past a missed heartbeat (a NAT or a cluster client can drop
+ * it without closing it), nothing is cached and the cache restarts empty, so no change is missed;
+ * the TTL is a last bound (ADR 0005). A read under way when a change is announced is answered but
+ * not kept: keeping it would undo the eviction (a revoked token accepted until the TTL).
  */
 export class AccountCache {
   private readonly accounts: LRUCache<string, Account> | undefined;

@@ -30,14 +30,11 @@ interface Lease {
 }
 
 /**
- * Caps the requests one account makes per window, counted in Redis so the cap holds across every
- * ingress replica. It runs once the caller is authenticated, so one noisy integration slows only
- * itself; anonymous traffic meets the sign-in throttle instead.
- *
- * Asking Redis on every request cost a quarter of a cheap request's time, so each replica reserves
- * points in batches (a lease) through rate-limiter-flexible and admits requests from the lease in
- * memory. A lease is at most 1% of the limit and 5% of what is left, so it is one point when the
- * limit is small or nearly reached: the count stays exact where it matters (see ADR 0005).
+ * Caps the requests one account makes per window, counted in Redis so the cap holds across
+ * replicas. It runs once the caller is authenticated, so a noisy integration slows only itself;
+ * anonymous traffic meets the sign-in throttle. Asking Redis per request is costly, so each replica
+ * reserves points in leases and admits requests from them in memory; a lease shrinks to one point
+ * near a small or nearly spent limit, so the count stays exact where it matters (ADR 0005).
  */
 export class AccountRateLimit {
   private readonly limiter: RateLimiterRedis | undefined;

@@ -38,14 +38,11 @@ export interface VerifierSettings {
 }
 
 /**
- * Checks an e-mail and password. Hashing costs ~16 ms of a core, so a Basic caller sending the
- * same credentials on every request would cap throughput at the hash rate; successful checks are
- * therefore remembered for a short time, keyed by a SHA-256 of the credentials (never the
- * credentials themselves) under a per-process random secret, and tied to the account's security
- * stamp. A disabled account's credentials are refused, right or wrong, in the same words and the
- * same time as a wrong password, and its right password counts as a failed sign-in (ADR 0005).
- * A Basic header whose credentials were verified is remembered, by a keyed hash of its text, as
- * naming their entry, so the same header again costs one hash and no parse (ADR 0005, ADR 0022).
+ * Checks an e-mail and password. Hashing is costly, so successful checks are remembered briefly,
+ * under a keyed hash of the credentials (never the credentials), tied to the account's security
+ * stamp; a Basic header already verified is recalled by a keyed hash of its text (ADR 0005, ADR
+ * 0022). A disabled account's credentials are refused, right or wrong, in the same words and time
+ * as a wrong password, and its right password counts as a failed sign-in.
  */
 export class CredentialVerifier {
   /** Absent when AUTH_CACHE_TTL_SECONDS is 0: every check then hashes. */
@@ -220,13 +217,10 @@ export class CredentialVerifier {
   }
 
   /**
-   * The verification cache's key for these credentials: SHA-256, by OpenSSL in one call
-   * (node:crypto's one-shot hash), over the per-process secret, the normalised e-mail with its
-   * length in front, and the password. Keyed so that the cache never holds anything a guess could
-   * be checked against without the secret; the length makes the encoding of the pair injective
-   * (`a` + `b:c` and `a:b` + `c` differ). Not an HMAC: the key is a lookup key, never sent or
-   * shown, so SHA-256's length extension gives nothing to anyone, and one OpenSSL call instead of
-   * createHmac's five cost a warm Basic request about 5 us less (ADR 0005, ADR 0022).
+   * The verification cache's key: SHA-256 over the per-process secret, the normalised e-mail with
+   * its length in front (so the pair's encoding is injective) and the password. Keyed, so the cache
+   * holds nothing a guess could be checked against without the secret. Not an HMAC: the key is never
+   * sent or shown, so length extension gives nothing, and one hash call is cheaper (ADR 0022).
    * Input that is not well-formed UTF-16 has no key (it would hash as U+FFFD, as another text).
    */
   private cacheKeyOf(email: string, password: string): string | undefined {
@@ -258,15 +252,11 @@ export class CredentialVerifier {
   }
 
   /**
-   * One real verification: a throttle point, a place among the pending verifications, the
-   * account, the hash.
-   *
-   * argon2 runs on libuv's thread pool (UV_THREADPOOL_SIZE threads, 4 by default), so checks
-   * beyond the pool wait in its queue, and every sign-in behind a flood of guesses waited with
-   * them. At most AUTH_MAX_PENDING_VERIFICATIONS run or wait at once here; past that the caller
-   * gets a fast 503 with Retry-After, its throttle points given back (it was not checked). The
-   * throttle comes first so that only attempts that will hash hold a place: an address over its
-   * limit, however fast it sends, is refused with its 429 and crowds no one out.
+   * One real verification: a throttle point, a place among the pending verifications, the account,
+   * the hash. argon2 runs on libuv's small thread pool, where a flood of guesses would queue every
+   * sign-in behind it: at most AUTH_MAX_PENDING_VERIFICATIONS run or wait here, past that a fast 503
+   * with Retry-After and the throttle points given back. The throttle comes first, so an address
+   * over its limit gets its 429 and holds no place.
    */
   private async check(
     email: string,

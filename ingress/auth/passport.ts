@@ -11,7 +11,7 @@ import type { CredentialVerifier } from './credential-verifier';
 import { type AuthenticationScheme, type Principal, principalOf } from './principal';
 import { type AccessTokenClaims, securityStampOf, type TokenService } from './token-service';
 
-/** The realm, where it was defined before challenge.ts held every challenge. */
+/** The realm of both challenges (challenge.ts defines it). */
 export { REALM };
 
 export type PassportAuthenticator = InstanceType<typeof passport.Authenticator>;
@@ -47,15 +47,11 @@ type BasicVerifyWithRequest = (req: Request, done: Done) => void;
 
 /**
  * How requests are authenticated: passport, with the two schemes the spec names, and a recall of
- * credentials passport has already verified in this process.
- *
- * passport's middleware builds a strategy instance, its callbacks and the request's login methods
- * for every request: a seventh of a cached CurrentUser request's time (ADR 0005). A client sends
- * the same credentials with every request, so, as a session would, the credentials passport
- * verified once are recalled from the caches its verification filled (the verified-token cache,
- * the Basic verification cache) and the request is admitted as passport's verify function would
- * admit it: the account read afresh from the account cache, then the per-account rate limit.
- * Credentials not recalled, and every refusal, go through passport.
+ * credentials passport has already verified in this process. passport's middleware builds a
+ * strategy and its callbacks for every request (its cost: ADR 0005), so credentials it verified
+ * once are recalled from the caches its verification filled and admitted as its verify function
+ * would admit them: the account read afresh from the account cache, then the per-account rate
+ * limit. Credentials not recalled, and every refusal, go through passport.
  */
 export interface Authentication {
   readonly passport: PassportAuthenticator;

@@ -31,15 +31,12 @@ export function sandboxApplies(config: Pick<Config, 'localDevelopment' | 'adminE
 }
 
 /**
- * Creates the sandbox administrator on a service that has no enabled Admin at all (a fresh one),
- * and only there: a service that has an administrator (an operator's ADMIN_EMAIL of an earlier
- * start, or an Admin who deleted the sandbox account) never gets an Admin it did not ask for, its
- * password printed. The set of enabled Admins must be built first (EnabledAdmins.ensureBuilt).
- * Replicas starting together each
- * try with a password of their own; the user aggregate's version fence lets exactly one create it,
- * and only that one answers `created` with the password it stored (as a hash). Each attempt has a
- * correlation id of its own, or a later start would read the first one's creation as its own replay.
- * The password goes back to the caller only, for the console banner: never to the logger.
+ * Creates the sandbox administrator only on a service with no enabled Admin at all (a fresh one), so
+ * a service that has an administrator never gets an Admin it did not ask for; the enabled Admins
+ * must be built first (EnabledAdmins.ensureBuilt). Replicas starting together each try with their
+ * own password and correlation id (else a later start would take the first creation as its replay);
+ * the version fence lets exactly one create it, and only that one answers `created` with its
+ * password, for the caller's console banner, never for the logger.
  */
 export async function bootstrapSandboxAdmin(
   config: Pick<Config, 'localDevelopment' | 'adminEmail'>,

@@ -19,28 +19,12 @@ export interface SignInAttempt {
 }
 
 /**
- * Counts failed sign-ins in Redis (so every replica sees the same counts) per (account, client
- * address) pair and per client address, and refuses further attempts of that pair, or of that
- * address, with a 429 once its count is over the limit. An IPv6 address counts by its /64
- * ({@link clientAddressKey}).
- *
- * Nothing is counted per account alone: a per-account limit let anyone lock any account out by
- * guessing its e-mail from one address (ten wrong passwords for the admin's e-mail refused the admin
- * everywhere). A right password from an address that has not failed is therefore never refused
- * because of other addresses' failures. What bounds a guesser spread over many addresses is the
- * per-address limit (AUTH_MAX_FAILURES_PER_ADDRESS over all accounts, so each address has a fixed
- * budget of guesses per window) and the bound on verifications running at once per process
- * (CredentialVerifier); an account's failures from all addresses are still counted, blocking
- * nothing, so that passing AUTH_ACCOUNT_WARNING_FAILURES in a window logs a warning and counts a
- * metric once per window.
- *
- * An attempt takes its points BEFORE the password is checked and keeps them if the password is
- * wrong. Checking the counts first and adding to them after the check (a ~30 ms hash later) let
- * parallel guesses all pass the check before any was counted: 40 at once against a limit of 5
- * were all verified. Taking a point first is one atomic INCR, so at most `limit` guesses of a pair
- * (or an address) are ever checked. A right password gives back only its own attempt's points: it
- * does not clear the history, so a client signing in every minute hands a guesser using the same
- * address no fresh allowance.
+ * Counts failed sign-ins in Redis (shared by every replica) per (account, address) pair and per
+ * address, an IPv6 address by its /64 ({@link clientAddressKey}), and answers 429 to a pair or an
+ * address over its limit. Nothing is refused per account alone, or anyone could lock any account out.
+ * An attempt takes its points (one atomic INCR) before the password is checked and keeps them if it
+ * is wrong, so parallel guesses cannot all pass before one is counted; a right password gives back
+ * only its own points, so it hands a guesser on the same address no fresh allowance (ADR 0005).
  */
 export class SignInThrottle {
   private readonly byPair: RateLimiterRedis;

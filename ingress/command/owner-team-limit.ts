@@ -13,19 +13,13 @@ import { OWNER_TEAM_SCRIPTS } from './owner-team.scripts';
 export const TEAM_RESERVATION_MS = 60_000;
 
 /**
- * Bounds the teams one owner holds (MAX_TEAMS_PER_OWNER), and indexes every owner's teams, an
- * Admin's (unbounded) included: erasing an account passes the teams found there to its tombstone
- * (team-tombstone.ts), which then clears the index. Teams are created by CreateFantasyTeam only, and
- * no client command deletes or transfers one, so an owner's teams are the ones it created; archived
- * teams count too (archiving frees nothing, else create-and-archive would fill Redis). An Admin's
- * teams created before the index held them are indexed once at start (`ensureIndexed`).
- *
- * The owner's index is one key, in another cluster slot than the team's partition, so it cannot
- * join the append's script. It is kept in three steps instead: reserve a slot atomically before the
- * append (reserve-owner-team-1.lua: at most the bound, however many creates race, on any replica),
- * then confirm it when the team was created or release it when nothing was written. A reservation
- * left behind by a dead process is settled against the team's record by a later create at the
- * bound, so it neither holds a slot forever nor lets a created team go uncounted.
+ * Bounds the teams one owner holds (MAX_TEAMS_PER_OWNER) and indexes every owner's teams, an
+ * Admin's included, so erasing an account can pass them to its tombstone. No client command deletes
+ * or transfers a team, so an owner's teams are the ones it created; archived ones count too, or
+ * create-and-archive would fill Redis. The index is in another cluster slot than the team, so it
+ * cannot join the append's script: a slot is reserved atomically before the append
+ * (reserve-owner-team-1.lua), then confirmed or released; a reservation a dead process left is
+ * settled against the team's record by a later create at the bound.
  */
 export class OwnerTeamLimit {
   constructor(

@@ -41,14 +41,12 @@ function frameOf(entry: LogEntry, reader: EventReader): string | null {
 }
 
 /**
- * One client's stream: catches up from its position with reads of its own, then joins the tail
- * (the process's one live reader) in the same synchronous step that finds it level with the tail's
- * head. Each event's `id:` is the position just after it, so Last-Event-ID resumes exactly.
- *
- * Backpressure: when the socket's buffer is full (write answers false) the stream leaves the tail
- * and reads nothing more until the client drains it; then it catches up from its position. What
- * one slow stream holds is the socket's buffer and one batch. A client that drains nothing for
- * slowClientTimeoutMs is disconnected; it resumes from its Last-Event-ID without loss.
+ * One client's stream: catches up from its position with reads of its own, then joins the tail in
+ * the same synchronous step that finds it level with the tail's head. Each event's `id:` is the
+ * position just after it, so Last-Event-ID resumes exactly. When the socket's buffer is full the
+ * stream leaves the tail and reads nothing until the client drains, then catches up, so a slow
+ * stream holds one buffer and one batch; one that drains nothing for slowClientTimeoutMs is cut off
+ * and resumes from its Last-Event-ID without loss.
  */
 export class EventStreamSession implements TailReader {
   private readonly position: EntryId[];

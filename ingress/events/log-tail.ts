@@ -35,18 +35,11 @@ export const DEFAULT_LOG_TAIL_OPTIONS: LogTailOptions = { batchSize: 200, fallba
 
 /**
  * The one reader of the global log's new entries in a process, fanned out to every live event
- * stream: N streams cost one subscriber connection and one read per announced append, not N
- * blocking connections (ADR 0016). Appends announce their aggregate id on the aggregate type's
- * change channel (append-events-6.lua); the tail reads the announced partition after its head
- * (non-blocking XRANGE on the shared connection, one slot per read, so it runs on a cluster) and
- * every partition on a fallback interval.
- *
- * The head is the last entry id the tail has handed out per partition. It moves only in the same
- * synchronous step as the hand-out, so a stream that has read up to the head itself (catch-up)
- * and joins in that step misses nothing and gets nothing twice (it skips what it has passed).
- *
- * Runs while it has users (streams open, catching up or live); stopped when the last one leaves,
- * and started again with a fresh head (the log's ends) by the next.
+ * stream, so N streams cost one subscriber and one read per announced append (ADR 0016). It reads
+ * an announced partition after its head (non-blocking XRANGE, one slot per read, so it runs on a
+ * cluster) and every partition on a fallback interval. The head moves only in the same synchronous
+ * step as the hand-out, so a stream joining at the head misses nothing and gets nothing twice.
+ * Runs while it has users; the next user after the last starts it again with a fresh head.
  */
 export class LogTail {
   private head: EntryId[] = beginningPosition();

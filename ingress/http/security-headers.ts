@@ -33,13 +33,11 @@ export type HeaderLine = readonly [name: string, value: string | undefined];
 
 /**
  * The headers `middleware` sets on an answer, read by running it once on a response that only
- * records them. helmet stays the one source of the API set; the JSON answers then get that list
- * from memory, since running helmet's eight middlewares for every answer cost about 2 us of a
- * cheap read's CPU (ADR 0022). Only for a configuration whose headers are the same on every
- * answer (no per-request CSP nonce): a middleware that reads the request, calls next with an
- * error or not at once is refused here, so a helmet option that made the headers depend on the
- * request would fail at start-up rather than be frozen silently. A header it removes (helmet drops
- * X-Powered-By) is listed with the value undefined.
+ * records them: helmet stays the one source of the API set, and JSON answers replay the list
+ * instead of running helmet each time (ADR 0022). Only for headers that are the same on every
+ * answer: a middleware that reads the request, calls next with an error or not at once is refused
+ * here, so such a helmet option fails at start-up instead of being frozen silently. A header it
+ * removes (X-Powered-By) is listed with the value undefined.
  */
 export function headersSetBy(middleware: RequestHandler): readonly HeaderLine[] {
   const lines: HeaderLine[] = [];

@@ -68,14 +68,10 @@ function isChargedTheLimit(req: Request): boolean {
 
 /**
  * Caps the bytes of import bodies one account sends per minute (IMPORT_BYTES_PER_ACCOUNT_PER_MINUTE,
- * 0 for no cap), counted in Redis (one counter key per account and window, through
- * rate-limiter-flexible, as the account rate limit is) so the cap holds across every ingress
- * replica. It runs after authentication and before the body is read: an anonymous caller is refused
- * before it and costs nothing, and an account past its bytes gets the 429 problem with Retry-After
- * without a byte of its body read or parsed (the answer closes the connection, see
- * closeWhenBodyUnread). An account past the cap is refused from memory until the window ends.
- * A chunked body, charged the body limit before it is read, is charged what it held once read
- * (refused or not): the rest is given back.
+ * 0 for no cap), counted in Redis so the cap holds across replicas. It runs after authentication
+ * and before the body is read, so an account past its bytes gets its 429 without a byte read or
+ * parsed (the answer closes the connection, see closeWhenBodyUnread), and is refused from memory
+ * until the window ends. A chunked body, charged the body limit up front, is charged what it held.
  */
 export class ImportByteLimit {
   private readonly limiter: RateLimiterRedis | undefined;

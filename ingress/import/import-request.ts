@@ -62,9 +62,9 @@ export type ParsedImportRequest =
  * the importer, its data (at most `maxRows` rows). Anything else invalid throws the 400 problem.
  *
  * The data of a submitter without the importer's roles is not validated: the import is accepted
- * and fails while processing, at its first row (spec 5 rule 4), so its rows would be checked for
- * nothing. It is refused from the data as received (Importer.refuseWithoutRole), and costs the
- * one JSON parse its body took (issue 29); such a caller learns nothing of the row schema either.
+ * and fails while processing, at its first row (spec 5 rule 4), so checking its rows is wasted
+ * work. It is refused from the data as received (Importer.refuseWithoutRole); such a caller learns
+ * nothing of the row schema either.
  */
 export function parseImportRequest(
   body: Record<string, unknown>,

@@ -10,10 +10,8 @@ interface OperationLabel {
 
 /**
  * The label rule of a labelled request's route (one object per route, made when the route is
- * registered), kept on its answer. Not in a WeakMap keyed by the answer: every answer then went
- * through the map's ephemeron table, its set alone ~0.7% of a command's ingress CPU (profiled),
- * and before that a closure per request kept there made every request and answer reachable until
- * the answer itself was collected (CurrentUser by Bearer did 15% fewer requests).
+ * registered), kept on its answer. Not in a WeakMap keyed by the answer: every answer would then go
+ * through the map's ephemeron table, a cost on every request (ADR 0022).
  */
 const OPERATION = Symbol('operation');
 

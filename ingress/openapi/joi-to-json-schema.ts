@@ -50,15 +50,11 @@ const STRING_FORMATS: Readonly<Record<string, string>> = {
 };
 
 /**
- * Converts a joi schema into the JSON Schema (2020-12) it enforces, from `schema.describe()`.
- * It knows the joi features this service's request schemas use and throws, naming the path,
- * on anything else: a new schema then fails the document's generation (and its test) instead of
- * being documented wrongly. Conversions and casts (`trim`, `lowercase`, string-to-number) are not
- * constraints on what a caller sends, so they are left out; a default is said in the description.
- *
- * Why not joi-to-json: checked against these schemas (5.0.5), it wrote a `Joi.ref` limit as
- * `maximum: {ref: ...}` (an invalid schema), turned the conditional `password` of a service
- * account into a type list of every JSON type, and repeated pattern keys under `properties`.
+ * Converts a joi schema into the JSON Schema (2020-12) it enforces, from `schema.describe()`. It
+ * throws, naming the path, on any joi feature it does not know, so a new schema fails the
+ * document's generation instead of being documented wrongly. Conversions and casts (`trim`,
+ * `lowercase`, string-to-number) constrain nothing a caller sends, so they are left out; a default
+ * is said in the description. Why not the joi-to-json package: ADR 0011.
  */
 export function joiToJsonSchema(schema: Joi.Schema): JsonSchema {
   return convert(schema.describe() as Described, '$');

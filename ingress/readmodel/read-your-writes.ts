@@ -78,17 +78,12 @@ interface Waiter {
 
 /**
  * Read your own writes (ADR 0019): holds a read until the projection has the version it asks for.
- * The projector announces, after each batch, the version each aggregate reached
- * (projection-progress.ts); this process listens on one subscriber connection for all its
- * waiting reads, opened at the first read that has to wait, and wakes exactly the reads of the
- * aggregates announced. Nothing polls. A read that finds its version already there costs nothing
- * more than without `minVersion`.
- *
- * Bounded: READ_MAX_WAITERS reads wait at once, READ_MAX_WAITERS_PER_ROLE_CLASS of the accounts of
- * one role class (shared/roles.ts), READ_MAX_WAITERS_PER_ACCOUNT of one account; past any, and past
- * READ_WAIT_MS, the read answers 503 PROJECTION_BEHIND with Retry-After. A flood of reads of
- * versions that never come holds at most that many open requests and timers, and takes nothing
- * from other accounts' share, nor (however many accounts one UserManager mints) other classes'.
+ * The projector announces the version each aggregate reached after each batch
+ * (projection-progress.ts); one subscriber per process, opened by the first read that has to wait,
+ * wakes exactly the reads of the aggregates announced, so nothing polls. Waits are bounded in all,
+ * per role class and per account (READ_MAX_WAITERS*), and by READ_WAIT_MS; past any, the read
+ * answers 503 PROJECTION_BEHIND with Retry-After, so reads of versions that never come hold bounded
+ * resources and take nothing from other accounts' or role classes' share.
  */
 export class ProjectionWaits {
   /** `<projection>:<aggregateId>` -> the reads waiting for it. */

@@ -34,17 +34,11 @@ function isPlain(envelope: EventEnvelope): boolean {
 /**
  * Seals the user events written before sealing (ADR 0014, "Legacy events"), so that erasure covers
  * every account: `npm run users:seal-legacy`, once, after every process runs a version that seals.
- *
- * 1. Each user stream holding plain events is rewritten with them sealed (rewrite-stream-2.lua,
- *    fenced by its length and its key): under the account's key, attached now if it had none; an
- *    erased account's under a key thrown away at once (its fields are erased, as they would have
- *    been had they been sealed), and a key an erased account kept is removed.
- * 2. Each log partition is rewritten with those events' copies (entries written before ADR 0020)
- *    replaced by references to the sealed envelopes of the streams (rewriteLogPartition): same
- *    ids, so projectors go on from their checkpoints. A reference holds nothing to seal.
- *
- * Runs beside live traffic and may run again: what is sealed is left alone. Redis keeps the old
- * text in its files until they are rewritten (BGREWRITEAOF, the next BGSAVE).
+ * 1. Each user stream with plain events is rewritten sealed (rewrite-stream-2.lua, fenced by its
+ *    length and key); an erased account's under a key thrown away at once.
+ * 2. Each log partition's copies of those events become references to the sealed envelopes, with
+ *    the same ids, so projectors go on from their checkpoints.
+ * Safe beside live traffic and to run again; Redis files keep the old text until BGREWRITEAOF/BGSAVE.
  */
 export async function sealLegacyUserEvents(store: EventStore): Promise<LegacySealing> {
   const { redis, keys } = store;

@@ -62,14 +62,11 @@ export class AccountService {
   ) {}
 
   /**
-   * Runs CreateUser as `actor`: role check (may it create users, and grant every role asked for),
-   * then hash, then lock, decide and append, with a fresh personal-data key attached (the creation's
-   * personal fields are sealed under it). `knownAbsent` skips the early existence check when the
-   * caller has just made it (an import's batch check); the decider still refuses a duplicate.
-   *
-   * The e-mail of an erased account may be registered again: the same user id, a new account with
-   * a new key (ADR 0014). Its erasure is finished first (the teams a crash left under the old
-   * account pass to its tombstone), so the new account starts with nothing of the old one's.
+   * Runs CreateUser as `actor`: role check, hash, then lock, decide and append, with a fresh
+   * personal-data key attached (the creation's personal fields are sealed under it). `knownAbsent`
+   * skips the early existence check its caller has just made; the decider still refuses a duplicate.
+   * An erased account's e-mail may be registered again (same user id, new key, ADR 0014): its
+   * erasure is finished first, so the new account starts with nothing of the old one's.
    */
   async createUser(
     actor: Actor,

@@ -33,17 +33,12 @@ export type Recall =
   | { readonly kind: 'mismatch' };
 
 /**
- * Remembers the first outcome of each caller's command requestId for 24 h. Only final outcomes are
- * kept (success, rule failure, forbidden); a 409 or 503 invites a retry, which must really run. An
- * outcome lost before it was remembered (Redis or the process died after the append) is not needed
- * for that: the aggregate keeps the request id with its events, and the retry gets them back.
- *
- * A request id belongs to its caller: outcomes are kept per (caller's user id, request id). Another
- * account sending the same request id is a request of its own, processed independently: it never
- * sees the first caller's outcome, and cannot make the owner's id a duplicate.
- *
- * An answer that names its caller by e-mail (an account command's refusal: `User '<email>' (<id>)
- * ...`) is indexed per caller as well, so erasing the caller deletes it (`forgetCaller`, ADR 0014).
+ * Remembers the first final outcome (success, rule failure, forbidden) of each caller's command
+ * requestId for 24 h; a 409 or 503 invites a retry, which must really run. An outcome lost before
+ * it was stored needs nothing here: the aggregate keeps the request id with its events. Kept per
+ * (caller, request id), so another account's same id is a request of its own that never sees or
+ * spoils the first caller's. An answer naming its caller by e-mail is indexed per caller too, so
+ * erasing the caller deletes it (`forgetCaller`, ADR 0014).
  */
 export class CommandIdempotency {
   constructor(

@@ -3,14 +3,12 @@ import type { Keys } from '../redis/keys';
 import type { EventEnvelope } from './envelope';
 
 /**
- * How one aggregate type's events are kept at rest when some of their fields must be erasable: the
- * codec seals those fields under a key of the aggregate's own, kept in its record as an attachment
- * (`keyField`), never in an event. Dropping the attachment erases them everywhere the envelope was
- * copied (the aggregate's stream and the global log) without rewriting either: crypto-shredding.
- *
- * The store seals on append and opens on every read; the projector opens before any projection's
- * evolve. A codec never throws for a key that does not open an envelope (erased, or replaced by a
- * later account's): the sealed fields then read as null.
+ * How one aggregate type's events are kept at rest when some fields must be erasable: the codec
+ * seals them under a key of the aggregate's own, kept in its record (`keyField`), never in an event,
+ * so dropping that key erases them from the stream and the log without rewriting either
+ * (crypto-shredding). The store seals on append and opens on every read, the projector before any
+ * evolve. A key that does not open an envelope (erased, or a later account's) never throws: the
+ * sealed fields read as null.
  */
 export interface EnvelopeCodec {
   readonly aggregateType: string;

@@ -200,7 +200,7 @@ export class EventStore {
   ): Promise<LockedRecord<State> | null> {
     const lockKey = this.keys.aggregateLock(aggregateType, aggregateId);
     const recordKey = this.keys.aggregateRecord(aggregateType, aggregateId);
-    // Without a request id its key is not declared: the script does not read it (issue 22).
+    // Without a request id its key is not declared: the script does not read it (ADR 0022).
     const reply = requestId
       ? await this.redis.lockAndLoad(
           lockKey,
@@ -300,7 +300,7 @@ export class EventStore {
     const removed = request.removeAttachments ?? [];
     // One array for the script's keys and arguments, in append-events-6.lua's order. The
     // request-id keys are declared only with a request id: the script reads them only then, and
-    // each declared key costs Redis CPU (issue 22).
+    // each declared key costs Redis CPU (ADR 0022).
     const args: (string | number)[] = [
       this.keys.aggregateStream(aggregateType, aggregateId),
       this.keys.logPartition(partitionOf(aggregateId)),
@@ -326,7 +326,7 @@ export class EventStore {
     );
     for (const event of events) args.push(compactEnvelopeJson(event));
     // The tail, only when there is something in it: a plain append (no request id, attachment or
-    // removal: most commands) sends 8 + N arguments, and each costs Redis CPU (issue 22).
+    // removal: most commands) sends 8 + N arguments, and each costs Redis CPU (ADR 0022).
     if (request.requestId || attachments || removed.length > 0) {
       args.push(request.requestId ?? '', Date.now(), REQUEST_ID_WINDOW_MS, removed.length, ...removed);
       if (attachments) for (const [field, value] of Object.entries(attachments)) args.push(field, value);

@@ -44,15 +44,11 @@ export interface CommandInput<Command, State = unknown> {
    */
   readonly removeAttachments?: readonly string[];
   /**
-   * The caller's request id, when a retry of the request must not apply the command twice: the
-   * append records it with the aggregate (REQUEST_ID_WINDOW_MS), and a later attempt with the same
-   * id gets the first attempt's events back instead of a new decision. That attempt may have
-   * appended and then lost its answer (Redis or the process died in between). Imports leave it
-   * unset: one import request runs many commands, made idempotent by their correlation id.
-   *
-   * The id is recorded with the caller (`context.actorUserId`): a request id belongs to its caller.
-   * Another account sending the same id is decided on its own, never answered with the first
-   * caller's events, and never makes the id count as used for the first caller.
+   * The caller's request id, when a retry must not apply the command twice: the append records it
+   * with the aggregate (REQUEST_ID_WINDOW_MS), so a later attempt with that id gets the first one's
+   * events back, even if that one appended and then lost its answer. Recorded per caller
+   * (`context.actorUserId`): another account's same id is decided on its own. Imports leave it
+   * unset; their commands are idempotent by correlation id.
    */
   readonly requestId?: string;
   /** A rule kept beside the aggregate, changed under its lock (see StepsUnderLock). */

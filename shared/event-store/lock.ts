@@ -11,7 +11,7 @@ export interface LockOptions {
 
 /**
  * A random token that names one holder of one lock: 122 random bits. randomUUID draws them from
- * node's cached entropy; randomBytes(16) asked the kernel once per command (2% of a command's CPU).
+ * node's cached entropy, so a command does not ask the kernel for them (ADR 0022).
  */
 export function lockToken(): string {
   return randomUUID();

@@ -7,17 +7,12 @@ import type { EventEnvelope } from './envelope';
 export const STREAM_EVENT_FIELD = 'event';
 
 /**
- * An envelope as an aggregate stream stores it (ADR 0020): without what the stream already says.
- * `aggregateType` and `aggregateId` are in the stream's key and `version` is the entry id
- * (`0-<version>`), so only the event's own fields are written.
- *
- * The usual envelope is written positionally (a JSON array, ADR 0020 §2b), because its field
- * names were a third of its bytes and a stream stores every entry in full:
+ * An envelope as an aggregate stream stores it (ADR 0020): without what the stream's key and the
+ * entry id (`0-<version>`) already say. The usual envelope is written positionally (ADR 0020 §2b):
  * `[eventId, eventType, occurredAt, data, actorUserId, requestId, correlationId(, traceId)]`, with
- * `occurredAt` as epoch milliseconds when that spells the same ISO text back. Any other envelope
- * (an id the key does not spell as it is, since keys lower-case it; fields in another order; a
- * metadata field this list does not know) is written as an object, as before, so every envelope
- * reads back exactly as it was appended, field order included.
+ * `occurredAt` as epoch milliseconds when that spells the same ISO text back. Any other envelope (an
+ * id the lower-cased key does not spell, fields in another order, an unknown metadata field) is
+ * written as an object, so every envelope reads back exactly as it was appended.
  */
 export function compactEnvelopeJson(envelope: EventEnvelope): string {
   const { aggregateType: _type, aggregateId, version: _version, ...own } = envelope;

@@ -51,14 +51,11 @@ export const LOCAL_DURABILITY: WriteDurability = {
 };
 
 /**
- * Connections kept per master for `replicated` writes. WAIT blocks the connection it runs on until
- * a replica answers or the timeout passes, and counts only that connection's own writes: so each
- * append and its WAIT take a connection of this pool for themselves, and a WAIT holds up nothing
- * but its own command. Sixteen: one append and WAIT hold a connection for two round trips with a
- * healthy replica (well under a millisecond: one connection serves over a thousand commands a
- * second), and with no replica every WAIT lasts the timeout, when more connections would only queue
- * more commands that are answered 503 anyway. A command that finds all of them busy for the
- * timeout is answered 503 before its append is sent (nothing written).
+ * Connections kept per master for `replicated` writes. WAIT blocks its connection until a replica
+ * answers or the timeout passes, and counts only that connection's writes, so each append and its
+ * WAIT take a pooled connection for themselves. With no replica every WAIT lasts the timeout, and
+ * more connections would only queue more commands bound for a 503; a command that finds all busy
+ * for the timeout is answered 503 before its append is sent (nothing written). Sizing: ADR 0021.
  */
 export const REPLICATED_WRITE_CONNECTIONS_PER_MASTER = 16;
 
@@ -160,18 +157,13 @@ async function ready(connection: Redis, timeoutMs: number, giveBack: () => void)
 }
 
 /**
- * `replicated`: a replica of the aggregate's master has the events. The append goes over a
- * connection of its own to that master (REPLICATED_WRITE_CONNECTIONS_PER_MASTER), and
- * `WAIT 1 <timeoutMs>` on that connection (WAIT counts that connection's own writes, up to its
- * last) asks the master whether a replica acknowledged it. No replica in time, or no answer, is an
- * append whose outcome is unknown: the 503 that names the requestId to retry with. The retry finds
- * the events by that id (they may have taken effect) and is confirmed the same way, after a write
- * of its own on the connection (its lock renewed), or, if a failover lost them, decides and appends
- * the command again.
- *
- * On a cluster the master is the one the client's slot map gives the aggregate's slot, reached by a
- * connection of its own to that node (the cluster's node connection duplicated); should the slot
- * have moved, the append is refused with MOVED unexecuted (a 503, nothing written).
+ * `replicated`: a replica of the aggregate's master has the events. The append and a
+ * `WAIT 1 <timeoutMs>` run on a pooled connection of their own to that master, since WAIT counts
+ * only its own connection's writes. No replica in time, or no answer, leaves the outcome unknown:
+ * a 503 naming the requestId to retry with; the retry finds the events by that id and confirms them
+ * the same way, or decides and appends again if a failover lost them. On a cluster the master is
+ * the slot map's for the aggregate's slot; a slot that moved refuses the append with MOVED, nothing
+ * written (ADR 0021).
  */
 export class ReplicaConfirmation implements WriteDurability {
   private readonly masters = new Map<string, MasterConnections>();

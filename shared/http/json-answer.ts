@@ -10,8 +10,8 @@ const BODILESS = new Set([204, 205, 304]);
  * Sends JSON text as the whole answer with the headers Express's res.send would give it
  * (Content-Type, Content-Length), in one write. Express's res.json and res.send re-parse the
  * Content-Type they set (to add the charset), look up the ETag setting and the request's
- * freshness on every answer: about 3 us of a cheap read's CPU (ADR 0022) for headers that are the
- * same on every JSON answer of a POST (no ETag: `etag` is off app-wide; never fresh: a POST).
+ * freshness on every answer (a cost: ADR 0022) for headers that are the same on every JSON answer
+ * of a POST (no ETag: `etag` is off app-wide; never fresh: a POST).
  * Answers Express strips (204, 205, 304) and answers to HEAD still go through res.send.
  */
 export function sendJsonText(

@@ -252,18 +252,11 @@ export class ImportQueue {
 
   /**
    * Closes the queue, and first its connection when it owns one. A queue closed right after it was
-   * made (tests; a process stopping at once) can still be in BullMQ's set-up on that connection
-   * (waiting for it to be ready, then INFO for the Redis version). BullMQ re-emits a failed set-up
-   * as an 'error' event of its connection wrapper, and closing the queue removes every listener of
-   * that wrapper: a set-up failing after it (its connection closed under it) threw from that emit
-   * inside a promise handler, an unhandled rejection ("Connection is closed", "Stream isn't
-   * writeable ...") that failed a test suite. So the connection closes first, a set-up still running
-   * fails while the queue still listens (reportQueueErrors), and it is awaited before the queue
-   * closes: settled either way once the connection is closed, except on a cluster client closed
-   * while still connecting, which ioredis leaves 'disconnecting' for good (a set-up that never ends
-   * never fails either), hence the bound.
-   * A queue on a shared connection (the workers' metrics) was made on a ready connection long
-   * before it closes: its set-up has long settled.
+   * made may still be in BullMQ's set-up on that connection, which re-emits a failure as an 'error'
+   * of the connection wrapper; closing the queue removes that wrapper's listeners, so a later
+   * failure would be an unhandled rejection. Closing the connection first makes a running set-up
+   * fail while the queue still listens; it is awaited, with a bound, since a cluster client closed
+   * while connecting never settles (ADR 0022). A queue on a shared connection was set up long ago.
    */
   async close(): Promise<void> {
     if (this.ownsConnection && isRedisClient(this.connection)) {

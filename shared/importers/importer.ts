@@ -166,7 +166,7 @@ export interface Importer<Data = unknown> {
   /**
    * What `run` answers a submitter without `requiredRoles` (the spec's failure at the first row's
    * aggregate, 4.6 rule 3), read from `data` as it was received: unvalidated, and no row beyond the
-   * first looked at, so a role-less import costs one JSON parse and no row validation (issue 29).
+   * first looked at, so a role-less import costs one JSON parse and no row validation.
    */
   refuseWithoutRole(data: unknown, actor: Actor): ImportOutcome;
 }

@@ -12,14 +12,11 @@ export type IndexEntry =
 
 /**
  * A read model kept from the global log: one JSON document per aggregate, evolved by a pure
- * function, plus the index entries each document implies. Projections never read each other
- * and never write events.
- *
- * Cluster rule: a batch of one log partition writes the partition's checkpoint, the documents
- * and their index entries in one script, so all of them must share one hash tag. A projection
- * either keeps its documents in their aggregate's partition (the fantasy team) or keeps every
- * key, checkpoints included, under one tag of its own (the sport projections, whose indexes
- * span all players).
+ * function, plus the index entries each document implies. Projections never read each other and
+ * never write events. A batch writes the partition's checkpoint, the documents and their index
+ * entries in one script, so on a cluster they share one hash tag: documents in their aggregate's
+ * partition (the fantasy team), or every key under one tag of its own (the sport projections, whose
+ * indexes span all players).
  */
 export interface Projection<Doc> {
   /** Part of every key of the projection: `fantasy-team`. */

@@ -13,17 +13,12 @@ export type RedisClient = Redis | Cluster;
 
 /**
  * Why a connection exists decides how it behaves while Redis is away:
- * - `request`: serves HTTP requests. No offline queue and a short command timeout, so a request
- *   fails fast with a 503 instead of hanging until Redis returns. A command sent but not answered
- *   when the connection dropped is never sent again after the reconnect: a re-sent append would
- *   meet its own events and be refused by the version fence, reported as "nothing written" when it
- *   was written. It fails instead (timed out or connection closed), and the command path answers
- *   that its outcome is unknown (AppendOutcomeUnknownError).
- * - `queue`: handed to BullMQ, which blocks on Redis and must retry forever
- *   (`maxRetriesPerRequest: null` is BullMQ's requirement for workers).
- * - `background`: a loop of its own (the projector) that waits out an outage like `queue`, and
- *   auto-pipelines like `request`: the reads of one projector pass (one per partition it owns)
- *   then leave in one socket write instead of one each.
+ * - `request`: serves HTTP: no offline queue and a short timeout, so a request fails fast (503).
+ *   An unanswered command is not re-sent on reconnect (a re-sent append would meet its own version
+ *   fence and claim "nothing written"): it fails as an unknown outcome (AppendOutcomeUnknownError).
+ * - `queue`: BullMQ's, which blocks and must retry forever (`maxRetriesPerRequest: null`).
+ * - `background`: a loop of its own (the projector): waits out an outage like `queue`, and
+ *   auto-pipelines like `request`, so the reads of one pass leave in one socket write.
  */
 export type ConnectionPurpose = 'request' | 'queue' | 'background';
 

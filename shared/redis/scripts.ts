@@ -5,15 +5,11 @@ import path from 'node:path';
 import type { Cluster, Redis, Result } from 'ioredis';
 
 /**
- * The registry of the service's Lua scripts. Each feature declares its own beside its Lua files
- * (`defineScript` in event-store/scripts.ts, projections/scripts.ts, ...) and calls
- * `registerScripts` on the connections it uses; this module knows no feature.
- *
- * A script is a file of its own named `<name>-<key count>.lua` (`-n.lua` when the caller passes the
- * count first), opening with an `Input: KEYS[..] ARGV[..] / Output:` block. Registered on a
- * connection as a method of its name (registerScripts) that sends EVALSHA, and EVAL after a restart.
- * The command's typed signature is declared by the feature (`declare module 'ioredis'`), and its
- * negative replies become errors in one place (script-codes.ts).
+ * The registry of the service's Lua scripts; it knows no feature. Each feature declares its own
+ * beside its Lua files (`defineScript`), with their typed signatures (`declare module 'ioredis'`),
+ * and registers them on the connections it uses. A script is a file `<name>-<key count>.lua`
+ * (`-n.lua` when the caller passes the count), opening with an `Input: KEYS[..] ARGV[..] / Output:`
+ * block, sent as EVALSHA (EVAL after a restart); negative replies become errors in script-codes.ts.
  */
 export interface ScriptDefinition {
   /** The command's name on the connection (`appendEvents`). */
@@ -26,7 +22,7 @@ export interface ScriptDefinition {
    * Set when this definition declares fewer keys than its file takes: the file reads its last keys
    * only for an optional part of its work (nil when left out), so a caller without that part
    * registers it again with fewer and leaves them out. Each declared key costs Redis CPU even
-   * unused (issue 22: ~0.4 µs a key name). The file's name still carries its full count.
+   * unused (ADR 0022). The file's name still carries its full count.
    */
   readonly withoutOptionalKeys?: true;
 }

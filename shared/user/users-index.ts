@@ -5,13 +5,10 @@ import type { UserView } from './user-view';
 
 /**
  * The e-mail indexes of the users projection, shared by its writer (indexEntries) and its reader
- * (ListUsers), so both name the same sorted set for a filter.
- *
- * One sorted set per filter combination: role (an assigned role, or `all`) x userType (or `all`) x
- * state (`enabled`, `disabled`, or `all`), 5 x 3 x 3 = 45 sets at most. Every score is 0, so Redis
- * orders members by their bytes, and a member is `<e-mail>\0<user id>`: any combination of filters
- * plus an e-mail prefix is one range of one set, so its exact count is one ZLEXCOUNT and a page one
- * ZRANGEBYLEX with LIMIT. An account with r roles is in (1 + r) x 2 x 2 sets.
+ * (ListUsers), so both name the same sorted set for a filter. One sorted set per combination of
+ * role x userType x state (each or `all`); every score is 0 and a member is `<e-mail>\0<user id>`,
+ * so Redis orders by bytes and any filters plus an e-mail prefix are one range of one set: its
+ * count one ZLEXCOUNT, a page one ZRANGEBYLEX with LIMIT.
  */
 
 /** What ListUsers filters on; each absent member matches every account. */

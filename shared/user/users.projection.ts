@@ -31,13 +31,10 @@ function stateOf(view: UserView): ActiveUser {
 
 /**
  * The account table behind ListUsers: one document per live account (its ListUsers item, ready to
- * send), and the e-mail indexes of users-index.ts. Every key sits under the `{users}` tag,
- * checkpoints included, so a batch updates documents and the indexes spanning all accounts in one
- * script. A deleted account has no document and no index entry: nothing of its e-mail or names is
- * left here (the batch removes what its last document implied).
- *
- * Evolves through the aggregate's own evolve, so the table can never disagree with the write side;
- * events written before accounts had a security stamp fold the same.
+ * send) and the e-mail indexes of users-index.ts, all under the `{users}` tag so one batch script
+ * updates documents and indexes. A deleted account leaves no document or index entry. Evolves
+ * through the aggregate's own evolve, so the table never disagrees with the write side; events
+ * written before accounts had a security stamp fold the same.
  */
 export const usersProjection: Projection<UserView> = {
   name: NAME,

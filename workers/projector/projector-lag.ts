@@ -13,15 +13,12 @@ export interface ProjectorLag {
 }
 
 /**
- * The lag of every (projection, partition), in two reads each: the batch script counts the
- * entries it applied beside the checkpoint, and the partition counts the entries ever appended to
- * it (`entries-added`, which trimming by LOG_RETENTION does not lower, unlike its length). Counts
- * are read before the partitions: an append in between makes the lag read high for one scrape,
- * never negative.
- *
- * A (projection, partition) whose checkpoint predates the count (built before the count existed)
- * has no sample: its lag is unknown until `npm run projections:rebuild`, and a guess would mislead.
- * Every command is single-key or single-slot (checkpoint and count share a hash tag).
+ * The lag of every (projection, partition), in two reads: the entries the batch script counted
+ * beside the checkpoint, and the partition's `entries-added` (which trimming does not lower, unlike
+ * its length). Counts are read before the partitions, so an append in between reads the lag high
+ * for one scrape, never negative. A checkpoint older than its count has no sample until
+ * `npm run projections:rebuild`: a guess would mislead. Every command is single-slot (checkpoint
+ * and count share a hash tag).
  */
 export async function readProjectorLag(
   redis: RedisClient,

@@ -14,14 +14,12 @@ const REBUILD_LEASE_MS = 60_000;
 const REPLAY_BATCH = 500;
 
 /**
- * Rebuilds a projection: takes every partition's lease from any live projector (whose next renew
- * then fails), deletes every key of the projection (documents, indexes, checkpoints), and then, for
- * each partition, folds the streams of every aggregate of its type there (the streams keep every
- * event; the log may have been trimmed, LOG_RETENTION, ADR 0020) and goes on from the log's end as
- * it was before the fold: an event appended meanwhile is in both, and the projection's evolve
- * ignores one it has applied. A projector batch racing the reset is refused by the checkpoint
- * fence; correctness never depends on the leases, which only keep the projectors from doing the
- * same work meanwhile. Returns how many events and log entries were applied.
+ * Rebuilds a projection: takes every partition's lease, deletes every key of the projection, then
+ * per partition folds the streams of its aggregates (they keep every event; the log may be trimmed,
+ * ADR 0020) and goes on from the log's end as it was before the fold. An event appended meanwhile
+ * is in both, and evolve ignores one it has applied; a projector batch racing the reset is refused
+ * by the checkpoint fence, so correctness never depends on the leases. Returns how many events and
+ * log entries were applied.
  */
 export async function rebuildProjection(
   redis: RedisClient,

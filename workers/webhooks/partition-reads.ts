@@ -43,18 +43,12 @@ interface Run {
 }
 
 /**
- * Reads a partition's entries once for all the subscriptions' lanes that deliver it.
- *
- * Every lane of a partition usually stands at the same entry (they all caught up with the last
- * append), so when an append is announced they all ask for the same entries at once: one XRANGE,
- * one parse and one opening of sealed fields serve them all, instead of one per subscription. A
- * lane that asks for what is not in the last read (it is behind, or ahead) reads for itself. What
- * the lanes must read after the entries (their subscriptions' versions) is read once with them.
- *
- * What is kept is short-lived, so an event is opened close to when it is sent: a read is dropped
- * when an append to its partition is announced (an erasure is such an append, on the account's own
- * partition), when it is older than `maxAgeMs`, and it is never kept if an announcement came while
- * it was in flight (it could miss the announced entry).
+ * Reads a partition's entries once for all the lanes that deliver it. The lanes of a partition
+ * usually stand at the same entry and ask together when an append is announced, so one XRANGE, one
+ * parse and one opening of sealed fields serve them all (their subscriptions' versions read with
+ * them); a lane asking for anything else reads for itself. A read is kept briefly, so an event is
+ * opened close to when it is sent (an erasure is an append): dropped on an announcement for its
+ * partition or after `maxAgeMs`, and never kept if an announcement came while it was in flight.
  */
 export class PartitionReads {
   private readonly runs = new Map<number, Run>();

@@ -81,27 +81,13 @@ interface Cursor {
 }
 
 /**
- * Delivers the events of the global log to webhook subscriptions, from the worker processes.
- *
- * Replicas share the log's partitions with leases (the projector's machinery, under a member set
- * of their own). For each owned partition and each subscription a "lane" delivers the
- * partition's entries in log order, one at a time: an aggregate's events all live in one
- * partition, so this is per-aggregate order. A lane's position is a small hash per
- * (subscription, partition): its checkpoint, the attempt count and due time of the event it is
- * retrying, the replay it applied. A failing event holds back its lane only: never another
- * subscription, another partition, or the projections.
- *
- * The checkpoint moves only after an attempt has ended (delivered, or given up on), fenced on
- * the value read: a replica killed mid-delivery leaves the event to the next owner of the
- * partition, which sends it again under the same webhook-id (at least once).
- *
- * A subscription delivers under its owner's authority (ADR 0015): nothing is sent while the owner
- * account is disabled, erased or without Admin. The gate is the dispatcher's own, so it holds
- * whether or not the suspension that records it was appended yet: an announced change of an owner
- * shuts it at once until the account is read again, the owner's record version is read after each
- * partition read (an announcement missed is caught there), and every owner is read again on each
- * refresh and on a resubscription. The dispatcher also appends the suspension itself (the
- * service's SuspendWebhookSubscription), idempotently: the decider refuses a second one.
+ * Delivers the global log's events to webhook subscriptions, from the worker processes. Replicas
+ * lease the log's partitions; per partition and subscription a lane sends entries one at a time in
+ * log order (an aggregate lives in one partition), so a failing event holds back its lane only. A
+ * lane's checkpoint moves once an attempt has ended, fenced on the value read: an event a killed
+ * replica was sending is sent again by the next owner under the same webhook-id (at least once).
+ * Nothing goes out while the owner is disabled, erased or without Admin (ADR 0015): the gate is the
+ * dispatcher's own, so it holds before the suspension it then appends (idempotently) is written.
  */
 export class WebhookDispatcher {
   private readonly leases: PartitionLeases<typeof CONSUMER>;

@@ -15,15 +15,11 @@ interface GetUserBody {
 }
 
 /**
- * `GetUser`: one account, by id or by e-mail (case-insensitively: the id is derived from the
- * normalised e-mail, ADR 0004), to a UserManager or an Admin. Read from the account's record, not
- * from a projection, so it shows a change as soon as its command was answered. A missing or
- * deleted account answers the spec's 404 listing, as a missing team does (GetFantasyTeam).
- *
- * `minVersion` (the account's version) is accepted as by the other single-aggregate queries: the
- * record has every answered command already, so it waits only for a version no command has
- * answered yet (one in flight), woken when the users projection announces it (ADR 0019). A missing
- * or deleted account has nothing newer to wait for: it answers the 404 listing at once.
+ * `GetUser`: one account, by id or by e-mail (case-insensitively: the id derives from the
+ * normalised e-mail, ADR 0004), to a UserManager or an Admin. Read from the account's record, not a
+ * projection, so it shows a change as soon as its command was answered; a missing or deleted
+ * account answers the spec's 404 listing at once. `minVersion` therefore waits only for a version
+ * no command has answered yet (one in flight), woken by the users projection (ADR 0019).
  */
 export function getUserQuery(
   accounts: Pick<AccountService, 'findById'>,

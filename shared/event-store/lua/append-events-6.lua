@@ -23,7 +23,7 @@
     ARGV[9 .. 8+N] event envelopes as the stream stores them (JSON without what the stream's key
             and entry ids say: stored-envelope.ts), versions expected+1 .. expected+N
     Then, only for an append with a request id, an attachment or a field to remove (the tail; a
-    plain append sends none of it: every argument costs Redis CPU, issue 22):
+    plain append sends none of it: every argument costs Redis CPU, ADR 0022):
     ARGV[9+N] the caller's request id, scoped by the caller: '<caller>:<request id>' ('' for none)
     ARGV[10+N] now, unix ms
     ARGV[11+N] how long a request id is remembered, in ms
@@ -80,7 +80,7 @@ if hasTail then
   attachmentsFrom = tail + 4 + removed
 end
 -- One HSET for the version, the state, its shape version and the attachments written with them
--- (one command per append, not one per field: issue 22 counted them).
+-- (one command per append, not one per field: each command costs Redis CPU, ADR 0022).
 if ARGV[7] == '' then
   redis.call('HSET', KEYS[3], 'version', version, 'state', ARGV[6], unpack(ARGV, attachmentsFrom, #ARGV))
 else

@@ -15,7 +15,7 @@ import { startLocalRedis } from './lib/redis-server';
 /**
  * `npm run docs:screenshot`: starts the ingress against a private redis-server, opens /api/docs in
  * headless Chromium (Debian's, at CHROMIUM_PATH or /usr/bin/chromium; `apt-get install chromium`),
- * expands POST /api/readmodel and saves docs/images/api-docs.png for the README. Not part of
+ * expands POST /api/readmodel and saves docs/images/api-docs.png for docs/integrators.md. Not part of
  * `npm test` (the first-hour test drives Swagger UI there, with the same Chromium).
  */
 const OUTPUT = path.resolve(__dirname, '..', 'docs', 'images', 'api-docs.png');

@@ -6,12 +6,12 @@ import { format, resolveConfig } from 'prettier';
 import { withConfigurationTable } from '../shared/config/readme-table';
 
 /**
- * `npm run docs:config`: writes the README's configuration table from the rows of
- * shared/config/settings.ts, between its two marker lines, formatted by prettier. Commit the
- * result; a unit test fails while the README's table differs from the rows.
+ * `npm run docs:config`: writes the configuration table of docs/operators.md from the rows of
+ * shared/config/settings.ts, between its two marker lines, and lets prettier format the rest of the
+ * file. Commit the result; a unit test fails while the guide's table differs from the rows.
  */
 async function main(): Promise<void> {
-  const target = path.resolve(__dirname, '..', 'README.md');
+  const target = path.resolve(__dirname, '..', 'docs', 'operators.md');
   const options = (await resolveConfig(target)) ?? {};
   const text = await format(withConfigurationTable(readFileSync(target, 'utf8')), {
     ...options,

@@ -1,6 +1,6 @@
 /**
  * The service's settings: every one is a row of ./settings.ts, which yields the joi schema, the
- * typed Config and the README's configuration table (`npm run docs:config`).
+ * typed Config and the configuration table of docs/operators.md (`npm run docs:config`).
  */
 export { type Config, ConfigError, developmentBeyondLoopback, type HttpTimeouts, loadConfig } from './load';
 export {

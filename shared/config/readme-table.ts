@@ -1,7 +1,7 @@
 import type { OwnRowDoc, Setting } from './setting';
 import { SETTINGS } from './settings';
 
-/** The README lines the generated configuration table sits between (`npm run docs:config`). */
+/** The lines of docs/operators.md between which `npm run docs:config` writes the configuration table. */
 export const TABLE_START =
   '<!-- configuration-table: generated from shared/config/settings.ts by `npm run docs:config` -->';
 export const TABLE_END = '<!-- configuration-table end -->';
@@ -19,7 +19,7 @@ function defaultText(row: Setting, doc: { readonly default?: string }): string {
   if (doc.default !== undefined) return doc.default;
   if (row.default === undefined) return 'unset';
   if (typeof row.default === 'string' || typeof row.default === 'number') return `\`${row.default}\``;
-  throw new Error(`${row.env}: a computed default needs its README text in doc.default`);
+  throw new Error(`${row.env}: a computed default needs its documented text in doc.default`);
 }
 
 /** The table's rows as cells, in the order of SETTINGS. */
@@ -52,25 +52,33 @@ export function configurationRows(settings: readonly Setting[] = SETTINGS): stri
 const line = (cells: readonly string[]): string =>
   `| ${cells.map((cell) => cell.replaceAll('|', '\\|')).join(' | ')} |`;
 
-/** The Markdown table (prettier pads its columns when the README is written). */
+/**
+ * The Markdown table, its columns unpadded: prettier leaves it so (it sits between prettier-ignore
+ * lines), since padding every row to the longest cell would make each line several hundred characters.
+ */
 export function configurationTable(settings: readonly Setting[] = SETTINGS): string {
   return [line(HEADER), line(HEADER.map(() => '---')), ...configurationRows(settings).map(line)].join('\n');
 }
 
-/** `readme` with the text between the markers replaced by the table; throws without the markers. */
-export function withConfigurationTable(readme: string, table = configurationTable()): string {
-  const start = readme.indexOf(TABLE_START);
-  const end = readme.indexOf(TABLE_END);
-  if (start < 0 || end < start) throw new Error(`README.md lacks the lines ${TABLE_START} ... ${TABLE_END}`);
-  return `${readme.slice(0, start + TABLE_START.length)}\n\n${table}\n\n${readme.slice(end)}`;
+const IGNORE_START = '<!-- prettier-ignore-start -->';
+const IGNORE_END = '<!-- prettier-ignore-end -->';
+
+/** `markdown` with the text between the markers replaced by the table; throws without the markers. */
+export function withConfigurationTable(markdown: string, table = configurationTable()): string {
+  const start = markdown.indexOf(TABLE_START);
+  const end = markdown.indexOf(TABLE_END);
+  if (start < 0 || end < start)
+    throw new Error(`the document lacks the lines ${TABLE_START} ... ${TABLE_END}`);
+  const generated = [IGNORE_START, '', table, '', IGNORE_END].join('\n');
+  return `${markdown.slice(0, start + TABLE_START.length)}\n${generated}\n${markdown.slice(end)}`;
 }
 
-/** The cells of the table between the markers of `readme`, separator line left out. */
-export function readmeConfigurationRows(readme: string): string[][] {
-  const start = readme.indexOf(TABLE_START);
-  const end = readme.indexOf(TABLE_END);
+/** The cells of the table between the markers of `markdown`, separator line left out. */
+export function documentedConfigurationRows(markdown: string): string[][] {
+  const start = markdown.indexOf(TABLE_START);
+  const end = markdown.indexOf(TABLE_END);
   if (start < 0 || end < start) return [];
-  return readme
+  return markdown
     .slice(start + TABLE_START.length, end)
     .split('\n')
     .map((text) => text.trim())

@@ -1,7 +1,7 @@
 import type Joi from 'joi';
 
 /**
- * How one setting reads in the README's configuration table. `default` is only needed where the
+ * How one setting reads in the configuration table (docs/operators.md). `default` is only needed where the
  * default is not a plain value to quote (a computed one, or "unset" spelled differently).
  */
 export interface OwnRowDoc {
@@ -32,8 +32,9 @@ export type ComputedDefault<V> = (env: Readonly<Record<string, unknown>>, role: 
 
 /**
  * One environment variable: its name, its joi schema (the start-up error shows the schema's
- * description as what the variable expects), its default, its README row, and where its value goes
- * in the Config (`path`, dotted for nested groups) once `parse` has turned it into what code reads.
+ * description as what the variable expects), its default, its row in the configuration table, and
+ * where its value goes in the Config (`path`, dotted for nested groups) once `parse` has turned it
+ * into what code reads.
  * The default is a field of its own, not a `.default()` of the schema, so that the Config type
  * knows which values may be undefined. A variable without a path is an input of a derived value
  * (DERIVED in ./settings.ts).

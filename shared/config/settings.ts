@@ -28,7 +28,7 @@ import { type Derived, type EnvOf, type ProcessRole, setting } from './setting';
 export const NODE_ENVS = ['development', 'production', 'test'] as const;
 export type NodeEnv = (typeof NODE_ENVS)[number];
 
-/** What a command's success promises about its events (WRITE_DURABILITY; README "Durability"). */
+/** What a command's success promises about its events (WRITE_DURABILITY; docs/operators.md, "Durability"). */
 export const WRITE_DURABILITY_MODES = ['local', 'replicated'] as const;
 export type WriteDurabilityMode = (typeof WRITE_DURABILITY_MODES)[number];
 
@@ -105,8 +105,9 @@ function defaultAllowPrivateTargets(
 
 /**
  * Every environment variable the service reads, one row each, in the order start-up errors name
- * them and the README's configuration table lists them (`npm run docs:config` writes that table).
- * A joi description is what a start-up error says the variable expects; `doc` is its README row.
+ * them and the configuration table of docs/operators.md lists them (`npm run docs:config` writes
+ * that table). A joi description is what a start-up error says the variable expects; `doc` is its
+ * row in that table.
  * Adding a setting is adding a row here.
  */
 export const SETTINGS = [
@@ -622,7 +623,7 @@ export const SETTINGS = [
       expects:
         'how long a read-model query with `minVersion` waits for the projection to reach that version, in ms',
       usedBy:
-        'ingress: then `503` problem with `code` `PROJECTION_BEHIND` and `Retry-After`; see [Read your own writes](#read-your-own-writes-for-integrators)',
+        'ingress: then `503` problem with `code` `PROJECTION_BEHIND` and `Retry-After`; see [Read your own writes](integrators.md#read-your-own-writes)',
     },
   }),
   setting({

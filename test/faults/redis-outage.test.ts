@@ -257,7 +257,7 @@ describe('Redis stopped while requests are in flight', () => {
       worker: isAlive(worker),
       pids: { ingress: ingress.process.child.pid, worker: worker.child.pid },
     }).toEqual({ ingress: true, worker: true, pids });
-    // Losing Redis is logged once per connection, not once per reconnect attempt (README,
+    // Losing Redis is logged once per connection, not once per reconnect attempt (docs/operators.md,
     // Operations: Redis outages); each failed request is logged once with its own requestId.
     for (const output of [ingress.process.stdout(), worker.stdout()]) {
       const lost = logLines(output, 'redis connection unavailable').map((line) => line.connection);

@@ -4,7 +4,7 @@ import { EMPTY_GUID } from '../../ingress/import/import-response';
 import { PROBLEMS, type ProblemStatus } from '../../shared/http/problem';
 
 /**
- * The documented shapes of every answer, for the hostile-input properties: the README's problem
+ * The documented shapes of every answer, for the hostile-input properties: the integrators guide's problem
  * details, the spec's command (2.6) and import (2.7) bodies, the token endpoint's OAuth errors.
  * Each throws (through expect) with what differs.
  */
@@ -32,7 +32,7 @@ export function expectNoServerError(res: Response): void {
   expect(res.headers['x-request-id']).toEqual(expect.any(String));
 }
 
-/** An RFC 7807 problem with the README's type and title for its status, and the traceId. */
+/** An RFC 7807 problem with the integrators guide's type and title for its status, and the traceId. */
 export function expectProblem(res: Response): void {
   expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
   expect(Object.keys(PROBLEMS)).toContain(String(res.status));

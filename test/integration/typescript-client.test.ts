@@ -14,7 +14,7 @@ import {
 } from '../helpers/processes';
 
 /**
- * The README's walk-through ("Typed client"), run with the repository's typed client against a
+ * The walk-through of docs/integrators.md ("Typed client"), run with the repository's typed client against a
  * real ingress and a real worker process over real HTTP: a token, an import, a team created and
  * linked, its rating input, the mapped players. Every answer the client receives is also held to
  * the OpenAPI document, as supertest's answers are in the other integration tests; and the client's
@@ -112,7 +112,7 @@ afterEach(() => {
 });
 
 describe('The typed client (clients/typescript) against a real service', () => {
-  it("When the README's walk-through runs through the client, then every step answers its own typed shape", async () => {
+  it("When the integrators guide's walk-through runs through the client, then every step answers its own typed shape", async () => {
     // 1. The Admin (bootstrap account, Basic in UTF-8) imports the accounts and the players.
     const admin = client({ credentials: ADMIN });
     const accounts = await admin.import({

@@ -25,7 +25,7 @@ import { samplesFor } from '../helpers/joi-samples';
 import { expectCommandAnswer } from '../helpers/response-shapes';
 
 /**
- * The first answer to a requestId is remembered for replay, refusals included (README: the same
+ * The first answer to a requestId is remembered for replay, refusals included (docs/integrators.md: the same
  * command with the same requestId gets its first answer again). That record is about the answer,
  * not the domain, so it is left out of "nothing changed".
  */

@@ -27,7 +27,7 @@ const IMPORTER_CASES = [...IMPORTERS.values()].map((importer) => [importer.impor
 /** The one key any import request changes: the bytes its account sent this minute. */
 const IMPORT_BYTE_BUDGET = [/:rate:import-bytes:/];
 
-/** A dry run "checks everything and changes nothing" (README), so its 200 must change nothing too. */
+/** A dry run checks everything and changes nothing, so its 200 must change nothing too. */
 function isDryRun(text: string): boolean {
   try {
     return (JSON.parse(text) as { dryRun?: unknown } | null)?.dryRun === true;

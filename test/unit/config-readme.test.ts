@@ -4,24 +4,25 @@ import path from 'node:path';
 import {
   configurationRows,
   configurationTable,
-  readmeConfigurationRows,
+  documentedConfigurationRows,
   withConfigurationTable,
 } from '../../shared/config/readme-table';
 import { SETTINGS } from '../../shared/config/settings';
 
-const README = readFileSync(path.resolve(__dirname, '../../README.md'), 'utf8');
+const OPERATORS_GUIDE = readFileSync(path.resolve(__dirname, '../../docs/operators.md'), 'utf8');
 
-describe("README's configuration table", () => {
-  it('When the README is read, then its configuration table is the one the settings rows generate', () => {
+describe("The operators guide's configuration table", () => {
+  it('When the operators guide is read, then its configuration table is the one the settings rows generate', () => {
     // On a difference, run `npm run docs:config` (the rows in shared/config/settings.ts are the source).
-    expect(readmeConfigurationRows(README)).toEqual(configurationRows());
+    expect(documentedConfigurationRows(OPERATORS_GUIDE)).toEqual(configurationRows());
   });
 
-  it('When a row of the README table is edited by hand, then the comparison finds it', () => {
-    const edited = README.replace('| `PORT` ', '| `PORT_NUMBER` ');
-    expect(readmeConfigurationRows(edited)).not.toEqual(configurationRows());
-    const dropped = withConfigurationTable(README, configurationTable(SETTINGS.slice(1)));
-    expect(readmeConfigurationRows(dropped)).not.toEqual(configurationRows());
+  it('When a row of the table is edited by hand, then the comparison finds it', () => {
+    const edited = OPERATORS_GUIDE.replace('| `PORT` ', '| `PORT_NUMBER` ');
+    expect(edited).not.toBe(OPERATORS_GUIDE);
+    expect(documentedConfigurationRows(edited)).not.toEqual(configurationRows());
+    const dropped = withConfigurationTable(OPERATORS_GUIDE, configurationTable(SETTINGS.slice(1)));
+    expect(documentedConfigurationRows(dropped)).not.toEqual(configurationRows());
   });
 
   it('When the settings are listed, then every variable has one row of its own or is named in the row it refers to', () => {

@@ -11,38 +11,39 @@ import { PROJECT_ROOT } from '../helpers/processes';
 
 /**
  * What an integrator does with `GET /api/openapi.json`: generate a client with one of the two most
- * used TypeScript generators, at their default settings, and send the README's requests with it.
- * Both must generate without a warning, and every request body the README shows must compile
- * against the types of each under `tsc --strict`; the README's typed-client walk-through must
- * compile against the repository's client, whose generated files must be current.
+ * used TypeScript generators, at their default settings, and send the requests of the integrators
+ * guide (docs/integrators.md) with it. Both must generate without a warning, and every request body
+ * the guide shows must compile against the types of each under `tsc --strict`; the guide's
+ * typed-client walk-through must compile against the repository's client, whose generated files
+ * must be current.
  */
 
-const README = readFileSync(path.join(PROJECT_ROOT, 'README.md'), 'utf8');
+const GUIDE = readFileSync(path.join(PROJECT_ROOT, 'docs', 'integrators.md'), 'utf8');
 const CLIENT_ROOT = path.join(PROJECT_ROOT, 'clients', 'typescript');
 
-interface ReadmeRequest {
+interface GuideRequest {
   readonly path: string;
   readonly json: string;
 }
 
-/** The README's request bodies: each JSON block under a `<!-- request: POST /path -->` line. */
-function readmeRequests(): ReadmeRequest[] {
-  const blocks = README.matchAll(/<!-- request: POST (\S+) -->\s*```json\n([\s\S]*?)```/g);
+/** The guide's request bodies: each JSON block under a `<!-- request: POST /path -->` line. */
+function guideRequests(): GuideRequest[] {
+  const blocks = GUIDE.matchAll(/<!-- request: POST (\S+) -->\s*```json\n([\s\S]*?)```/g);
   return [...blocks].map(([, requestPath = '', json = '']) => ({ path: requestPath, json }));
 }
 
-/** The README's typed-client walk-through: the first `ts` block of the "Typed client" section. */
-function readmeWalkThrough(): string {
-  const section = README.slice(README.indexOf('### Typed client'));
-  const block = /```ts\n([\s\S]*?)```/.exec(section)?.[1];
-  if (!block) throw new Error('README: no ts block under "### Typed client"');
+/** The guide's typed-client walk-through: the first `ts` block of the "Typed client" section. */
+function guideWalkThrough(): string {
+  const start = GUIDE.indexOf('\n## Typed client\n');
+  const block = start < 0 ? undefined : /```ts\n([\s\S]*?)```/.exec(GUIDE.slice(start))?.[1];
+  if (!block) throw new Error('docs/integrators.md: no ts block under "## Typed client"');
   return block;
 }
 
 /** hey-api names an operation's request type `<OperationId>Data`. */
 function heyApiDataType(requestPath: string): string {
   const operationId = repositoryDocument().paths[requestPath]?.post?.operationId;
-  if (!operationId) throw new Error(`README: ${requestPath} is not a POST of the document`);
+  if (!operationId) throw new Error(`docs/integrators.md: ${requestPath} is not a POST of the document`);
   return `${operationId[0]?.toUpperCase()}${operationId.slice(1)}Data`;
 }
 
@@ -107,8 +108,8 @@ describe('Clients generated from the OpenAPI document', () => {
     expect(heyApi.output).not.toMatch(WARNING);
   });
 
-  it("When the README's request bodies are typed with each generator's types, then they compile under tsc --strict", () => {
-    const requests = readmeRequests();
+  it("When the integrators guide's request bodies are typed with each generator's types, then they compile under tsc --strict", () => {
+    const requests = guideRequests();
     expect(requests.map((request) => request.path)).toEqual(
       expect.arrayContaining(['/api/auth/token', '/api/import', '/api/command', '/api/readmodel']),
     );
@@ -126,7 +127,7 @@ describe('Clients generated from the OpenAPI document', () => {
       ]),
       '',
     ].join('\n');
-    const file = path.join(dir, 'readme-requests.ts');
+    const file = path.join(dir, 'guide-requests.ts');
     writeFileSync(file, source);
 
     expect(compile([file])).toEqual([]);
@@ -159,12 +160,12 @@ describe('Clients generated from the OpenAPI document', () => {
     expect(compile([file])).toEqual([]);
   });
 
-  it("When the README's typed-client walk-through is compiled against clients/typescript, then tsc --strict accepts it", () => {
-    const file = path.join(dir, 'readme-walk-through.ts');
+  it("When the integrators guide's typed-client walk-through is compiled against clients/typescript, then tsc --strict accepts it", () => {
+    const file = path.join(dir, 'guide-walk-through.ts');
     const clientEntry = path.join(CLIENT_ROOT, 'src', 'index');
     writeFileSync(
       file,
-      readmeWalkThrough().replace("'@fantasy-team-service/client'", JSON.stringify(clientEntry)),
+      guideWalkThrough().replace("'@fantasy-team-service/client'", JSON.stringify(clientEntry)),
     );
 
     expect(compile([file])).toEqual([]);

@@ -83,7 +83,7 @@ export function requestValidator(): Validator {
 }
 
 /**
- * `value` without its `__proto__` members: the README promises that such a member "is dropped
+ * `value` without its `__proto__` members: the integrators guide promises that such a member "is dropped
  * wherever it appears, as if it were absent", so the service judges the body without them.
  */
 function withoutProtoMembers(value: unknown): unknown {

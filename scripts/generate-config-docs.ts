@@ -3,7 +3,7 @@ import path from 'node:path';
 
 import { format, resolveConfig } from 'prettier';
 
-import { withConfigurationTable } from '../shared/config/readme-table';
+import { withConfigurationTable } from './lib/configuration-table';
 
 /**
  * `npm run docs:config`: writes the configuration table of docs/operators.md from the rows of

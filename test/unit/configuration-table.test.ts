@@ -6,7 +6,7 @@ import {
   configurationTable,
   documentedConfigurationRows,
   withConfigurationTable,
-} from '../../shared/config/readme-table';
+} from '../../scripts/lib/configuration-table';
 import { SETTINGS } from '../../shared/config/settings';
 
 const OPERATORS_GUIDE = readFileSync(path.resolve(__dirname, '../../docs/operators.md'), 'utf8');

@@ -1,5 +1,5 @@
-import type { OwnRowDoc, Setting } from './setting';
-import { SETTINGS } from './settings';
+import type { OwnRowDoc, Setting } from '../../shared/config/setting';
+import { SETTINGS } from '../../shared/config/settings';
 
 /** The lines of docs/operators.md between which `npm run docs:config` writes the configuration table. */
 export const TABLE_START =

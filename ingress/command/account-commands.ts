@@ -15,7 +15,7 @@ import { requestRecordField } from '../../shared/event-store/event-store';
 import type { CommandHandler, CommandInput } from '../../shared/event-store/handle-command';
 import { type AssignableRole, hasAnyRole, lacksRolesMessage } from '../../shared/roles';
 import type { PasswordHasher } from '../../shared/user/password-hasher';
-import type { AccountCommandDefinition } from '../../shared/user/user.command-definitions';
+import type { AccountCommandDefinition } from '../../shared/user/user.commands';
 import {
   type AccountCommandType,
   USER_COMMAND_ROLES,

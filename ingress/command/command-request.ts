@@ -5,21 +5,17 @@ import { type CommandOutcome, refused } from '../../shared/event-store/command-a
 import {
   FANTASY_TEAM_COMMAND_DEFINITIONS,
   type FantasyTeamCommandDefinition,
-} from '../../shared/fantasy-team/fantasy-team.command-definitions';
+} from '../../shared/fantasy-team/fantasy-team.commands';
 import type { Role } from '../../shared/roles';
-import {
-  ACCOUNT_COMMAND_DEFINITIONS,
-  type AccountCommandDefinition,
-} from '../../shared/user/user.command-definitions';
-import { USER_COMMAND_ROLES } from '../../shared/user/user.commands';
+import { ACCOUNT_COMMAND_DEFINITIONS, type AccountCommandDefinition } from '../../shared/user/user.commands';
 import { guid, GUID_FORMAT_MESSAGE, isGuid, text, validate } from '../../shared/validation';
 import {
   WEBHOOK_COMMAND_DEFINITIONS,
   type WebhookCommandDefinition,
-} from '../../shared/webhook-subscription/webhook-subscription.command-definitions';
+} from '../../shared/webhook-subscription/webhook-subscription.commands';
 import type { AccountCommandRequest } from './account-commands';
-import { COMMAND_ROLES, type TeamCommandRequest } from './run-team-command';
-import { WEBHOOK_COMMAND_ROLES, type WebhookCommandRequest } from './webhook-commands';
+import type { TeamCommandRequest } from './run-team-command';
+import type { WebhookCommandRequest } from './webhook-commands';
 
 /** Every command's envelope; the command's own fields are its definition's schema. */
 export const envelopeSchema = Joi.object({
@@ -46,6 +42,8 @@ export interface CommandDefinition {
   readonly commandType: string;
   readonly description: string;
   readonly schema: Joi.ObjectSchema;
+  /** Who may send it (none: any authenticated account). */
+  readonly roles: readonly Role[];
 }
 
 /**
@@ -63,22 +61,6 @@ export const COMMAND_DEFINITIONS: readonly RoutedDefinition[] = [
   ...ACCOUNT_COMMAND_DEFINITIONS.map((definition) => ({ family: 'account' as const, definition })),
   ...WEBHOOK_COMMAND_DEFINITIONS.map((definition) => ({ family: 'webhook' as const, definition })),
 ];
-
-/** The roles a command type needs (none: any authenticated account). */
-export function rolesOf(routed: RoutedDefinition): readonly Role[] {
-  switch (routed.family) {
-    case 'team':
-      return COMMAND_ROLES;
-    case 'account':
-      return USER_COMMAND_ROLES[routed.definition.commandType];
-    case 'webhook':
-      return WEBHOOK_COMMAND_ROLES;
-    default: {
-      const _exhaustive: never = routed;
-      return _exhaustive;
-    }
-  }
-}
 
 /**
  * The whole request body of one command type: the envelope with its commandType fixed and its

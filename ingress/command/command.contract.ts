@@ -11,7 +11,7 @@ import {
 import { joiToJsonSchema } from '../openapi/joi-to-json-schema';
 import { EXAMPLE_IDS, type OperationExamples } from '../openapi/spec-examples';
 import { COMMAND_PATH } from './command.routes';
-import { commandRequestSchema, rolesOf, type RoutedDefinition } from './command-request';
+import { commandRequestSchema, type RoutedDefinition } from './command-request';
 import { COMMAND_SUCCEEDED_SCHEMA, commandFailedSchema } from './command-response';
 
 /** POST /api/command: spec 4.5, 3.2 and 7. */
@@ -160,7 +160,7 @@ export function commandContract(commands: readonly RoutedDefinition[]): Operatio
         'x-command-types': commands.map((routed) => ({
           commandType: routed.definition.commandType,
           description: routed.definition.description,
-          roles: rolesOf(routed),
+          roles: routed.definition.roles,
         })),
       };
     },

@@ -5,15 +5,12 @@ import { type CommandOutcome, refused } from '../../shared/event-store/command-a
 import type { CommandIdempotency, CommandRequestKey } from '../../shared/event-store/command-idempotency';
 import { AppendOutcomeUnknownError } from '../../shared/event-store/errors';
 import type { CommandHandler } from '../../shared/event-store/handle-command';
-import type { FantasyTeamCommandDefinition } from '../../shared/fantasy-team/fantasy-team.command-definitions';
+import type { FantasyTeamCommandDefinition } from '../../shared/fantasy-team/fantasy-team.commands';
 import { fantasyTeamDecider } from '../../shared/fantasy-team/fantasy-team.decider';
 import { TEAM_MESSAGES } from '../../shared/fantasy-team/fantasy-team.messages';
-import { hasAnyRole, type Role } from '../../shared/roles';
+import { hasAnyRole } from '../../shared/roles';
 import { answerOnce, type CommandRequest, outcomeUnknownMessage, refusalOfStoreError } from './command-steps';
 import type { OwnerTeamLimit } from './owner-team-limit';
-
-/** The roles that may send commands at all; ownership is the decider's check. */
-export const COMMAND_ROLES: readonly Role[] = ['Member'];
 
 /** Who sends the command: its id and roles, as authenticated. */
 export interface CommandCaller {
@@ -46,7 +43,7 @@ export function runTeamCommand(
   const { commandType } = definition;
 
   // 1. Authorise: the role here, ownership in the decider.
-  if (!hasAnyRole(caller.roles, COMMAND_ROLES)) {
+  if (!hasAnyRole(caller.roles, definition.roles)) {
     return Promise.resolve(refused('COMMAND_FORBIDDEN', `${commandType} requires the role Member.`));
   }
 

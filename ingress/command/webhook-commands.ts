@@ -9,21 +9,18 @@ import type { CommandHandler, CommandInput } from '../../shared/event-store/hand
 import { trimmedThrough } from '../../shared/event-stream/log-retention';
 import type { RedisClient } from '../../shared/redis/connections';
 import type { Keys } from '../../shared/redis/keys';
-import { hasAnyRole, lacksRolesMessage, type Role } from '../../shared/roles';
+import { hasAnyRole, lacksRolesMessage } from '../../shared/roles';
 import {
   newSigningSecret,
   SECRETS_FIELD,
   type WebhookSecrets,
 } from '../../shared/webhook-subscription/webhook-secrets';
-import type { WebhookCommandDefinition } from '../../shared/webhook-subscription/webhook-subscription.command-definitions';
+import type { WebhookCommandDefinition } from '../../shared/webhook-subscription/webhook-subscription.commands';
 import type { WebhookSubscriptionCommand } from '../../shared/webhook-subscription/webhook-subscription.commands';
 import { webhookSubscriptionDecider } from '../../shared/webhook-subscription/webhook-subscription.decider';
 import { WEBHOOK_MESSAGES } from '../../shared/webhook-subscription/webhook-subscription.messages';
 import { answerOnce, type CommandRequest, outcomeUnknownMessage, refusalOfStoreError } from './command-steps';
 import { webhookTargetProblem } from './webhook-target';
-
-/** Webhook commands are for Admins only: a subscription sees every event of its types. */
-export const WEBHOOK_COMMAND_ROLES: readonly Role[] = ['Admin'];
 
 /** How long a rotated-out secret keeps signing beside the new one. */
 export const PREVIOUS_SECRET_SIGNS_MS = 24 * 60 * 60 * 1000;
@@ -58,12 +55,10 @@ export function runWebhookCommand(
   caller: WebhookCommandCaller,
   request: WebhookCommandRequest,
 ): Promise<CommandOutcome> {
-  const { commandType } = request.definition;
+  const { commandType, roles } = request.definition;
   // 1. Authorise.
-  if (!hasAnyRole(caller.roles, WEBHOOK_COMMAND_ROLES)) {
-    return Promise.resolve(
-      refused('COMMAND_FORBIDDEN', lacksRolesMessage(caller, commandType, WEBHOOK_COMMAND_ROLES)),
-    );
+  if (!hasAnyRole(caller.roles, roles)) {
+    return Promise.resolve(refused('COMMAND_FORBIDDEN', lacksRolesMessage(caller, commandType, roles)));
   }
   const aggregateId = String(request.fields.aggregateRootId).toLowerCase();
   // 2. A repeated requestId answers what it answered first (never the secret again).

@@ -13,7 +13,7 @@ import {
   runAccountCommand,
 } from '../../ingress/command/account-commands';
 import { processImport } from '../../shared/importers/import-processor';
-import { ACCOUNT_COMMAND_DEFINITIONS } from '../../shared/user/user.command-definitions';
+import { ACCOUNT_COMMAND_DEFINITIONS } from '../../shared/user/user.commands';
 import { createTestApp, type TestApp } from '../helpers/app-fixture';
 
 const PASSWORD = 'review-password-1';

@@ -11,7 +11,7 @@ import {
   type TeamCommandRequest,
 } from '../../ingress/command/run-team-command';
 import { refused } from '../../shared/event-store/command-answer';
-import { FANTASY_TEAM_COMMAND_DEFINITIONS } from '../../shared/fantasy-team/fantasy-team.command-definitions';
+import { FANTASY_TEAM_COMMAND_DEFINITIONS } from '../../shared/fantasy-team/fantasy-team.commands';
 import { fantasyTeamDecider } from '../../shared/fantasy-team/fantasy-team.decider';
 import { TEAM_MESSAGES } from '../../shared/fantasy-team/fantasy-team.messages';
 import { validate } from '../../shared/validation';

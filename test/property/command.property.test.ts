@@ -5,7 +5,7 @@ import fc from 'fast-check';
 import {
   FANTASY_TEAM_COMMAND_DEFINITIONS,
   type FantasyTeamCommandDefinition,
-} from '../../shared/fantasy-team/fantasy-team.command-definitions';
+} from '../../shared/fantasy-team/fantasy-team.commands';
 import { fantasyTeamDecider } from '../../shared/fantasy-team/fantasy-team.decider';
 import { validate } from '../../shared/validation';
 import {

@@ -4,7 +4,7 @@ import fc from 'fast-check';
 import type Joi from 'joi';
 
 import { allQueries, type QueryDependencies } from '../../ingress/readmodel/queries';
-import { FANTASY_TEAM_COMMAND_DEFINITIONS } from '../../shared/fantasy-team/fantasy-team.command-definitions';
+import { FANTASY_TEAM_COMMAND_DEFINITIONS } from '../../shared/fantasy-team/fantasy-team.commands';
 import { importDataSchema } from '../../shared/importers/importer';
 import { IMPORTERS } from '../../shared/importers/registry';
 import { fieldKey } from '../../shared/validation';

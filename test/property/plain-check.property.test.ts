@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import Joi from 'joi';
 
 import { allQueries, type QueryDependencies } from '../../ingress/readmodel/queries';
-import { FANTASY_TEAM_COMMAND_DEFINITIONS } from '../../shared/fantasy-team/fantasy-team.command-definitions';
+import { FANTASY_TEAM_COMMAND_DEFINITIONS } from '../../shared/fantasy-team/fantasy-team.commands';
 import { guid, plainCheckFor, text } from '../../shared/validation';
 import { plainCheckHeldToJoi } from '../helpers/joi-samples';
 import { expectExercised, leastExpected } from '../helpers/property-seed';

@@ -15,7 +15,7 @@ import {
 import {
   ALL_EVENT_TYPES,
   WEBHOOK_COMMAND_DEFINITIONS,
-} from '../../shared/webhook-subscription/webhook-subscription.command-definitions';
+} from '../../shared/webhook-subscription/webhook-subscription.commands';
 
 const envelope = (eventType: string, aggregateType: string, data: object): EventEnvelope => ({
   eventId: '3f1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d',

@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import Joi from 'joi';
 
 import { AppError } from '../../shared/errors';
-import { FANTASY_TEAM_COMMAND_DEFINITIONS } from '../../shared/fantasy-team/fantasy-team.command-definitions';
+import { FANTASY_TEAM_COMMAND_DEFINITIONS } from '../../shared/fantasy-team/fantasy-team.commands';
 import { importDataSchema, type Importer } from '../../shared/importers/importer';
 import { IMPORTERS } from '../../shared/importers/registry';
 import { normalizeEmail, userIdForEmail } from '../../shared/user/user-id';

@@ -3,7 +3,7 @@ import type { Logger } from '../../shared/logger';
 import type { RedisClient } from '../../shared/redis/connections';
 import type { Keys } from '../../shared/redis/keys';
 import { SECRETS_FIELD, type WebhookSecrets } from '../../shared/webhook-subscription/webhook-secrets';
-import { ALL_EVENT_TYPES } from '../../shared/webhook-subscription/webhook-subscription.command-definitions';
+import { ALL_EVENT_TYPES } from '../../shared/webhook-subscription/webhook-subscription.commands';
 import {
   webhookSubscriptionDecider,
   type WebhookSubscriptionState,

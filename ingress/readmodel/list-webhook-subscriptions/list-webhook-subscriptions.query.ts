@@ -1,6 +1,6 @@
 import Joi from 'joi';
 
-import { WEBHOOK_COMMAND_ROLES } from '../../command/webhook-commands';
+import { WEBHOOK_COMMAND_ROLES } from '../../../shared/webhook-subscription/webhook-subscription.commands';
 import { closedObject, GUID_SCHEMA, type JsonSchema, TIMESTAMP_SCHEMA } from '../../http/json-schema';
 import { listingSchema } from '../listing';
 import { defineQuery, querySchema, type RegisteredQuery } from '../query-definition';

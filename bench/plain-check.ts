@@ -6,8 +6,11 @@ import { isDeepStrictEqual } from 'node:util';
 import type autocannon from 'autocannon';
 import type Joi from 'joi';
 
-import { COMMAND_DEFINITIONS, envelopeSchema as commandEnvelope } from '../ingress/command/command-request';
-import { envelopeSchema as importEnvelope } from '../ingress/import/import-request';
+import {
+  COMMAND_DEFINITIONS,
+  commandEnvelopeSchema as commandEnvelope,
+} from '../ingress/command/command-request';
+import { importEnvelopeSchema as importEnvelope } from '../ingress/import/import-request';
 import { allQueries, type QueryDependencies } from '../ingress/readmodel/queries';
 import { loadConfig } from '../shared/config';
 import { importDataSchema } from '../shared/importers/importer';

@@ -18,7 +18,7 @@ import type { TeamCommandRequest } from './run-team-command';
 import type { WebhookCommandRequest } from './webhook-commands';
 
 /** Every command's envelope; the command's own fields are its definition's schema. */
-export const envelopeSchema = Joi.object({
+export const commandEnvelopeSchema = Joi.object({
   commandType: text({ max: 100 }).required(),
   command: Joi.object().required(),
   expectedVersion: Joi.number()
@@ -68,7 +68,7 @@ export const COMMAND_DEFINITIONS: readonly RoutedDefinition[] = [
  * (to word each error); the OpenAPI document shows them joined.
  */
 export function commandRequestSchema(definition: CommandDefinition): Joi.ObjectSchema {
-  return envelopeSchema.keys({
+  return commandEnvelopeSchema.keys({
     commandType: Joi.string().valid(definition.commandType).required(),
     command: definition.schema.required(),
   });
@@ -133,7 +133,7 @@ export function parseCommandRequest(body: Record<string, unknown>): ParsedComman
   try {
     // Both validate() calls try the check derived from their schema first (shared/validation.ts):
     // a plain envelope and command, as clients send them, never reach joi.
-    const envelope = validate(envelopeSchema, body) as Envelope;
+    const envelope = validate(commandEnvelopeSchema, body) as Envelope;
     const routed = DEFINITIONS.get(envelope.commandType);
     if (!routed) {
       const message = `Unknown command type: ${envelope.commandType}`;

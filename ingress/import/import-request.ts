@@ -13,7 +13,7 @@ import { guid, GUID_FORMAT_MESSAGE, isGuid, text, validate } from '../../shared/
 import type { ImportSubmission } from './submit-import';
 
 /** Every import's envelope; `importData` is the importer's own schema. */
-export const envelopeSchema = Joi.object({
+export const importEnvelopeSchema = Joi.object({
   // Checked before the envelope, to answer the spec's own message (section 7, rule 1).
   requestId: guid().required().description('A fresh GUID per import; resending it answers the same job.'),
   importerType: text({ max: 100 }).required(),
@@ -34,7 +34,7 @@ export const envelopeSchema = Joi.object({
  * validates the same parts one after the other, to answer an unknown importer in the spec's shape.
  */
 export function importRequestSchema(importer: Importer, maxRows: number): Joi.ObjectSchema {
-  return envelopeSchema.keys({
+  return importEnvelopeSchema.keys({
     importerType: Joi.string().valid(importer.importerType).required(),
     importData: importDataSchema(importer, maxRows).required(),
   });
@@ -73,7 +73,7 @@ export function parseImportRequest(
 ): ParsedImportRequest {
   if (!isGuid(body.requestId)) throw validationError({ RequestId: [GUID_FORMAT_MESSAGE] });
   const requestId = body.requestId.toLowerCase();
-  const { importerType, priority, importData, dryRun } = validate(envelopeSchema, body) as Envelope;
+  const { importerType, priority, importData, dryRun } = validate(importEnvelopeSchema, body) as Envelope;
   const importer = IMPORTERS.get(importerType);
   if (!importer) return { kind: 'unknown-importer', requestId, importerType, priority };
   const data: unknown = hasAnyRole(submitterRoles, importer.requiredRoles)

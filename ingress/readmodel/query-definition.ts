@@ -50,7 +50,7 @@ export interface QueryDefinition<Body = unknown> {
 }
 
 /** `{query: {queryType, ...}}`: the envelope every query shares, checked before dispatch. */
-export const envelopeSchema = Joi.object({
+export const queryEnvelopeSchema = Joi.object({
   query: Joi.object({ queryType: text({ max: 100 }).required() })
     .unknown(true)
     .required(),

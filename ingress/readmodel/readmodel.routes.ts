@@ -14,7 +14,7 @@ import type { Authentication } from '../auth/passport';
 import { authenticatedPrincipal } from '../auth/principal';
 import { sendJsonPieces } from '../http/json-stream';
 import { labelOperation } from '../metrics/http-metrics';
-import { envelopeSchema, type RegisteredQuery } from './query-definition';
+import { queryEnvelopeSchema, type RegisteredQuery } from './query-definition';
 
 /** Where queries are sent. */
 export const READ_MODEL_PATH = '/api/readmodel';
@@ -40,7 +40,7 @@ export function registerReadModelRoutes(
     const principal = authenticatedPrincipal(req);
     // One joi pass per request: the envelope schema runs only to word the error when it is broken.
     const queryType = (req.body as { query?: { queryType?: unknown } } | undefined)?.query?.queryType;
-    if (typeof queryType !== 'string' || queryType.length > 100) validate(envelopeSchema, req.body);
+    if (typeof queryType !== 'string' || queryType.length > 100) validate(queryEnvelopeSchema, req.body);
     const query = registry.get(String(queryType));
     if (!query) throw validationError({ QueryType: [`Unknown query type: ${String(queryType)}`] });
     if (query.module && !deps.modules.includes(query.module)) {

@@ -55,7 +55,8 @@ export interface CommandInput<Command, State = unknown> {
   readonly underLock?: StepsUnderLock<State>;
 }
 
-export type CommandOutcome<State, Event extends DomainEvent> =
+/** What the event store made of one command: accepted with its events, or rejected by the decider. */
+export type HandledCommand<State, Event extends DomainEvent> =
   | {
       readonly accepted: true;
       readonly events: readonly EventEnvelope<Event>[];
@@ -109,7 +110,7 @@ export class CommandHandler {
   async handle<State, Command, Event extends DomainEvent>(
     decider: Decider<State, Command, Event>,
     input: CommandInput<Command, State>,
-  ): Promise<CommandOutcome<State, Event>> {
+  ): Promise<HandledCommand<State, Event>> {
     const { aggregateType } = decider;
     // Ids are GUIDs compared case-insensitively: keys and envelopes both carry the lower-case form.
     const aggregateId = input.aggregateId.toLowerCase();

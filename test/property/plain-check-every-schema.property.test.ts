@@ -1,13 +1,10 @@
 import fc from 'fast-check';
 import type Joi from 'joi';
 
-import {
-  COMMAND_DEFINITIONS,
-  envelopeSchema as commandEnvelopeSchema,
-} from '../../ingress/command/command-request';
-import { envelopeSchema as importEnvelopeSchema } from '../../ingress/import/import-request';
+import { COMMAND_DEFINITIONS, commandEnvelopeSchema } from '../../ingress/command/command-request';
+import { importEnvelopeSchema } from '../../ingress/import/import-request';
 import { allQueries, type QueryDependencies } from '../../ingress/readmodel/queries';
-import { envelopeSchema as readModelEnvelopeSchema } from '../../ingress/readmodel/query-definition';
+import { queryEnvelopeSchema as readModelEnvelopeSchema } from '../../ingress/readmodel/query-definition';
 import { loadConfig } from '../../shared/config';
 import { importDataSchema } from '../../shared/importers/importer';
 import { IMPORTERS } from '../../shared/importers/registry';

@@ -4,8 +4,8 @@ import fc from 'fast-check';
 
 import {
   COMMAND_DEFINITIONS,
+  commandEnvelopeSchema,
   commandRequestSchema,
-  envelopeSchema,
 } from '../../ingress/command/command-request';
 import { AppError } from '../../shared/errors';
 import { isLeftToJoi, plainCheckFor, validateWithJoi } from '../../shared/validation';
@@ -25,7 +25,7 @@ const TYPES_WITH_PLAIN_FORM = DEFINITIONS.filter((d) => plainCheckFor(d.schema) 
 
 /** What the plain checks make of a body, in parseCommandRequest's order, or undefined: joi's. */
 function byPlainChecks(body: Record<string, unknown>): Record<string, unknown> | undefined {
-  const envelope = plainCheckFor(envelopeSchema)?.(body);
+  const envelope = plainCheckFor(commandEnvelopeSchema)?.(body);
   if (envelope === undefined || isLeftToJoi(envelope)) return undefined;
   const { commandType, command } = envelope as { commandType: string; command: unknown };
   const definition = DEFINITIONS.find((d) => d.commandType === commandType);

@@ -153,6 +153,19 @@ export function firstUngrantableRole(
 }
 
 /**
+ * The grant rule, as every path that gives roles asks it (creating an account, setting its roles,
+ * a user-seeding import): undefined when `actor` may give every role of `requested`, else the
+ * refusal's text for the first role beyond its reach.
+ */
+export function grantRefusal(
+  actor: { readonly email: string; readonly userId: string; readonly roles: readonly string[] },
+  requested: readonly string[],
+): string | undefined {
+  const role = firstUngrantableRole(actor.roles, requested);
+  return role === undefined ? undefined : mayNotGrantMessage(actor, role);
+}
+
+/**
  * The refusal text when an account asks for a role beyond its reach, e.g.
  * `User 'um@b.c' (<id>) may not grant role Admin. Grantable roles: [Member].`
  */

@@ -3,13 +3,7 @@ import { randomUUID } from 'node:crypto';
 import type { EventMetadata } from '../event-store/envelope';
 import type { EventStore } from '../event-store/event-store';
 import type { CommandHandler } from '../event-store/handle-command';
-import {
-  type AssignableRole,
-  firstUngrantableRole,
-  hasAnyRole,
-  lacksRolesMessage,
-  mayNotGrantMessage,
-} from '../roles';
+import { type AssignableRole, grantRefusal, hasAnyRole, lacksRolesMessage } from '../roles';
 import type { PasswordHasher } from '../user/password-hasher';
 import { USER_COMMAND_ROLES, type UserType } from '../user/user.commands';
 import { activeUser, userDecider } from '../user/user.decider';
@@ -80,10 +74,8 @@ export class AccountService {
     if (!hasAnyRole(actor.roles, required)) {
       return { status: 'forbidden', userId, message: lacksRolesMessage(actor, 'CreateUser', required) };
     }
-    const ungrantable = firstUngrantableRole(actor.roles, user.roles);
-    if (ungrantable !== undefined) {
-      return { status: 'forbidden', userId, message: mayNotGrantMessage(actor, ungrantable) };
-    }
+    const grantRefused = grantRefusal(actor, user.roles);
+    if (grantRefused !== undefined) return { status: 'forbidden', userId, message: grantRefused };
     // Cheap early answer so a duplicate does not cost a hash; the decider stays the authority.
     const existing = options.knownAbsent ? null : await this.existing(userId, metadata.correlationId);
     if (existing) return existing;

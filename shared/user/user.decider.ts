@@ -6,7 +6,7 @@ import {
   forbid,
   reject,
 } from '../event-store/decider';
-import { firstUngrantableRole, grantableRoles, mayNotGrantMessage } from '../roles';
+import { firstUngrantableRole, grantableRoles, grantRefusal } from '../roles';
 import type { AccountCommandType, UserCommand } from './user.commands';
 import type { UserCreatedEvent, UserEvent } from './user.events';
 import { USER_MESSAGES, type UserVerb } from './user.messages';
@@ -96,15 +96,13 @@ function decideOnAccount(
     case 'SetUserRoles': {
       const refusal = beyondReach(target, context);
       if (refusal) return refusal;
-      const ungrantable = firstUngrantableRole(context.actorRoles, command.data.roles);
-      if (ungrantable !== undefined) {
-        const actor = {
-          email: context.actorEmail ?? context.actorUserId,
-          userId: context.actorUserId,
-          roles: context.actorRoles,
-        };
-        return forbid(mayNotGrantMessage(actor, ungrantable));
-      }
+      const actor = {
+        email: context.actorEmail ?? context.actorUserId,
+        userId: context.actorUserId,
+        roles: context.actorRoles,
+      };
+      const grantRefused = grantRefusal(actor, command.data.roles);
+      if (grantRefused !== undefined) return forbid(grantRefused);
       const roles = [...new Set(command.data.roles)];
       return accept({ type: 'UserRolesSetEvent', data: { at, byUserId, ...command.data, roles } });
     }

@@ -4,6 +4,7 @@ import {
   ERASED_EMAIL,
   firstUngrantableRole,
   grantableRoles,
+  grantRefusal,
   hasAnyRole,
   lacksRolesMessage,
   mayNotGrantMessage,
@@ -122,6 +123,14 @@ describe('grantableRoles (who may grant which role)', () => {
     expect(mayNotGrantMessage({ ...actor, roles: ['Member'] }, 'Member')).toBe(
       "User 'um@example.com' (a1b2) may not grant role Member. Grantable roles: [].",
     );
+  });
+
+  it('When a path that gives roles asks the grant rule, then it gets the refusal of the first role beyond reach, or nothing', () => {
+    const actor = { email: 'um@example.com', userId: 'a1b2', roles: ['UserManager'] };
+    expect(grantRefusal(actor, ['Member', 'ServiceAccount', 'Admin'])).toBe(
+      "User 'um@example.com' (a1b2) may not grant role ServiceAccount. Grantable roles: [Member].",
+    );
+    expect(grantRefusal(actor, ['Member'])).toBeUndefined();
   });
 });
 

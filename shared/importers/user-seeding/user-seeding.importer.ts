@@ -1,7 +1,7 @@
 import Joi from 'joi';
 
 import type { NewUser } from '../../accounts/account.service';
-import { firstUngrantableRole, hasAnyRole, mayNotGrantMessage } from '../../roles';
+import { grantRefusal, hasAnyRole } from '../../roles';
 import { assignedRolesSchema, newPasswordSchema } from '../../user/account-schemas';
 import { USER_COMMAND_ROLES, USER_TYPES } from '../../user/user.commands';
 import { USER_MESSAGES } from '../../user/user.messages';
@@ -136,21 +136,14 @@ export const userSeedingImporter: Importer<UserSeedingData> = {
     }
     // A role beyond the submitter's reach fails the whole batch before any account exists.
     const ungrantable = rows.flatMap(({ index, user, userId }) => {
-      const role = firstUngrantableRole(context.actor.roles, user.roles);
-      return role === undefined ? [] : [{ index, userId, role }];
+      const message = grantRefusal(context.actor, user.roles);
+      return message === undefined ? [] : [{ index, userId, message }];
     });
     const firstUngrantable = ungrantable[0];
     if (firstUngrantable) {
-      return processingFailed(
-        failedAtAggregate(firstUngrantable.userId, mayNotGrantMessage(context.actor, firstUngrantable.role)),
-        {
-          rowErrors: ungrantable.map(({ index, role }) => ({
-            index,
-            code: ROLE_NOT_GRANTABLE,
-            message: mayNotGrantMessage(context.actor, role),
-          })),
-        },
-      );
+      return processingFailed(failedAtAggregate(firstUngrantable.userId, firstUngrantable.message), {
+        rowErrors: ungrantable.map(({ index, message }) => ({ index, code: ROLE_NOT_GRANTABLE, message })),
+      });
     }
 
     // 2. Accounts that exist already (not by this import): skipped, or the batch fails untouched.

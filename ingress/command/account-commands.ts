@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 
 import { CREDENTIAL_FIELD } from '../../shared/accounts/account';
 import type { AccountService } from '../../shared/accounts/account.service';
+import type { AccountErasure } from '../../shared/accounts/account-erasure';
 import { type EnabledAdmins, enabledAdminSteps } from '../../shared/accounts/enabled-admins';
 import { serviceUnavailable } from '../../shared/errors';
 import type { CommandOutcome } from '../../shared/event-store/command-answer';
@@ -50,19 +51,6 @@ export interface CurrentPasswordCheck {
  * hashing thread either way), throwing its 503 problem past it.
  */
 export type NewPasswordHasher = Pick<PasswordHasher, 'hash'>;
-
-/** What erasing an account takes beyond its UserDeletedEvent (ADR 0014). */
-export interface AccountErasure {
-  /** Record fields dropped with the event, atomically: the credential and the personal-data key. */
-  readonly removedAttachments: readonly string[];
-  /**
-   * Runs after the account's UserDeletedEvent is written (and again on a retry of the same request):
-   * passes its teams to the tombstone. Must be idempotent.
-   */
-  afterDelete(userId: string, tombstoneId: string, metadata: EventMetadata): Promise<void>;
-  /** afterDelete with the tombstone the account's record holds, if the account is erased. */
-  finishErasure(userId: string, metadata: EventMetadata): Promise<void>;
-}
 
 export interface AccountCommandServices {
   readonly commands: CommandHandler;

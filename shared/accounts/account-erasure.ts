@@ -1,4 +1,3 @@
-import type { AccountErasure } from '../../ingress/command/account-commands';
 import type { CommandIdempotency } from '../event-store/command-idempotency';
 import type { EventMetadata } from '../event-store/envelope';
 import type { EventStore } from '../event-store/event-store';
@@ -8,6 +7,19 @@ import { isDeletedUser, userDecider } from '../user/user.decider';
 import { CREDENTIAL_FIELD } from './account';
 import type { ErasureFinisher } from './account.service';
 import { PERSONAL_DATA_KEY_FIELD } from './personal-data';
+
+/** What erasing an account takes beyond its UserDeletedEvent (ADR 0014). */
+export interface AccountErasure {
+  /** Record fields dropped with the event, atomically: the credential and the personal-data key. */
+  readonly removedAttachments: readonly string[];
+  /**
+   * Runs after the account's UserDeletedEvent is written (and again on a retry of the same request):
+   * passes its teams to the tombstone. Must be idempotent.
+   */
+  afterDelete(userId: string, tombstoneId: string, metadata: EventMetadata): Promise<void>;
+  /** afterDelete with the tombstone the account's record holds, if the account is erased. */
+  finishErasure(userId: string, metadata: EventMetadata): Promise<void>;
+}
 
 /**
  * The record fields DeleteUser drops with its UserDeletedEvent, in the same script: the password

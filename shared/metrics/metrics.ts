@@ -1,11 +1,18 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 
-import type { ProjectorLag } from '../../workers/projector/projector-lag';
 import type { CommandHandlerHooks } from '../event-store/handle-command';
 import type { EventStreamMetrics, StreamEnd } from '../event-stream/stream-metrics';
 import type { FinishedImport } from '../importers/import-processor';
 import type { QueueDepthSample } from '../importers/import-queue';
 import type { Logger } from '../logger';
+
+/** How far one projection is behind the head of one log partition (the worker's projector measures it). */
+export interface ProjectorLag {
+  readonly projection: string;
+  readonly partition: number;
+  /** Log entries appended to the partition that the projection has not applied yet. */
+  readonly entriesBehind: number;
+}
 
 /** Every metric name starts with it, the process and Node.js defaults included. */
 export const METRIC_PREFIX = 'fts_';

@@ -1,10 +1,11 @@
 import { randomUUID } from 'node:crypto';
 
 import { fantasyTeamProjection } from '../../shared/fantasy-team/fantasy-team.projection';
+import type { ProjectorLag } from '../../shared/metrics/metrics';
 import { LOG_PARTITIONS, partitionOf } from '../../shared/redis/partitions';
 import { ALL_PROJECTIONS } from '../../workers/projector/all-projections';
 import { applyNextBatch } from '../../workers/projector/apply-batch';
-import { type ProjectorLag, readProjectorLag } from '../../workers/projector/projector-lag';
+import { readProjectorLag } from '../../workers/projector/projector-lag';
 import { rebuildProjection } from '../../workers/projector/rebuild';
 import { createTestApp, type TestApp } from '../helpers/app-fixture';
 import { runTeamCommand } from '../helpers/projector-fixtures';

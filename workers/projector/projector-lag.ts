@@ -1,16 +1,9 @@
 import { partitionCounters } from '../../shared/event-stream/log-reader';
+import type { ProjectorLag } from '../../shared/metrics/metrics';
 import type { AnyProjection } from '../../shared/projections/projection';
 import type { RedisClient } from '../../shared/redis/connections';
 import type { Keys } from '../../shared/redis/keys';
 import { LOG_PARTITIONS } from '../../shared/redis/partitions';
-
-/** How far one projection is behind the head of one log partition. */
-export interface ProjectorLag {
-  readonly projection: string;
-  readonly partition: number;
-  /** Log entries appended to the partition that the projection has not applied yet. */
-  readonly entriesBehind: number;
-}
 
 /**
  * The lag of every (projection, partition), in two reads: the entries the batch script counted

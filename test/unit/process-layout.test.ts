@@ -1,0 +1,116 @@
+import { execFile, execFileSync } from 'node:child_process';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+
+/**
+ * The tree's rule (CONTRIBUTING.md, ADR 0025): the top folders are the processes. `shared/` holds only
+ * what both the ingress and the worker run; what one process alone runs lives under its own folder,
+ * and neither process's folder imports the other's.
+ */
+const ROOT = path.resolve(__dirname, '../..');
+const ENTRY = { ingress: 'ingress/main.ts', worker: 'workers/main.ts' } as const;
+
+/**
+ * Files under shared/ that one process alone runs, kept there on purpose. Each needs a reason a
+ * newcomer would accept; the goal is at most three.
+ */
+const ONE_PROCESS_BY_DESIGN: Readonly<Record<string, string>> = {
+  'shared/sport/seasons.projection.ts':
+    'a projection definition lives beside its aggregate: the worker applies it, the ingress reads the documents it defines (SeasonRounds) by their type only',
+};
+
+type DependencyTree = Record<string, readonly { readonly id: string | null }[] | null>;
+
+/** dpdm's tree of everything `entries` import (`-T`: runtime imports only, type-only ones dropped). */
+async function dependencyTree(entries: readonly string[], runtimeOnly: boolean): Promise<DependencyTree> {
+  const folder = await mkdtemp(path.join(tmpdir(), 'process-layout-'));
+  const output = path.join(folder, 'tree.json');
+  try {
+    const dpdm = require.resolve('dpdm/lib/bin/dpdm.js');
+    const flags = ['--no-tree', '--no-warning', '--no-circular', '--no-progress', '-o', output];
+    await promisify(execFile)(
+      process.execPath,
+      [dpdm, ...flags, ...(runtimeOnly ? ['-T'] : []), ...entries],
+      {
+        cwd: ROOT,
+        maxBuffer: 64 * 1024 * 1024,
+      },
+    );
+    return (JSON.parse(await readFile(output, 'utf8')) as { tree: DependencyTree }).tree;
+  } finally {
+    await rm(folder, { recursive: true, force: true });
+  }
+}
+
+async function reached(entry: string, runtimeOnly: boolean): Promise<Set<string>> {
+  const tree = await dependencyTree([entry], runtimeOnly);
+  return new Set(Object.keys(tree).filter((file) => !file.includes('node_modules')));
+}
+
+function trackedFiles(folder: string): string[] {
+  return execFileSync('git', ['ls-files', folder], { cwd: ROOT, encoding: 'utf8' })
+    .split('\n')
+    .filter((file) => file.endsWith('.ts'));
+}
+
+describe('The layout of the processes', () => {
+  let runsIn: { ingress: Set<string>; worker: Set<string> };
+  let namedBy: { ingress: Set<string>; worker: Set<string> };
+
+  beforeAll(async () => {
+    const [ingressRuns, workerRuns, ingressNames, workerNames] = await Promise.all([
+      reached(ENTRY.ingress, true),
+      reached(ENTRY.worker, true),
+      reached(ENTRY.ingress, false),
+      reached(ENTRY.worker, false),
+    ]);
+    runsIn = { ingress: ingressRuns, worker: workerRuns };
+    namedBy = { ingress: ingressNames, worker: workerNames };
+  }, 60_000);
+
+  it('When a file sits under shared/, then both the ingress and the worker run it (or, holding only types, both name it)', () => {
+    const misplaced = trackedFiles('shared')
+      .filter((file) => !(file in ONE_PROCESS_BY_DESIGN))
+      .map((file) => {
+        const ranBy = (['ingress', 'worker'] as const).filter((process) => runsIn[process].has(file));
+        if (ranBy.length === 2) return null;
+        const namedByBoth = namedBy.ingress.has(file) && namedBy.worker.has(file);
+        if (ranBy.length === 0 && namedByBoth) return null; // types only, and both processes use them
+        return `${file}: run by ${ranBy.join(' and ') || 'neither process'}`;
+      })
+      .filter((line): line is string => line !== null);
+    expect(misplaced).toEqual([]);
+  });
+
+  it('When a file is kept under shared/ by design, then it still exists and one process alone runs it', () => {
+    const exceptions = Object.keys(ONE_PROCESS_BY_DESIGN);
+    expect(exceptions.length).toBeLessThanOrEqual(3);
+    for (const file of exceptions) {
+      const ranByBoth = runsIn.ingress.has(file) && runsIn.worker.has(file);
+      expect({ file, ranByBoth }).toEqual({ file, ranByBoth: false });
+    }
+  });
+
+  it('When a file under ingress/, workers/ or shared/ imports, then it never reaches into another process folder', async () => {
+    const forbidden: Record<string, readonly string[]> = {
+      'ingress/': ['workers/'],
+      'workers/': ['ingress/'],
+      'shared/': ['ingress/', 'workers/'],
+    };
+    const sources = [...trackedFiles('ingress'), ...trackedFiles('workers'), ...trackedFiles('shared')];
+    const tree = await dependencyTree(sources, false);
+    const crossings: string[] = [];
+    for (const [file, dependencies] of Object.entries(tree)) {
+      const top = Object.keys(forbidden).find((folder) => file.startsWith(folder));
+      if (!top || !dependencies) continue;
+      for (const dependency of dependencies) {
+        if (dependency.id && forbidden[top]!.some((folder) => dependency.id!.startsWith(folder))) {
+          crossings.push(`${file} -> ${dependency.id}`);
+        }
+      }
+    }
+    expect(crossings).toEqual([]);
+  }, 60_000);
+});

@@ -329,7 +329,7 @@ export async function run(): Promise<BenchReport> {
       ],
       notes: [
         "`used_memory` counts everything Redis allocated for the data (keys, values, the main dictionary) and is the figure to size by. Each key kind is then deleted in turn and the fall of `used_memory` is what it held; `MEMORY USAGE` (`SAMPLES 0`) is shown beside it for comparison: it is an estimate (a stream's radix tree at a flat 240 bytes a node). What no kind frees is the main dictionary's table and the server's own (scripts, clients).",
-        `Redis gives a stream's newest node min(4096, stream-node-max-bytes) bytes up front: with the default every aggregate stream costs ~4 KB however few its events; a hash with a value longer than hash-max-listpack-value (default 64) becomes a dictionary. docs/capacity.md recommends \`${RECOMMENDED_REDIS_SERVER_ARGS.join(' ')}\` (ADR 0020, shared/redis/memory-settings.ts).`,
+        `Redis gives a stream's newest node min(4096, stream-node-max-bytes) bytes up front: with the default every aggregate stream costs ~4 KB however few its events; a hash with a value longer than hash-max-listpack-value (default 64) becomes a dictionary. docs/capacity.md recommends \`${RECOMMENDED_REDIS_SERVER_ARGS.join(' ')}\` (ADR 0020, workers/redis-memory-settings.ts).`,
         'No request ids: an HTTP command with a `requestId` also keeps, for 24 h, the request hash and times of its aggregate and its remembered answer (those expire; see docs/capacity.md).',
       ],
       problems,

@@ -1,7 +1,7 @@
 import { commandErrorCodesFor, type CommandFailureStatus } from '../../shared/event-store/command-answer';
 import { closedObject, GUID_SCHEMA, type JsonSchema } from '../http/json-schema';
 
-// The answer's codes and shape are the use case's (shared/commands/command-answer.ts); this module
+// The answer's codes and shape are the use case's (shared/event-store/command-answer.ts); this module
 // holds their JSON Schemas, for the OpenAPI document.
 
 const requestIdSchema: JsonSchema = {

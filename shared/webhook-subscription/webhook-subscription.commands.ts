@@ -7,7 +7,7 @@ import { guid, text } from '../validation';
 /**
  * Commands of the webhook subscription aggregate (one per subscription, id = its aggregateRootId).
  * The signing secret is never part of a command or an event: the use case makes it and keeps it
- * sealed in the aggregate's record (shared/webhooks/webhook-secrets.ts).
+ * sealed in the aggregate's record (shared/webhook-subscription/webhook-secrets.ts).
  */
 export interface CreateWebhookSubscription {
   readonly type: 'CreateWebhookSubscription';

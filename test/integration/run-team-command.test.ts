@@ -1,5 +1,5 @@
 /**
- * The command use case (shared/commands/run-team-command.ts), called directly on a real Redis: its
+ * The command use case (ingress/command/run-team-command.ts), called directly on a real Redis: its
  * outcomes, without HTTP. The route's answers are test/integration/command*.test.ts's; an append
  * whose outcome is unknown (the one error it throws on purpose) is test/faults/command-outcome-unknown.test.ts's.
  */

@@ -1,5 +1,5 @@
 /**
- * The import use case (shared/importers/submit-import.ts), called directly on a real Redis and a
+ * The import use case (ingress/import/submit-import.ts), called directly on a real Redis and a
  * real BullMQ queue (no worker runs, so a queued import stays Pending): its outcomes, without HTTP.
  * The route's answers are test/integration/import*.test.ts's.
  */

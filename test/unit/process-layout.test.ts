@@ -1,4 +1,5 @@
 import { execFile, execFileSync } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -113,4 +114,15 @@ describe('The layout of the processes', () => {
     }
     expect(crossings).toEqual([]);
   }, 60_000);
+
+  it('When a newcomer follows LinkFantasyTeam in docs/architecture.md, then the path crosses at most 15 files in at most 6 folders', () => {
+    const guide = readFileSync(path.join(ROOT, 'docs/architecture.md'), 'utf8');
+    const section = /^## The path of a command\n([\s\S]*?)^## /m.exec(guide)?.[1] ?? '';
+    const files = [...section.matchAll(/^\d+\. `([^`]+)`/gm)].map((match) => match[1]!);
+    const folders = new Set(files.map((file) => path.dirname(file)));
+    expect(files.length).toBeGreaterThan(10);
+    expect(files.length).toBeLessThanOrEqual(15);
+    expect(folders.size).toBeLessThanOrEqual(6);
+    expect(files.filter((file) => !existsSync(path.join(ROOT, file)))).toEqual([]);
+  });
 });

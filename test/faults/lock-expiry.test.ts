@@ -2,7 +2,7 @@
  * A lock holder paused past its lock's expiry (by a delay hook): the fence rejects its late append;
  * no event is written twice.
  *
- * test/integration/event-store.test.ts ("The version fence") proves it on the command handler
+ * test/integration/event-store/event-store.test.ts ("The version fence") proves it on the command handler
  * with a counter aggregate. This test goes through POST /api/command: two ingress apps on one
  * Redis, the first paused between deciding and appending (CommandHandlerHooks.beforeAppend) until
  * its lock has expired and the second has appended.

@@ -5,7 +5,7 @@
  * A backlog of team and sport events several batches deep in every log partition, a real worker
  * process started on it and SIGKILLed as soon as its first checkpoint moves (its other batches
  * then in flight), and a second worker to finish. Every projection in ALL_PROJECTIONS must then
- * equal its rebuild from the log, key by key. test/integration/projector-crash.test.ts kills a
+ * equal its rebuild from the log, key by key. test/integration/projector/projector-crash.test.ts kills a
  * worker while commands keep arriving; this one makes sure the kill lands in a batch.
  */
 import { randomUUID } from 'node:crypto';

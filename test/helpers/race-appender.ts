@@ -3,7 +3,7 @@
  * through the real command handler, then prints one JSON line:
  * `{"race":"done","accepted":n,"rejected":n,"failed":n,"errors":[...],"startedAt":ms,"finishedAt":ms}`.
  *
- * Started twice at once by test/integration/event-store.test.ts to race two processes on one
+ * Started twice at once by test/integration/event-store/event-store.test.ts to race two processes on one
  * stream. It prints `{"race":"ready"}` once connected and waits for RACE_GO_KEY to exist, so both
  * processes begin together however long each took to start.
  *

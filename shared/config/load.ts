@@ -117,6 +117,17 @@ function deepFreeze<T>(value: T): T {
 }
 
 /**
+ * joi's pattern messages quote the value; a start-up error never does, since the value may be a
+ * secret (METRICS_TOKEN, JWT_SECRET, a password in REDIS_URL) and the error goes to the log.
+ */
+const VALUE_FREE_MESSAGES: Joi.LanguageMessages = {
+  'string.pattern.base': '{{#label}} fails to match the required pattern: {{#regex}}',
+  'string.pattern.name': '{{#label}} fails to match the {{#name}} pattern',
+  'string.pattern.invert.base': '{{#label}} matches the inverted pattern: {{#regex}}',
+  'string.pattern.invert.name': '{{#label}} matches the inverted {{#name}} pattern',
+};
+
+/**
  * Validates the environment once; the result is frozen so nothing changes settings at run time.
  * `role` is the process it is loaded for: a default that trusts where the process runs is taken
  * only by the ingress, which binds HOST; any other role (a script, unless it says) gets the strict one.
@@ -125,7 +136,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, role: ProcessRo
   // Empty strings are how shells and compose files say "unset".
   const present = Object.fromEntries(Object.entries(env).filter(([, value]) => value !== ''));
   const context: LoadContext = { role };
-  const result = envSchema.validate(present, { abortEarly: false, convert: true, context });
+  const result = envSchema.validate(present, {
+    abortEarly: false,
+    convert: true,
+    context,
+    messages: VALUE_FREE_MESSAGES,
+  });
   const problems = [
     ...(result.error?.details.map(describe) ?? []),
     ...productionProblems(present),

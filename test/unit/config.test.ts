@@ -1,4 +1,5 @@
 import { ConfigError, isLoopbackHost, loadConfig } from '../../shared/config';
+import { SETTINGS } from '../../shared/config/settings';
 
 describe('loadConfig', () => {
   it('When nothing is set, then every setting has its documented default', () => {
@@ -443,5 +444,20 @@ describe('loadConfig', () => {
     const cluster = loadConfig({ REDIS_CLUSTER_NODES: '10.0.0.1:7000' }).redis;
     expect(Object.isFrozen(cluster)).toBe(true);
     expect(cluster.kind === 'cluster' && Object.isFrozen(cluster.nodes[0])).toBe(true);
+  });
+
+  it('When any setting holds a value it refuses, then the start-up error names the variable but never quotes the value', () => {
+    const secret = 'never-log-me-4f7c2a9e with blanks \u0001';
+    // HOST is an address, never a secret: its error names it to say why it is refused.
+    const quoted: string[] = [];
+    for (const { env } of SETTINGS.filter((setting) => setting.env !== 'HOST')) {
+      try {
+        loadConfig({ [env]: secret, [`${env}_UNTIL`]: '2026-01-01T00:00:00Z' });
+      } catch (error) {
+        const message = error instanceof Error ? error.message : String(error);
+        if (message.includes('never-log-me')) quoted.push(`${env}: ${message}`);
+      }
+    }
+    expect(quoted).toEqual([]);
   });
 });

@@ -104,13 +104,10 @@ function holdsMoreValuesThan(root: unknown, limit: number): boolean {
 
 /*
  * The plain check, from here to validate(). It exists for CPU alone: the bodies clients send most
- * (CurrentUser, GetFantasyTeam, the command envelope with Create/Link/Unlink's fields) are accepted
- * by a check derived from the schema's own describe(), with joi's answer, and never reach joi.
- * Measured by `npm run bench:plain-check` (bench/RESULTS.md): it takes 4-7 us off a read's
- * validation (CurrentUser: 0.5 us instead of 4.4-5.5) and 8-13 us off a command's, about 10% of
- * the ingress CPU of either. Why it stays, and when to remove it (under 3 us or 5% of a request):
- * docs/adr/0024-what-a-library-already-does.md. Without it validate() is validateWithJoi(), with
- * the same answers.
+ * are accepted by a check derived from the schema's own describe(), with joi's answer, and never
+ * reach joi; it saves about a tenth of a request's ingress CPU (`npm run bench:plain-check`). Why
+ * it stays, and when to remove it: docs/adr/0024-what-a-library-already-does.md. Without it,
+ * validate() is validateWithJoi(), with the same answers.
  */
 
 /** What a plain check returns for a body it leaves to joi. */
@@ -349,13 +346,10 @@ function describedOrNothing(schema: Joi.Schema): Described {
 
 /**
  * A plain check derived from the schema's own description, for schemas made only of what it
- * understands (objects of known keys or of any, `.valid()` strings, `text()` and `guid()` strings,
- * strict integers with constant bounds, constant defaults: CurrentUser's body, the command
- * envelope, Create/Link/Unlink's fields); null for any other. It only ever
- * accepts: a value it does not pass, however slightly off, goes to joi, which words every error.
- * joi spends about 10 us on even the smallest body (a state, helpers and closures per schema
- * node, preferences merged for each strict number): most of a cheap read's validation (ADR 0022).
- * A property test holds every value it accepts to joi's own answer.
+ * understands (objects of known keys, `.valid()` strings, `text()` and `guid()` strings, strict
+ * integers with constant bounds, constant defaults); null for any other. It only ever accepts: a
+ * value it does not pass, however slightly off, goes to joi, which words every error. A property
+ * test holds every value it accepts to joi's own answer.
  */
 export function plainCheckFor(schema: Joi.Schema): PlainCheck | null {
   let check = plainChecks.get(schema);

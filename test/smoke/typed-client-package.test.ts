@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 
@@ -9,6 +9,7 @@ import { testRedisEnv, uniquePrefix } from '../helpers/app-fixture';
 import { guideWalkThrough } from '../helpers/integrators-guide';
 import {
   eventually,
+  type IngressProcess,
   killAll,
   PROJECT_ROOT,
   type ServiceProcess,
@@ -77,7 +78,7 @@ describe('The typed client, packed and installed into a project outside the repo
   let packDir: string;
   let project: string;
   let worker: ServiceProcess | undefined;
-  let ingress: ServiceProcess | undefined;
+  let starting: Promise<IngressProcess | undefined> = Promise.resolve(undefined);
   let serviceEnv: Record<string, string>;
 
   beforeAll(async () => {
@@ -97,6 +98,8 @@ describe('The typed client, packed and installed into a project outside the repo
     };
     worker = startServiceProcess('workers/main.ts', env);
     const started = startIngressProcess(env, SLOW_MS);
+    // Started while the client is packed and installed: its failure is reported where it is awaited.
+    starting = started.catch(() => undefined);
 
     // The package, as `npm run client:pack` writes it (its prepack builds it), then installed from
     // the tarball, as the guide says; its dependency comes from the npm cache or the registry.
@@ -108,7 +111,10 @@ describe('The typed client, packed and installed into a project outside the repo
       packDir,
     ]);
     expect(packed).toMatchObject({ code: 0 });
-    const tarball = path.join(packDir, `fantasy-team-service-client-${CONTRACT_VERSION}.tgz`);
+    const { version } = JSON.parse(readFileSync(path.join(CLIENT_ROOT, 'package.json'), 'utf8')) as {
+      version: string;
+    };
+    const tarball = path.join(packDir, `fantasy-team-service-client-${version}.tgz`);
     writeFileSync(
       path.join(project, 'package.json'),
       JSON.stringify({ name: 'walk-through', private: true, type: 'module' }, null, 2),
@@ -122,9 +128,9 @@ describe('The typed client, packed and installed into a project outside the repo
     ]);
     expect(installed).toMatchObject({ code: 0 });
 
-    ingress = (await started).process;
+    const ingress = (await started).process;
     await ingress.waitForOutput(SANDBOX_BANNER_TITLE, SLOW_MS);
-    await eventually(() => /password: +\S+/.test(ingress?.stdout() ?? ''), 10_000);
+    await eventually(() => /password: +\S+/.test(ingress.stdout()), 10_000);
     await worker.waitForOutput('worker ready', SLOW_MS);
     serviceEnv = {
       SERVICE_URL: (await started).baseUrl,
@@ -133,17 +139,23 @@ describe('The typed client, packed and installed into a project outside the repo
   }, 2 * SLOW_MS);
 
   afterAll(async () => {
-    await killAll(ingress, worker);
+    await killAll((await starting)?.process, worker);
     for (const dir of [packDir, project]) if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
   it('When the package is packed, then it ships JavaScript and declarations only, versioned as the contract', () => {
-    const manifest = JSON.parse(
-      readFileSync(
-        path.join(project, 'node_modules', '@fantasy-team-service', 'client', 'package.json'),
-        'utf8',
-      ),
-    ) as { version: string; exports: Record<string, unknown> };
+    const installed = path.join(project, 'node_modules', '@fantasy-team-service', 'client');
+    const files = readdirSync(installed, { recursive: true, withFileTypes: true })
+      .filter((entry) => entry.isFile())
+      .map((entry) => path.relative(installed, path.join(entry.parentPath, entry.name)));
+    expect(files.filter((file) => !/^package\.json$|^dist\/.*\.(js|mjs|d\.ts|d\.mts)$/.test(file))).toEqual(
+      [],
+    );
+    expect(files).toContain('dist/esm/index.mjs');
+    const manifest = JSON.parse(readFileSync(path.join(installed, 'package.json'), 'utf8')) as {
+      version: string;
+      exports: Record<string, unknown>;
+    };
     expect(manifest.version).toBe(CONTRACT_VERSION);
     const own = JSON.parse(readFileSync(path.join(CLIENT_ROOT, 'package.json'), 'utf8')) as {
       version: string;

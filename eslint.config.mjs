@@ -8,6 +8,7 @@ export default tseslint.config(
       'dist/**',
       'node_modules/**',
       'clients/typescript/src/generated/**',
+      'clients/typescript/dist/**',
       'var/**',
       'coverage/**',
       '**/*.cjs',

@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 
@@ -7,6 +7,7 @@ import ts from 'typescript';
 
 import { repositoryDocument } from '../../ingress/contract';
 import { documentText } from '../../ingress/openapi/openapi-document';
+import { guideWalkThrough, INTEGRATORS_GUIDE as GUIDE } from '../helpers/integrators-guide';
 import { PROJECT_ROOT } from '../helpers/processes';
 
 /**
@@ -18,7 +19,6 @@ import { PROJECT_ROOT } from '../helpers/processes';
  * must be current.
  */
 
-const GUIDE = readFileSync(path.join(PROJECT_ROOT, 'docs', 'integrators.md'), 'utf8');
 const CLIENT_ROOT = path.join(PROJECT_ROOT, 'clients', 'typescript');
 
 interface GuideRequest {
@@ -30,14 +30,6 @@ interface GuideRequest {
 function guideRequests(): GuideRequest[] {
   const blocks = GUIDE.matchAll(/<!-- request: POST (\S+) -->\s*```json\n([\s\S]*?)```/g);
   return [...blocks].map(([, requestPath = '', json = '']) => ({ path: requestPath, json }));
-}
-
-/** The guide's typed-client walk-through: the first `ts` block of the "Typed client" section. */
-function guideWalkThrough(): string {
-  const start = GUIDE.indexOf('\n## Typed client\n');
-  const block = start < 0 ? undefined : /```ts\n([\s\S]*?)```/.exec(GUIDE.slice(start))?.[1];
-  if (!block) throw new Error('docs/integrators.md: no ts block under "## Typed client"');
-  return block;
 }
 
 /** hey-api names an operation's request type `<OperationId>Data`. */

@@ -14,8 +14,9 @@ import {
 } from '../../helpers/processes';
 
 /**
- * The walk-through of docs/integrators.md ("Typed client"), run with the repository's typed client against a
- * real ingress and a real worker process over real HTTP: a token, an import, a team created and
+ * The steps of docs/integrators.md's walk-through ("Typed client"), run with the client's sources against a
+ * real ingress and a real worker process over real HTTP (test/smoke/typed-client-package.test.ts runs the
+ * guide's own block from the packed client): a token, an import, a team created and
  * linked, its rating input, the mapped players. Every answer the client receives is also held to
  * the OpenAPI document, as supertest's answers are in the other integration tests; and the client's
  * query methods and schemes are held to the document the ingress serves, so they cannot drift.

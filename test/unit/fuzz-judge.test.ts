@@ -78,7 +78,7 @@ describe("The contract fuzzer's judge", () => {
   });
 
   it("When a read-model answer has another query's shape, then it is a contract finding", () => {
-    const mappedPlayers = { results: [], totalCount: 0 };
+    const mappedPlayers = { queryType: 'GetMappedPlayers', results: [], totalCount: 0 };
     expect(
       kinds(caseOf('POST /api/readmodel CurrentUserQuery', currentUser), answer(200, mappedPlayers)),
     ).toEqual(['contract']);

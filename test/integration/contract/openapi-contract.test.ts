@@ -41,7 +41,7 @@ describe('The response contract check', () => {
 
   it("When a read-model answer has another query's shape, then it violates that query's own schema", () => {
     const contract = new ResponseContract(repositoryDocument());
-    const mappedPlayersShape = { results: [], totalCount: 0 };
+    const mappedPlayersShape = { queryType: 'GetMappedPlayers', results: [], totalCount: 0 };
     const exchange = {
       method: 'POST',
       path: '/api/readmodel',

@@ -32,7 +32,7 @@ import {
 const JWT_SECRET = 'projector-test-secret-of-at-least-32-characters';
 const PASSWORD = 'projector test password';
 const OPTIONS = { batchSize: 50, idleMs: 5, leaseMs: 1000 } satisfies Partial<ProjectorOptions>;
-const NOT_FOUND_LISTING = { results: [], totalCount: 0 };
+const NOT_FOUND_LISTING = { queryType: 'GetFantasyTeam', results: [], totalCount: 0 };
 const TEAM = fantasyTeamDecider.aggregateType;
 
 interface Caller {

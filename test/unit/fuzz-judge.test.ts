@@ -134,7 +134,7 @@ describe("The contract fuzzer's judge", () => {
   it('When a schema-invalid body is accepted from an account, then it is an accepted-invalid finding', () => {
     const tooLong = caseOf('POST /api/readmodel CurrentUserQuery', { ...currentUser, take: 1001 });
     expect(tooLong.schemaValid).toBe(false);
-    const accepted = { data: [], totalCount: 1, skip: 0 };
+    const accepted = { queryType: 'CurrentUser', data: [], totalCount: 1, skip: 0 };
     expect(kinds(tooLong, answer(200, accepted))).toEqual(['accepted-invalid']);
   });
 });

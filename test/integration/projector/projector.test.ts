@@ -87,7 +87,7 @@ async function expectProjected(
   expected: FantasyTeamView,
   withinMs = 1_000,
 ): Promise<void> {
-  const wanted = { status: 200, body: { results: [expected], totalCount: 1 } };
+  const wanted = { status: 200, body: { queryType: 'GetFantasyTeam', results: [expected], totalCount: 1 } };
   let last: unknown;
   const shown = async () => {
     const res = await getTeam(subject, caller, id);

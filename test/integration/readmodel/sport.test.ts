@@ -233,7 +233,7 @@ describe('sport data: PlayerSeeding, GetMappedPlayers, GetTeamRatingInputByTeamI
         platformFullName: 'Platform 1',
         platformSlug: 'player-1',
       });
-      expect(Object.keys(res.body)).toEqual(['results', 'totalCount']);
+      expect(Object.keys(res.body)).toEqual(['queryType', 'results', 'totalCount']);
     });
 
     it('pages with skip and take, totalCount counting every match', async () => {

@@ -7,7 +7,6 @@ import { requestId } from '../shared/http/request-id';
 import { RouteTable } from '../shared/http/route-table';
 import type { Logger } from '../shared/logger';
 import type { Metrics } from '../shared/metrics/metrics';
-import { registerMetricsRoutes } from '../shared/metrics/metrics.routes';
 import type { RedisClient } from '../shared/redis/connections';
 import { BULL_BOARD_PATH, registerBullBoard } from './admin/bull-board';
 import { registerTokenRoutes } from './auth/token.routes';
@@ -20,6 +19,7 @@ import { accessLog } from './http/access-log';
 import { securityHeaders } from './http/security-headers';
 import { registerImportRoutes } from './import/import.routes';
 import { recordHttpMetrics } from './metrics/http-metrics';
+import { registerPublicMetricsRoutes } from './metrics/public-metrics.routes';
 import { DOCS_PATH } from './openapi/openapi.contract';
 import { registerOpenApiRoutes } from './openapi/openapi.routes';
 import { allQueries } from './readmodel/queries';
@@ -78,10 +78,7 @@ export function buildApp(deps: AppDependencies, options: BuildAppOptions = {}): 
   });
   const routes = new RouteTable(app);
   registerHealthRoutes(routes, deps.redis);
-  // On the public port only behind a token; without one, /metrics is on METRICS_PORT or nowhere.
-  if (deps.config.metrics.token !== undefined) {
-    registerMetricsRoutes(routes, { metrics: deps.metrics, token: deps.config.metrics.token });
-  }
+  registerPublicMetricsRoutes(routes, { metrics: deps.metrics, token: deps.config.metrics.token });
   registerTokenRoutes(routes, deps.services);
   registerReadModelRoutes(routes, {
     authentication: deps.services.authentication,

@@ -516,13 +516,34 @@ export function guid(): Joi.StringSchema {
 
 const EMAIL_MAX_CHARS = 254;
 
+/** A character of an atom of the local part: RFC 5321's atext, or any non-ASCII (RFC 6531). */
+const LOCAL_CHAR = String.raw`[^\x00-\x20"(),.:;<>@[\\\]\x7F]`;
+/** A letter or digit, or a non-ASCII character (an internationalised label). */
+const LABEL_END = String.raw`[^\x00-\x2F\x3A-\x40\x5B-\x60\x7B-\x7F]`;
+const LABEL_INNER = String.raw`[^\x00-\x2C\x2E\x2F\x3A-\x40\x5B-\x60\x7B-\x7F]{0,61}`;
+/** The top-level label opens with a letter (or a non-ASCII character). */
+const TLD_START = String.raw`[^\x00-\x40\x5B-\x60\x7B-\x7F]`;
+
+/**
+ * What {@link emailAddress} accepts, as the OpenAPI document says it (`pattern`, not `format:
+ * email`, which allows a domain without a dot, quoted local parts and IP literals): blanks around
+ * it, a dot-atom local part of at most 64 characters, and a domain of two labels or more of at most
+ * 63 characters each, letters, digits and inner hyphens, the last opening with a letter. joi
+ * checks non-ASCII addresses further (the local part's 64 bytes in UTF-8, the domain's IDNA form).
+ */
+export const EMAIL_PATTERN =
+  String.raw`^\s*(?=[^@]{1,64}@)${LOCAL_CHAR}+(?:\.${LOCAL_CHAR}+)*@` +
+  `(?:${LABEL_END}(?:${LABEL_INNER}${LABEL_END})?\\.)+` +
+  `${TLD_START}(?:${LABEL_INNER}${LABEL_END})?` +
+  String.raw`\s*$`;
+
 /**
  * An account's e-mail as requests give it: at most 254 characters (RFC 5321's path limit), blanks
- * around it dropped, any top-level domain. Compared case-insensitively wherever an id is derived
- * from it (normalizeEmail).
+ * around it dropped, any top-level domain, a dot in the domain. Compared case-insensitively wherever
+ * an id is derived from it (normalizeEmail). Documented by {@link EMAIL_PATTERN}.
  */
 export function emailAddress(): Joi.StringSchema {
-  return text({ max: EMAIL_MAX_CHARS }).trim().email({ tlds: false });
+  return text({ max: EMAIL_MAX_CHARS }).trim().email({ tlds: false }).meta({ pattern: EMAIL_PATTERN });
 }
 
 const EMAIL_ADDRESS = emailAddress();

@@ -1,7 +1,8 @@
 import { METRICS_PATH, METRICS_REALM } from '../../shared/metrics/metrics.routes';
 import type { OperationContract } from '../openapi/contract-kit';
+import { METRICS_NOT_SERVED } from './public-metrics.routes';
 
-/** GET /metrics, on PORT while METRICS_TOKEN is set (METRICS_PORT serves the same answer). */
+/** GET /metrics on PORT: the metrics while METRICS_TOKEN is set, else 404 (METRICS_PORT serves the same 200). */
 export const METRICS_CONTRACT: OperationContract = {
   path: METRICS_PATH,
   method: 'get',
@@ -9,7 +10,7 @@ export const METRICS_CONTRACT: OperationContract = {
     operationId: 'metrics',
     summary: 'Prometheus metrics of the process that answers',
     description:
-      'Served on PORT only while METRICS_TOKEN is set (send it as a Bearer token); with METRICS_PORT, on a listener of its own (workers too); otherwise not at all. Not cached.',
+      'Served on PORT only while METRICS_TOKEN is set (send it as a Bearer token); without it, PORT answers 404 with the reason. With METRICS_PORT, served on a listener of its own (workers too). Not cached.',
     tags: ['Operations'],
     security: [{ metricsToken: [] }],
     responses: {
@@ -20,7 +21,7 @@ export const METRICS_CONTRACT: OperationContract = {
           'WWW-Authenticate': { schema: { type: 'string' }, description: `Bearer realm="${METRICS_REALM}".` },
         },
       },
-      '404': answers.problem(404, 'Not served on this port: METRICS_TOKEN is not set.'),
+      '404': answers.problem(404, `METRICS_TOKEN is not set (the detail says so: "${METRICS_NOT_SERVED}").`),
       ...answers.serverFailure(),
     },
   }),

@@ -43,7 +43,6 @@ const HANDLED_FLAGS = new Set(['presence', 'default', 'only', 'description', 'un
 const PREFERENCES_WITHOUT_SCHEMA_MEANING = new Set(['convert', 'messages', 'errors', 'abortEarly']);
 
 const STRING_FORMATS: Readonly<Record<string, string>> = {
-  email: 'email',
   guid: 'uuid',
   isoDate: 'date-time',
   uri: 'uri',
@@ -119,6 +118,13 @@ function stringSchema(described: Described, path: string): Record<string, unknow
       case 'trim':
       case 'case':
         break; // conversions of what was sent, not constraints on it
+      case 'email':
+        // `format: email` accepts what joi refuses (`someone@example`): the schema carries the
+        // pattern of what it accepts instead (emailAddress() in shared/validation.ts).
+        if (!described.metas?.some((meta) => typeof meta.pattern === 'string')) {
+          throw unsupported(path, 'email() without the pattern meta of emailAddress()');
+        }
+        break;
       default: {
         const format = STRING_FORMATS[name];
         if (!format) throw unsupported(path, `the string rule "${name}"`);

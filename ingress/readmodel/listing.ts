@@ -19,9 +19,13 @@ export function listingSchema(
   });
 }
 
-/** The JSON Schema of notFoundListing()'s body. */
+/** The JSON Schema of notFoundListing()'s body (the route adds `queryType`). */
 export const NOT_FOUND_LISTING_SCHEMA: JsonSchema = closedObject(
-  { results: { type: 'array', maxItems: 0 }, totalCount: { const: 0 } },
+  {
+    // `items` although there are none: generators skip an array schema without it.
+    results: { type: 'array', items: { type: 'object' }, maxItems: 0 },
+    totalCount: { const: 0 },
+  },
   [],
   {
     title: 'NotFoundListing',

@@ -14,6 +14,7 @@ import { EXAMPLE_IDS, type OperationExamples } from '../openapi/spec-examples';
 import { CLAIM_TYPES } from './current-user/current-user.query';
 import { NOT_FOUND_LISTING_SCHEMA } from './listing';
 import type { RegisteredQuery } from './query-definition';
+import { withQueryTypeMember } from './query-type-member';
 import { READ_MODEL_PATH } from './readmodel.routes';
 
 const SERVICE_ACCOUNT = EXAMPLE_IDS.serviceAccount;
@@ -105,6 +106,7 @@ const READ_MODEL_EXAMPLES: OperationExamples = {
         name: 'TeamRatingInput',
         summary: 'Spec 4.1 and 2.2 to 2.3: the team keyed by feed player id',
         value: {
+          queryType: 'GetTeamRatingInputByTeamId',
           results: [
             {
               team: {
@@ -135,6 +137,7 @@ const READ_MODEL_EXAMPLES: OperationExamples = {
         name: 'MappedPlayers',
         summary: 'Spec 4.2 and 2.4: one mapped player',
         value: {
+          queryType: 'GetMappedPlayers',
           results: [
             {
               feedId: 10234,
@@ -159,6 +162,7 @@ const READ_MODEL_EXAMPLES: OperationExamples = {
         name: 'CurrentUser',
         summary: 'Spec 4.3 and 2.8: a service account created by an import, signed in by Basic',
         value: {
+          queryType: 'CurrentUser',
           data: [
             {
               name: SERVICE_ACCOUNT,
@@ -181,8 +185,8 @@ const READ_MODEL_EXAMPLES: OperationExamples = {
       },
       {
         name: 'Users',
-        summary: 'GetUser and ListUsers: the service account the import examples seed',
-        value: { results: [SERVICE_ACCOUNT_USER], totalCount: 1 },
+        summary: 'ListUsers (GetUser answers the same results): the service account the import examples seed',
+        value: { queryType: 'ListUsers', results: [SERVICE_ACCOUNT_USER], totalCount: 1 },
       },
     ],
     400: [
@@ -205,7 +209,7 @@ const READ_MODEL_EXAMPLES: OperationExamples = {
       {
         name: 'NotFoundListing',
         summary: "Spec 4.1 rule 2: the team is missing or not the caller's",
-        value: { results: [], totalCount: 0 },
+        value: { queryType: 'GetTeamRatingInputByTeamId', results: [], totalCount: 0 },
       },
     ],
     500: [
@@ -240,11 +244,17 @@ export function readModelContract(queries: readonly RegisteredQuery[]): Operatio
           ...joiToJsonSchema(query.schema),
         }),
         responses: {
-          '200': component(resultName(query), query.response),
+          '200': component(resultName(query), withQueryTypeMember(query.response, [query.queryType])),
           ...(query.answersNotFoundListing ? { '404': componentRef('NotFoundListing') } : {}),
         },
       }));
-      component('NotFoundListing', NOT_FOUND_LISTING_SCHEMA);
+      component(
+        'NotFoundListing',
+        withQueryTypeMember(
+          NOT_FOUND_LISTING_SCHEMA,
+          queries.filter((query) => query.answersNotFoundListing).map((query) => query.queryType),
+        ),
+      );
       component(READ_MODEL_QUERY_TYPES, queryTypesSchema(queries, contracts));
       const schemes = [...new Set(queries.flatMap((query) => query.schemes))];
 
@@ -262,7 +272,9 @@ export function readModelContract(queries: readonly RegisteredQuery[]): Operatio
               `| \`${query.queryType}\` | ${query.schemes.join(', ')} | ${query.roles.join(', ') || 'any account'} | ${query.module ?? ''} | ${query.description} |`,
           ),
           '',
-          `Which answer belongs to which query: the component \`${READ_MODEL_QUERY_TYPES}\` (for generators) and`,
+          'Every answer (the 200 and the 404 listing) opens with `queryType`, the query it answers: the',
+          "200's discriminator, so a client tells the shapes apart without knowing the request.",
+          `Which request and answer belong to which query: the component \`${READ_MODEL_QUERY_TYPES}\` (for generators) and`,
           '`x-query-types` (with roles and modules).',
         ].join('\n'),
         tags: ['Read model'],
@@ -274,8 +286,16 @@ export function readModelContract(queries: readonly RegisteredQuery[]): Operatio
         ),
         responses: {
           '200': answers.json(
-            "The query's answer (see x-query-types for which shape belongs to which query).",
-            { anyOf: contracts.map((contract) => contract.responses['200'] as JsonSchema) },
+            "The query's answer; its `queryType` says which query it answers, and so its shape.",
+            {
+              oneOf: contracts.map((contract) => contract.responses['200'] as JsonSchema),
+              discriminator: {
+                propertyName: 'queryType',
+                mapping: Object.fromEntries(
+                  contracts.map((contract) => [contract.queryType, contract.responses['200']?.$ref]),
+                ),
+              },
+            },
             responsesOf(examples, 200),
           ),
           '400': answers.problem(

@@ -15,13 +15,14 @@ import { authenticatedPrincipal } from '../auth/principal';
 import { sendJsonPieces } from '../http/json-stream';
 import { labelOperation } from '../metrics/http-metrics';
 import { queryEnvelopeSchema, type RegisteredQuery } from './query-definition';
+import { withQueryType } from './query-type-member';
 
 /** Where queries are sent. */
 export const READ_MODEL_PATH = '/api/readmodel';
 
 /**
  * POST /api/readmodel: authenticate, validate the envelope, find the query, check its scheme and
- * roles, validate its own fields, answer. An anonymous caller learns nothing about schemas, and a
+ * roles, validate its own fields, answer (opening with `queryType`). An anonymous caller learns nothing about schemas, and a
  * caller without the role learns nothing about the query's fields.
  */
 export function registerReadModelRoutes(
@@ -68,7 +69,10 @@ export function registerReadModelRoutes(
     }
 
     const body = validate(query.schema, req.body);
-    const answer = await query.handle({ principal, body, requestId: req.requestId });
+    const answer = withQueryType(
+      query.queryType,
+      await query.handle({ principal, body, requestId: req.requestId }),
+    );
     const status = answer.status ?? 200;
     if ('jsonPieces' in answer) await sendJsonPieces(res, status, answer.jsonPieces, deps.logger);
     // `?? ''`: what res.json sent for a body JSON has no text for (undefined).

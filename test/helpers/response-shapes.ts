@@ -57,6 +57,7 @@ export function expectReadModelAnswer(res: Response): void {
   expectNoServerError(res);
   if (res.status === 200) {
     const body = bodyOf(res);
+    expect(body.queryType).toEqual(expect.any(String));
     expect(body.totalCount).toEqual(expect.any(Number));
     // CurrentUser answers `data` and `skip` (spec 4.3); every other query `results`.
     if ('data' in body) expect(body).toMatchObject({ data: expect.any(Array), skip: expect.any(Number) });
@@ -64,7 +65,7 @@ export function expectReadModelAnswer(res: Response): void {
     return;
   }
   if (res.status === 404 && !/problem\+json/.test(String(res.headers['content-type']))) {
-    expect(res.body).toEqual({ results: [], totalCount: 0 });
+    expect(res.body).toEqual({ queryType: expect.any(String), results: [], totalCount: 0 });
     return;
   }
   expectProblem(res);

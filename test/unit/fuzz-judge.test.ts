@@ -78,7 +78,7 @@ describe("The contract fuzzer's judge", () => {
   });
 
   it("When a read-model answer has another query's shape, then it is a contract finding", () => {
-    const mappedPlayers = { results: [], totalCount: 0 };
+    const mappedPlayers = { queryType: 'GetMappedPlayers', results: [], totalCount: 0 };
     expect(
       kinds(caseOf('POST /api/readmodel CurrentUserQuery', currentUser), answer(200, mappedPlayers)),
     ).toEqual(['contract']);
@@ -134,7 +134,7 @@ describe("The contract fuzzer's judge", () => {
   it('When a schema-invalid body is accepted from an account, then it is an accepted-invalid finding', () => {
     const tooLong = caseOf('POST /api/readmodel CurrentUserQuery', { ...currentUser, take: 1001 });
     expect(tooLong.schemaValid).toBe(false);
-    const accepted = { data: [], totalCount: 1, skip: 0 };
+    const accepted = { queryType: 'CurrentUser', data: [], totalCount: 1, skip: 0 };
     expect(kinds(tooLong, answer(200, accepted))).toEqual(['accepted-invalid']);
   });
 });

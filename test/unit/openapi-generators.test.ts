@@ -11,9 +11,10 @@ import { guideWalkThrough, INTEGRATORS_GUIDE as GUIDE } from '../helpers/integra
 import { PROJECT_ROOT } from '../helpers/processes';
 
 /**
- * What an integrator does with `GET /api/openapi.json`: generate a client with one of the two most
- * used TypeScript generators, at their default settings, and send the requests of the integrators
- * guide (docs/integrators.md) with it. Both must generate without a warning, and every request body
+ * What an integrator does with `GET /api/openapi.json`: generate a client with one of the most used
+ * TypeScript generators (openapi-typescript and @hey-api/openapi-ts at their default settings,
+ * orval with its fetch client), and send the requests of the integrators guide (docs/integrators.md)
+ * with it. Each must generate without a warning and tell a ListUsers answer by its `queryType`; and every request body
  * the guide shows must compile against the types of each under `tsc --strict`; the guide's
  * typed-client walk-through must compile against the repository's client, whose generated files
  * must be current.
@@ -56,7 +57,7 @@ function compile(files: readonly string[]): string[] {
     target: ts.ScriptTarget.ES2022,
     module: ts.ModuleKind.ESNext,
     moduleResolution: ts.ModuleResolutionKind.Bundler,
-    lib: ['lib.es2023.d.ts', 'lib.dom.d.ts'],
+    lib: ['lib.es2023.d.ts', 'lib.dom.d.ts', 'lib.dom.iterable.d.ts'],
     types: ['node'],
     typeRoots: [path.join(PROJECT_ROOT, 'node_modules', '@types')],
     skipLibCheck: true,
@@ -79,7 +80,7 @@ describe('Clients generated from the OpenAPI document', () => {
   });
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-  it('When openapi-typescript and @hey-api/openapi-ts generate at their default settings, then neither warns', () => {
+  it('When openapi-typescript, @hey-api/openapi-ts and orval generate from the document, then none warns', () => {
     const openapiTypescript = run([
       path.join(PROJECT_ROOT, 'node_modules/openapi-typescript/bin/cli.js'),
       path.join(dir, 'openapi.json'),
@@ -98,6 +99,41 @@ describe('Clients generated from the OpenAPI document', () => {
     ]);
     expect(heyApi).toMatchObject({ status: 0, stderr: '' });
     expect(heyApi.output).not.toMatch(WARNING);
+
+    // The fetch client: the default (axios) imports a package the service does not use.
+    const orval = run([
+      path.join(PROJECT_ROOT, 'node_modules/orval/dist/bin/orval.mjs'),
+      '--input',
+      path.join(dir, 'openapi.json'),
+      '--output',
+      path.join(dir, 'orval', 'api.ts'),
+      '--client',
+      'fetch',
+    ]);
+    expect(orval).toMatchObject({ status: 0, stderr: '' });
+    expect(orval.output).not.toMatch(WARNING);
+  });
+
+  it("When a read-model answer is narrowed by its queryType, then each generator types a ListUsers answer as ListUsers's", () => {
+    const source = [
+      "import type { components, paths } from './openapi-typescript';",
+      "import type { ListUsersResult as HeyApiListUsers, ReadModelResponses } from './hey-api/types.gen';",
+      "import type { ListUsersResult as OrvalListUsers, readModelResponse200 } from './orval/api';",
+      '',
+      '/** Each assignable to the other (a union narrowed to nothing is `never`, which fails). */',
+      'type Alike<A, B> = [A] extends [never] ? false : [A] extends [B] ? ([B] extends [A] ? true : false) : false;',
+      "type ListUsersOf<Answer> = Extract<Answer, { queryType: 'ListUsers' }>;",
+      '',
+      "type OpenapiTypescript200 = paths['/api/readmodel']['post']['responses'][200]['content']['application/json'];",
+      "export const openapiTypescript: Alike<ListUsersOf<OpenapiTypescript200>, components['schemas']['ListUsersResult']> = true;",
+      'export const heyApi: Alike<ListUsersOf<ReadModelResponses[200]>, HeyApiListUsers> = true;',
+      "export const orval: Alike<ListUsersOf<readModelResponse200['data']>, OrvalListUsers> = true;",
+      '',
+    ].join('\n');
+    const file = path.join(dir, 'list-users-answer.ts');
+    writeFileSync(file, source);
+
+    expect(compile([file])).toEqual([]);
   });
 
   it("When the integrators guide's request bodies are typed with each generator's types, then they compile under tsc --strict", () => {

@@ -263,7 +263,11 @@ describe('DeleteUser: erasure of an account', () => {
         .post('/api/readmodel')
         .set('Authorization', authorization)
         .send({ query: { queryType: 'GetImportJobResult', importJobId: ownImport.importJobId } });
-    expect((await readImport(`Bearer ${newToken}`)).body).toEqual({ results: [], totalCount: 0 });
+    expect((await readImport(`Bearer ${newToken}`)).body).toEqual({
+      queryType: 'GetImportJobResult',
+      results: [],
+      totalCount: 0,
+    });
     expect((await readImport(`Bearer ${adminToken}`)).body).toMatchObject({ totalCount: 1 });
     // Nothing of the first life came back with the second: its names are still nowhere.
     expect(await keysHolding([who.firstName, who.lastName])).toEqual({});

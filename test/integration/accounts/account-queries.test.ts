@@ -23,7 +23,7 @@ import { passwordGrantToken } from '../../helpers/tokens';
  */
 
 const PASSWORD = 'account-queries-password';
-const NOT_FOUND_LISTING = { results: [], totalCount: 0 };
+const NOT_FOUND_LISTING = { queryType: 'GetUser', results: [], totalCount: 0 };
 const VALIDATION_TITLE = 'One or more validation errors occurred.';
 
 interface Listed {
@@ -207,7 +207,7 @@ describe('GetUser and ListUsers (POST /api/readmodel)', () => {
       ]) {
         const res = await getUser(query);
         expect([query, res.status]).toEqual([query, 200]);
-        expect(res.body).toEqual({ results: [expected], totalCount: 1 });
+        expect(res.body).toEqual({ queryType: 'GetUser', results: [expected], totalCount: 1 });
         const [item] = (res.body as ListingAnswer).results;
         expect(Object.keys(item ?? {})).toEqual([...USER_VIEW_MEMBERS]);
         expect(res.text).not.toMatch(/securityStamp|credential|personalDataKey|argon2|hash/i);
@@ -286,7 +286,7 @@ describe('GetUser and ListUsers (POST /api/readmodel)', () => {
       const [first] = pages[0]?.results ?? [];
       expect(Object.keys(first ?? {})).toEqual([...USER_VIEW_MEMBERS]);
       const fromRecord = await getUser({ id: first?.id });
-      expect(fromRecord.body).toEqual({ results: [first], totalCount: 1 });
+      expect(fromRecord.body).toEqual({ queryType: 'GetUser', results: [first], totalCount: 1 });
     });
 
     it('When filtering by role, userType, disabled and their combinations, then each listing holds exactly the matching accounts, roles as assigned', async () => {

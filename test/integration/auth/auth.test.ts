@@ -558,7 +558,7 @@ describe('Accounts and authentication', () => {
         .post('/api/readmodel')
         .set('Authorization', basic(ADMIN.email, ADMIN.password))
         .send({ ...CURRENT_USER, skip: 1 });
-      expect(res.body).toEqual({ data: [], totalCount: 1, skip: 1 });
+      expect(res.body).toEqual({ queryType: 'CurrentUser', data: [], totalCount: 1, skip: 1 });
     });
   });
 });

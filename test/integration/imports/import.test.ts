@@ -336,7 +336,7 @@ describe('POST /api/import', () => {
       const res = await submit(seeding(seedUsers(1), { priority: 'High' }));
       const other = await jobResult(res.body.importJobId, 'member@example.com');
       expect(other.status).toBe(404);
-      expect(other.body).toEqual({ results: [], totalCount: 0 });
+      expect(other.body).toEqual({ queryType: 'GetImportJobResult', results: [], totalCount: 0 });
       expect((await jobResult(res.body.importJobId, 'admin@example.com')).status).toBe(200);
     });
 
@@ -374,6 +374,7 @@ describe('POST /api/import', () => {
         .set('Authorization', basic('member@example.com'))
         .send({ query: { queryType: 'AvailableImporters' } });
       expect(res.body).toEqual({
+        queryType: 'AvailableImporters',
         results: [
           {
             importerType: 'UserSeeding',

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 
 import request from 'supertest';
 
+import { METRICS_NOT_SERVED } from '../../../ingress/metrics/public-metrics.routes';
 import { freePort } from '../../../scripts/lib/redis-server';
 import { createTestApp, type TestApp, testRedisEnv, uniquePrefix } from '../../helpers/app-fixture';
 import { parseExposition, type Sample, samplesOf, sampleSum } from '../../helpers/metrics';
@@ -82,12 +83,12 @@ describe('GET /metrics on the ingress', () => {
       expect(sampleSum(samples, 'fts_redis_connection_up', { connection: 'request' })).toBe(1);
     });
 
-    it('When METRICS_TOKEN is not set, then the public port has no /metrics (404 problem)', async () => {
+    it('When METRICS_TOKEN is not set, then /metrics on the public port answers a 404 problem saying so', async () => {
       const bare = await createTestApp();
       try {
         const res = await request(bare.app).get('/metrics').set('Authorization', `Bearer ${METRICS_TOKEN}`);
         expect(res.status).toBe(404);
-        expect(res.body).toMatchObject({ title: 'Not Found', status: 404 });
+        expect(res.body).toMatchObject({ title: 'Not Found', status: 404, detail: METRICS_NOT_SERVED });
       } finally {
         await bare.close();
       }

@@ -32,7 +32,7 @@ import {
 const JWT_SECRET = 'projector-test-secret-of-at-least-32-characters';
 const PASSWORD = 'projector test password';
 const OPTIONS = { batchSize: 50, idleMs: 5, leaseMs: 1000 } satisfies Partial<ProjectorOptions>;
-const NOT_FOUND_LISTING = { results: [], totalCount: 0 };
+const NOT_FOUND_LISTING = { queryType: 'GetFantasyTeam', results: [], totalCount: 0 };
 const TEAM = fantasyTeamDecider.aggregateType;
 
 interface Caller {
@@ -87,7 +87,7 @@ async function expectProjected(
   expected: FantasyTeamView,
   withinMs = 1_000,
 ): Promise<void> {
-  const wanted = { status: 200, body: { results: [expected], totalCount: 1 } };
+  const wanted = { status: 200, body: { queryType: 'GetFantasyTeam', results: [expected], totalCount: 1 } };
   let last: unknown;
   const shown = async () => {
     const res = await getTeam(subject, caller, id);

@@ -179,7 +179,7 @@ describe('Read your own writes: command answers carry the version, minVersion re
 
     const read = await admin.query({ queryType: 'GetUser', id: target.userId, minVersion: 2 });
     expect(read.status).toBe(404);
-    expect(read.body).toEqual({ results: [], totalCount: 0 });
+    expect(read.body).toEqual({ queryType: 'GetUser', results: [], totalCount: 0 });
   });
 
   it('When a webhook command is answered, then it carries the subscription version, on a repeat too', async () => {

@@ -233,15 +233,19 @@ describe('sport data: PlayerSeeding, GetMappedPlayers, GetTeamRatingInputByTeamI
         platformFullName: 'Platform 1',
         platformSlug: 'player-1',
       });
-      expect(Object.keys(res.body)).toEqual(['results', 'totalCount']);
+      expect(Object.keys(res.body)).toEqual(['queryType', 'results', 'totalCount']);
     });
 
     it('pages with skip and take, totalCount counting every match', async () => {
       const all = (await mappedPlayers()).body as { results: unknown[]; totalCount: number };
       const page = await mappedPlayers({}, { skip: 2, take: 3 });
-      expect(page.body).toEqual({ results: all.results.slice(2, 5), totalCount: all.totalCount });
+      expect(page.body).toEqual({
+        queryType: 'GetMappedPlayers',
+        results: all.results.slice(2, 5),
+        totalCount: all.totalCount,
+      });
       const past = await mappedPlayers({}, { skip: 10_000 });
-      expect(past.body).toEqual({ results: [], totalCount: all.totalCount });
+      expect(past.body).toEqual({ queryType: 'GetMappedPlayers', results: [], totalCount: all.totalCount });
     });
 
     it('refuses a take above 1,000 or a negative skip with a 400 naming the field', async () => {
@@ -265,6 +269,7 @@ describe('sport data: PlayerSeeding, GetMappedPlayers, GetTeamRatingInputByTeamI
       expect(await only({ feedId: 999_999 })).toEqual([]);
       const in2025 = await mappedPlayers({ season: '2025', fantasyId: 9001 });
       expect(in2025.body).toEqual({
+        queryType: 'GetMappedPlayers',
         results: [expect.objectContaining({ fantasyCompositeId: '9001-2025' })],
         totalCount: 1,
       });
@@ -328,6 +333,7 @@ describe('sport data: PlayerSeeding, GetMappedPlayers, GetTeamRatingInputByTeamI
       expect(res.status).toBe(200);
       expect(res.headers['content-type']).toBe('application/json; charset=utf-8');
       expect(res.body).toEqual({
+        queryType: 'GetTeamRatingInputByTeamId',
         results: [
           {
             team: {
@@ -391,7 +397,7 @@ describe('sport data: PlayerSeeding, GetMappedPlayers, GetTeamRatingInputByTeamI
         await ratingInput({ id: randomUUID() }),
       ]) {
         expect(res.status).toBe(404);
-        expect(res.body).toEqual({ results: [], totalCount: 0 });
+        expect(res.body).toEqual({ queryType: 'GetTeamRatingInputByTeamId', results: [], totalCount: 0 });
       }
     });
 

@@ -29,7 +29,9 @@ export interface paths {
          *     | `ListWebhookSubscriptions` | Basic, Bearer | Admin |  | Webhook subscriptions (never their secrets), oldest first, paged (skip, take <= 1000). |
          *     | `GetWebhookDeliveries` | Basic, Bearer | Admin |  | A webhook subscription's delivery attempts (7 days), newest first, paged (skip, take <= 1000), filtered by status. |
          *
-         *     Which answer belongs to which query: the component `ReadModelQueryTypes` (for generators) and
+         *     Every answer (the 200 and the 404 listing) opens with `queryType`, the query it answers: the
+         *     200's discriminator, so a client tells the shapes apart without knowing the request.
+         *     Which request and answer belong to which query: the component `ReadModelQueryTypes` (for generators) and
          *     `x-query-types` (with roles and modules).
          */
         post: operations["readModel"];
@@ -263,7 +265,7 @@ export interface paths {
         };
         /**
          * Prometheus metrics of the process that answers
-         * @description Served on PORT only while METRICS_TOKEN is set (send it as a Bearer token); with METRICS_PORT, on a listener of its own (workers too); otherwise not at all. Not cached.
+         * @description Served on PORT only while METRICS_TOKEN is set (send it as a Bearer token); without it, PORT answers 404 with the reason. With METRICS_PORT, served on a listener of its own (workers too). Not cached.
          */
         get: operations["metrics"];
         put?: never;
@@ -675,6 +677,11 @@ export interface components {
         };
         /** AvailableImportersResult */
         AvailableImportersResult: {
+            /**
+             * @description The query this answers (`query.queryType` of the request). (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            queryType: "AvailableImporters";
             results: {
                 importerType: string;
                 description: string;
@@ -881,6 +888,11 @@ export interface components {
         };
         /** CurrentUserResult */
         CurrentUserResult: {
+            /**
+             * @description The query this answers (`query.queryType` of the request). (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            queryType: "CurrentUser";
             data: {
                 /** @description The account's e-mail. */
                 name: string;
@@ -1170,6 +1182,11 @@ export interface components {
         };
         /** GetFantasyTeamResult */
         GetFantasyTeamResult: {
+            /**
+             * @description The query this answers (`query.queryType` of the request). (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            queryType: "GetFantasyTeam";
             results: {
                 /** Format: uuid */
                 id: string;
@@ -1216,6 +1233,11 @@ export interface components {
         };
         /** GetImportJobResultResult */
         GetImportJobResultResult: {
+            /**
+             * @description The query this answers (`query.queryType` of the request). (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            queryType: "GetImportJobResult";
             results: {
                 /** Format: uuid */
                 importJobId: string;
@@ -1294,6 +1316,11 @@ export interface components {
         };
         /** GetMappedPlayersResult */
         GetMappedPlayersResult: {
+            /**
+             * @description The query this answers (`query.queryType` of the request). (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            queryType: "GetMappedPlayers";
             results: {
                 /**
                  * Format: int64
@@ -1345,6 +1372,11 @@ export interface components {
         };
         /** GetTeamRatingInputByTeamIdResult */
         GetTeamRatingInputByTeamIdResult: {
+            /**
+             * @description The query this answers (`query.queryType` of the request). (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            queryType: "GetTeamRatingInputByTeamId";
             results: {
                 /** @description Keyed by feed player id. */
                 team: {
@@ -1390,7 +1422,6 @@ export interface components {
                 queryType: "GetUser";
                 /** Format: uuid */
                 id?: string;
-                /** Format: email */
                 email?: string;
                 /** @description Answer only once the aggregate this query reads is at this version or later (a command answer's `version`): waits up to READ_WAIT_MS for the projection, then answers 503 with `code` `PROJECTION_BEHIND` and Retry-After. */
                 minVersion?: number;
@@ -1398,6 +1429,11 @@ export interface components {
         };
         /** GetUserResult */
         GetUserResult: {
+            /**
+             * @description The query this answers (`query.queryType` of the request). (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            queryType: "GetUser";
             results: {
                 /**
                  * Format: uuid
@@ -1448,6 +1484,11 @@ export interface components {
         };
         /** GetWebhookDeliveriesResult */
         GetWebhookDeliveriesResult: {
+            /**
+             * @description The query this answers (`query.queryType` of the request). (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            queryType: "GetWebhookDeliveries";
             results: {
                 /** Format: uuid */
                 eventId: string;
@@ -1605,6 +1646,11 @@ export interface components {
         };
         /** ListUsersResult */
         ListUsersResult: {
+            /**
+             * @description The query this answers (`query.queryType` of the request). (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            queryType: "ListUsers";
             results: {
                 /**
                  * Format: uuid
@@ -1651,6 +1697,11 @@ export interface components {
         };
         /** ListWebhookSubscriptionsResult */
         ListWebhookSubscriptionsResult: {
+            /**
+             * @description The query this answers (`query.queryType` of the request). (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            queryType: "ListWebhookSubscriptions";
             results: {
                 /** Format: uuid */
                 id: string;
@@ -1694,7 +1745,12 @@ export interface components {
          * @description The spec's 404 listing (4.1 rule 2): the item is missing or not the caller's.
          */
         NotFoundListing: {
-            results: unknown[];
+            /**
+             * @description The query this answers (`query.queryType` of the request).
+             * @enum {string}
+             */
+            queryType: "GetTeamRatingInputByTeamId" | "GetFantasyTeam" | "GetImportJobResult" | "GetUser";
+            results: Record<string, never>[];
             /** @constant */
             totalCount: 0;
         };
@@ -2510,7 +2566,6 @@ export interface components {
                 /** @description Default: `false`. */
                 skipIfUsersExist?: boolean;
                 users: ({
-                    /** Format: email */
                     email: string;
                     userName?: string;
                     /** @enum {string} */
@@ -2547,7 +2602,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The query's answer (see x-query-types for which shape belongs to which query). */
+            /** @description The query's answer; its `queryType` says which query it answers, and so its shape. */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -3213,7 +3268,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem401"];
                 };
             };
-            /** @description Not served on this port: METRICS_TOKEN is not set. */
+            /** @description METRICS_TOKEN is not set (the detail says so: "Metrics are not served on this port: METRICS_TOKEN is not set."). */
             404: {
                 headers: {
                     [name: string]: unknown;

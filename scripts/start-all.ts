@@ -1,49 +1,56 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import path from 'node:path';
+import { pathToFileURL } from 'node:url';
 
 import { loadConfigOrExit } from '../shared/lifecycle';
+import { stopLeftoverRedis } from './lib/leftover-redis';
 import { workerMetricsPort } from './lib/metrics-ports';
-import { type LocalRedis, redisAnswers, redisServerOnPath, startLocalRedis } from './lib/redis-server';
+import { watchParent } from './lib/parent-watch';
+import { chooseRedis, redisChoiceLine } from './lib/redis-choice';
+import { type LocalRedis, redisServerOnPath, startLocalRedis } from './lib/redis-server';
 
 /**
- * `npm start`: the whole service on one machine, in one terminal. Finds Redis (REDIS_CLUSTER_NODES,
- * else REDIS_URL, else a Redis on 127.0.0.1:6379, else a private redis-server it starts), then runs the ingress and one
- * worker as child processes whose JSON log lines carry a `process` tag. Ctrl-C drains both, then
- * stops the private Redis if it started one. Both children get WEBHOOK_ALLOW_PRIVATE_TARGETS as the
+ * `npm start`: the whole service on one machine, in one terminal. Uses the Redis it was given
+ * (REDIS_CLUSTER_NODES, else REDIS_URL), else a private redis-server it starts under
+ * PRIVATE_REDIS_DIR, and says which in one line; then runs the ingress and one worker as child
+ * processes whose JSON log lines carry a `process` tag. SIGINT or SIGTERM to it, or its parent's
+ * exit (npm, an IDE, a process manager), drains both, then stops the private Redis; the children
+ * stop by themselves if it dies (ADR 0027). Both children get WEBHOOK_ALLOW_PRIVATE_TARGETS as the
  * ingress reads it: the worker binds nothing, so only this supervisor, which starts the ingress
  * beside it, knows that the worker runs where the ingress listens.
  */
-const DEFAULT_REDIS_PORT = 6379;
-const PRIVATE_REDIS_DIR = path.resolve('var', 'redis');
-
-async function resolveRedis(): Promise<{ url?: string; privateRedis?: LocalRedis }> {
-  // A cluster is the operator's to run: the children read REDIS_CLUSTER_NODES, which wins anyway.
-  if (process.env.REDIS_CLUSTER_NODES) return {};
-  if (process.env.REDIS_URL) return { url: process.env.REDIS_URL };
-  const password = process.env.REDIS_PASSWORD || undefined;
-  if (await redisAnswers(DEFAULT_REDIS_PORT, '127.0.0.1', 500, password)) {
-    return { url: `redis://127.0.0.1:${DEFAULT_REDIS_PORT}` };
-  }
+async function startRedis(dataDir: string): Promise<LocalRedis> {
   if (!redisServerOnPath()) {
     process.stderr.write(
-      'No Redis answers at 127.0.0.1:6379 and redis-server is not installed: install it (apt-get install redis-server, brew install redis) or set REDIS_URL.\n',
+      'redis-server is not installed: install it (apt-get install redis-server, brew install redis), or set REDIS_URL to a Redis of yours.\n',
     );
     process.exit(1);
   }
-  const privateRedis = await startLocalRedis({ dataDir: PRIVATE_REDIS_DIR });
-  process.stderr.write(
-    `[start] started a private redis-server at ${privateRedis.url} (data in ${PRIVATE_REDIS_DIR})\n`,
-  );
-  return { url: privateRedis.url, privateRedis };
+  const pidFile = path.join(dataDir, 'redis-server.pid');
+  const leftover = await stopLeftoverRedis(pidFile);
+  if (leftover !== undefined) {
+    process.stderr.write(
+      `[start] stopped the private redis-server (pid ${leftover}) an earlier start left running\n`,
+    );
+  }
+  return startLocalRedis({ dataDir, pidFile });
 }
 
 function startChild(entry: string, env: NodeJS.ProcessEnv): ChildProcess {
   // Same runtime flags as this process, so `tsx scripts/start-all.ts` runs TypeScript children too.
   const extension = path.extname(__filename);
   const file = path.join(__dirname, '..', entry + extension);
+  const exitWithSupervisor = pathToFileURL(
+    path.join(__dirname, 'lib', `exit-with-supervisor${extension}`),
+  ).href;
   // Own process group: a terminal Ctrl-C reaches only this supervisor, which sends each child
-  // exactly one SIGTERM (a second signal would make a child skip its graceful drain).
-  return spawn(process.execPath, [...process.execArgv, file], { stdio: 'inherit', env, detached: true });
+  // exactly one SIGTERM (a second signal would make a child skip its graceful drain). The IPC
+  // channel closes when this process dies, however it dies: the preload then stops the child.
+  return spawn(process.execPath, [...process.execArgv, '--import', exitWithSupervisor, file], {
+    stdio: ['inherit', 'inherit', 'inherit', 'ipc'],
+    env,
+    detached: true,
+  });
 }
 
 async function main(): Promise<void> {
@@ -62,15 +69,21 @@ async function main(): Promise<void> {
   // Installed before Redis starts, so a Ctrl-C during start-up still stops the private Redis.
   process.on('SIGINT', () => stopAll('SIGTERM'));
   process.on('SIGTERM', () => stopAll('SIGTERM'));
+  watchParent(() => {
+    process.stderr.write('[start] the process that started this one has exited; stopping\n');
+    stopAll('SIGTERM');
+  });
 
-  const { url, privateRedis } = await resolveRedis();
+  const choice = chooseRedis(process.env, path.resolve(config.privateRedisDir));
+  const privateRedis = choice.kind === 'private' ? await startRedis(choice.dataDir) : undefined;
+  process.stdout.write(`${redisChoiceLine(choice, privateRedis)}\n`);
   if (stopping) {
     await privateRedis?.stop();
     process.exit(0);
   }
   const env: NodeJS.ProcessEnv = {
     ...process.env,
-    ...(url === undefined ? {} : { REDIS_URL: url }),
+    ...(privateRedis === undefined ? {} : { REDIS_URL: privateRedis.url }),
     WEBHOOK_ALLOW_PRIVATE_TARGETS: String(config.webhooks.allowPrivateTargets),
   };
   const workerEnv = { ...env, METRICS_PORT: workerMetricsPort(env.METRICS_PORT) };

@@ -34,6 +34,8 @@ export interface LocalRedisOptions {
    * on the command line, so for tests and private servers only.
    */
   password?: string;
+  /** Redis writes its pid there once it runs, and removes the file when it stops cleanly. */
+  pidFile?: string;
 }
 
 export function redisServerOnPath(): boolean {
@@ -131,6 +133,7 @@ export async function startLocalRedis(options: LocalRedisOptions = {}): Promise<
       'noeviction',
       ...persistence,
       ...(options.password === undefined ? [] : ['--requirepass', options.password]),
+      ...(options.pidFile === undefined ? [] : ['--pidfile', options.pidFile]),
       ...(options.extraArgs ?? []),
     ],
     // Its own process group: a Ctrl-C in the terminal must not stop Redis before the service has drained.

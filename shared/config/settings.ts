@@ -166,6 +166,17 @@ export const SETTINGS = [
     },
   }),
   setting({
+    env: 'PRIVATE_REDIS_DIR',
+    joi: Joi.string().description('a directory'),
+    default: 'var/redis',
+    path: 'privateRedisDir',
+    doc: {
+      expects: 'a directory, absolute or relative to the working directory',
+      usedBy:
+        '`npm start` alone, when neither `REDIS_URL` nor `REDIS_CLUSTER_NODES` is set: where the private `redis-server` it starts keeps its data (AOF) and its pidfile',
+    },
+  }),
+  setting({
     env: 'REDIS_KEY_PREFIX',
     joi: Joi.string()
       .pattern(/^[A-Za-z0-9:_-]{1,64}$/)

@@ -17,11 +17,7 @@ import type { CommandHandler, CommandInput } from '../../shared/event-store/hand
 import { type AssignableRole, hasAnyRole, lacksRolesMessage } from '../../shared/roles';
 import type { PasswordHasher } from '../../shared/user/password-hasher';
 import type { AccountCommandDefinition } from '../../shared/user/user.commands';
-import {
-  type AccountCommandType,
-  USER_COMMAND_ROLES,
-  type UserCommand,
-} from '../../shared/user/user.commands';
+import type { AccountCommandType, UserCommand } from '../../shared/user/user.commands';
 import { isDeletedUser, userDecider, type UserState } from '../../shared/user/user.decider';
 import { USER_MESSAGES } from '../../shared/user/user.messages';
 import { answerOnce, type CommandRequest, outcomeUnknownMessage, refusalOfStoreError } from './command-steps';
@@ -85,10 +81,9 @@ export function runAccountCommand(
   caller: AccountCaller,
   request: AccountCommandRequest,
 ): Promise<CommandOutcome> {
-  const { commandType } = request.definition;
+  const { commandType, roles: required } = request.definition;
 
   // 1. Authorise: the role here; the grant rule and the self rules in the decider.
-  const required = USER_COMMAND_ROLES[commandType];
   if (!hasAnyRole(caller.roles, required)) {
     return Promise.resolve(refused('COMMAND_FORBIDDEN', lacksRolesMessage(caller, commandType, required)));
   }

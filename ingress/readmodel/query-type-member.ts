@@ -10,7 +10,9 @@ import type { QueryAnswer } from './query-definition';
 export function withQueryType(queryType: string, answer: QueryAnswer): QueryAnswer {
   const opening = `{"queryType":${JSON.stringify(queryType)}`;
   if ('body' in answer) {
-    return { ...answer, body: { queryType, ...(answer.body as Record<string, unknown>) } };
+    // The route's queryType wins over any member of that name a query's body might carry.
+    const { queryType: _theQuerys, ...members } = answer.body as Record<string, unknown>;
+    return { ...answer, body: { queryType, ...members } };
   }
   if ('json' in answer) return { ...answer, json: joined(opening, answer.json) };
   return { ...answer, jsonPieces: openedWith(opening, answer.jsonPieces) };

@@ -146,17 +146,21 @@ export function createRedisConnection(
 }
 
 /**
- * Where `target` points, for logs: the URL without its credentials (`redis://***@host:6379/0`),
- * or the cluster's nodes. A password never reaches a log line.
+ * Where `target` points, for logs: the URL without its credentials or query
+ * (`redis://***@host:6379/0`), or the cluster's nodes. A password never reaches a log line.
  */
 export function describeRedisTarget(target: RedisTarget): string {
   if (target.kind === 'cluster') return target.nodes.map(({ host, port }) => `${host}:${port}`).join(',');
   try {
     const url = new URL(target.url);
     const hadCredentials = url.username !== '' || url.password !== '';
+    // ioredis reads any option from the query too (`?password=`), so none of it is shown.
+    const hadQuery = url.search !== '';
     url.username = '';
     url.password = '';
-    return hadCredentials ? url.href.replace('//', '//***@') : url.href;
+    url.search = '';
+    const shown = hadCredentials ? url.href.replace('//', '//***@') : url.href;
+    return hadQuery ? `${shown}?***` : shown;
   } catch {
     return '(an unparsable REDIS_URL)';
   }

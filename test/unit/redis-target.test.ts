@@ -27,4 +27,10 @@ describe('describeRedisTarget (what connection log lines name)', () => {
     });
     expect(cluster).toBe('10.0.0.1:7000,::1:7001');
   });
+
+  it('When REDIS_URL carries options in its query (ioredis reads `?password=` too), then none of them is shown', () => {
+    expect(
+      describeRedisTarget({ kind: 'standalone', url: 'redis://redis.internal:6379/0?password=s3cret&db=1' }),
+    ).toBe('redis://redis.internal:6379/0?***');
+  });
 });

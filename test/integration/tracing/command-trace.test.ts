@@ -142,7 +142,7 @@ describe('A command traced through the standard OpenTelemetry variables', () => 
     await receiver?.close();
   });
 
-  it("When a LinkFantasyTeam comes with a traceparent, then the ingress's spans of it continue that trace, and its log lines name it", async () => {
+  it("When a LinkFantasyTeam comes with a traceparent, then the ingress's spans of it continue that trace, its log lines name it, and probes are not traced", async () => {
     const teamId = randomUUID();
     const created = await post(
       '/api/command',
@@ -150,6 +150,13 @@ describe('A command traced through the standard OpenTelemetry variables', () => 
       { authorization: `Bearer ${token}` },
     );
     expect(created.status).toBe(200);
+
+    // A probe, traced by its caller: sent before the command, its spans would leave no later than the command's.
+    const probeTraceId = randomBytes(16).toString('hex');
+    const probe = await fetch(`${ingress!.baseUrl}/readyz`, {
+      headers: { traceparent: `00-${probeTraceId}-${randomBytes(8).toString('hex')}-01` },
+    });
+    expect(probe.status).toBe(200);
 
     const traceId = randomBytes(16).toString('hex');
     const callerSpanId = randomBytes(8).toString('hex');
@@ -207,6 +214,7 @@ describe('A command traced through the standard OpenTelemetry variables', () => 
       });
     }
     expect(receiver.contentTypes).toContain('application/json');
+    expect(receiver.spans.filter((span) => span.traceId === probeTraceId)).toEqual([]);
 
     // The request's access line carries the trace and a span of it.
     const lines = ingress!.process

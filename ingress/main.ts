@@ -1,3 +1,5 @@
+import './tracing';
+
 import { ConfigError, developmentBeyondLoopback } from '../shared/config';
 import { listen, type RunningServer } from '../shared/http/server';
 import { installShutdownHooks, loadConfigOrExit } from '../shared/lifecycle';

@@ -1,6 +1,7 @@
 import type { Config, ProcessRole } from './config';
 import { ConfigError, loadConfig } from './config';
 import type { Logger } from './logger';
+import { stopTracing } from './tracing/tracing';
 
 /**
  * Loads the configuration for a process of `role` or ends the process with one line, prefixed with
@@ -37,16 +38,19 @@ export function installShutdownHooks(logger: Logger, graceMs: number, shutdown: 
       process.exit(1);
     }, graceMs + 5_000);
     deadline.unref();
-    shutdown().then(
-      () => {
-        logger.info('stopped');
-        process.exit(0);
-      },
-      (error: unknown) => {
-        logger.error('shutdown failed', { error });
-        process.exit(1);
-      },
-    );
+    // The spans still buffered go out last, so the shutdown's own are among them.
+    shutdown()
+      .finally(() => stopTracing().catch(() => undefined))
+      .then(
+        () => {
+          logger.info('stopped');
+          process.exit(0);
+        },
+        (error: unknown) => {
+          logger.error('shutdown failed', { error });
+          process.exit(1);
+        },
+      );
   };
   process.on('SIGTERM', onSignal);
   process.on('SIGINT', onSignal);

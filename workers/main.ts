@@ -1,3 +1,5 @@
+import './tracing';
+
 import { ConfigError } from '../shared/config';
 import type { WorkerConsumer } from '../shared/config/parse';
 import { createCoreServices, createEventStore } from '../shared/core-services';

@@ -3,6 +3,7 @@ import type { Keys } from '../redis/keys';
 import { partitionOf } from '../redis/partitions';
 import { ScriptFencedError, scriptReply } from '../redis/script-codes';
 import { registerScripts } from '../redis/scripts';
+import { inScriptSpan } from '../tracing/spans';
 import { type DomainEvent, fold } from './decider';
 import type { EventEnvelope } from './envelope';
 import { type EnvelopeCodec, EnvelopeCodecs } from './envelope-codec';
@@ -201,16 +202,20 @@ export class EventStore {
     const lockKey = this.keys.aggregateLock(aggregateType, aggregateId);
     const recordKey = this.keys.aggregateRecord(aggregateType, aggregateId);
     // Without a request id its key is not declared: the script does not read it (ADR 0022).
-    const reply = requestId
-      ? await this.redis.lockAndLoad(
-          lockKey,
-          recordKey,
-          this.keys.aggregateRequests(aggregateType, aggregateId),
-          token,
-          ttlMs,
-          requestId,
-        )
-      : await this.redis.lockAndLoadWithoutRequestId(lockKey, recordKey, token, ttlMs);
+    const reply = await inScriptSpan('lockAndLoad', aggregateType, aggregateId, async (span) => {
+      const answer = requestId
+        ? await this.redis.lockAndLoad(
+            lockKey,
+            recordKey,
+            this.keys.aggregateRequests(aggregateType, aggregateId),
+            token,
+            ttlMs,
+            requestId,
+          )
+        : await this.redis.lockAndLoadWithoutRequestId(lockKey, recordKey, token, ttlMs);
+      span.setAttribute('fts.lock.acquired', answer[0] === 1);
+      return answer;
+    });
     if (reply[0] !== 1) return null;
     const [, version, state, applied, stateVersion] = reply;
     const appliedRequest = applied ? appliedRequestOf(applied) : null;
@@ -331,9 +336,12 @@ export class EventStore {
       args.push(request.requestId ?? '', Date.now(), REQUEST_ID_WINDOW_MS, removed.length, ...removed);
       if (attachments) for (const [field, value] of Object.entries(attachments)) args.push(field, value);
     }
-    const reply = request.requestId
-      ? await connection.appendEvents(...args)
-      : await connection.appendEventsWithoutRequestId(...args);
+    const reply = await inScriptSpan('appendEvents', aggregateType, aggregateId, async (span) => {
+      span.setAttributes({ 'fts.version.expected': expectedVersion, 'fts.event.count': events.length });
+      return request.requestId
+        ? connection.appendEvents(...args)
+        : connection.appendEventsWithoutRequestId(...args);
+    });
     try {
       return scriptReply('appendEvents', reply);
     } catch (error) {

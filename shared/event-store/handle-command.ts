@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 
 import { isRedisUnavailable } from '../redis/connections';
+import { inSpan } from '../tracing/spans';
 import type { Decider, DecisionContext, DomainEvent, RejectionKind } from './decider';
 import type { EventEnvelope, EventMetadata } from './envelope';
 import {
@@ -107,7 +108,32 @@ export class CommandHandler {
     private readonly durability: WriteDurability = LOCAL_DURABILITY,
   ) {}
 
+  /** Runs the command inside a span of its own (its type, aggregate, versions and outcome). */
   async handle<State, Command, Event extends DomainEvent>(
+    decider: Decider<State, Command, Event>,
+    input: CommandInput<Command, State>,
+  ): Promise<HandledCommand<State, Event>> {
+    const { type } = input.command as { readonly type?: unknown };
+    const commandType = typeof type === 'string' ? type : 'unknown';
+    const attributes = {
+      'fts.command.type': commandType,
+      'fts.aggregate.type': decider.aggregateType,
+      'fts.aggregate.id': input.aggregateId.toLowerCase(),
+      ...(input.expectedVersion ? { 'fts.version.expected': input.expectedVersion } : {}),
+    };
+    return inSpan(`command ${commandType}`, attributes, async (span) => {
+      try {
+        const handled = await this.run(decider, input);
+        span.setAttributes({ 'fts.command.outcome': outcomeOf(handled), 'fts.version.new': handled.version });
+        return handled;
+      } catch (error) {
+        span.setAttribute('fts.command.outcome', error instanceof Error ? error.name : 'error');
+        throw error;
+      }
+    });
+  }
+
+  private async run<State, Command, Event extends DomainEvent>(
     decider: Decider<State, Command, Event>,
     input: CommandInput<Command, State>,
   ): Promise<HandledCommand<State, Event>> {
@@ -239,6 +265,12 @@ export class CommandHandler {
       throw error;
     }
   }
+}
+
+/** A command span's `fts.command.outcome`: accepted, replayed, or rejected with the decider's kind. */
+function outcomeOf(handled: HandledCommand<unknown, DomainEvent>): string {
+  if (!handled.accepted) return `rejected.${handled.kind}`;
+  return handled.replayed ? 'replayed' : 'accepted';
 }
 
 /**

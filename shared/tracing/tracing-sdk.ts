@@ -1,0 +1,39 @@
+import { ExpressInstrumentation, ExpressLayerType } from '@opentelemetry/instrumentation-express';
+import { HttpInstrumentation } from '@opentelemetry/instrumentation-http';
+import { WinstonInstrumentation } from '@opentelemetry/instrumentation-winston';
+import { defaultResource, resourceFromAttributes } from '@opentelemetry/resources';
+import { NodeSDK } from '@opentelemetry/sdk-node';
+import { ATTR_SERVICE_NAME } from '@opentelemetry/semantic-conventions';
+
+/** The process a resource names: its `service.name` is `fantasy-team-service-<role>`. */
+export type TracedProcess = 'ingress' | 'worker';
+
+/**
+ * The OpenTelemetry SDK as this service runs it, loaded only when tracing is on (tracing.ts). Every
+ * choice the standard variables make stays theirs: the exporter and its protocol, the endpoint, the
+ * sampler (parent-based by default), the batch processor's `OTEL_BSP_*`, the propagators, and
+ * `OTEL_SERVICE_NAME` / `OTEL_RESOURCE_ATTRIBUTES` over the default name below. Traces only: metrics
+ * stay on /metrics and logs on stdout, where winston lines gain `trace_id` and `span_id`.
+ */
+export function startSdk(role: TracedProcess, untracedPaths: readonly string[]): NodeSDK {
+  const untraced = new Set(untracedPaths);
+  const sdk = new NodeSDK({
+    // The detectors (environment, process, host, service.instance.id) are merged over this.
+    resource: defaultResource().merge(
+      resourceFromAttributes({ [ATTR_SERVICE_NAME]: `fantasy-team-service-${role}` }),
+    ),
+    metricReaders: [],
+    logRecordProcessors: [],
+    instrumentations: [
+      new HttpInstrumentation({
+        // Probes and scrapes, every few seconds per replica: a trace each would bury the requests'.
+        ignoreIncomingRequestHook: (request) => untraced.has((request.url ?? '').split('?')[0] ?? ''),
+      }),
+      // Routers and handlers only: a span per middleware would drown the request's own.
+      new ExpressInstrumentation({ ignoreLayersType: [ExpressLayerType.MIDDLEWARE] }),
+      new WinstonInstrumentation({ disableLogSending: true }),
+    ],
+  });
+  sdk.start();
+  return sdk;
+}

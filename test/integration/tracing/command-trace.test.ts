@@ -1,0 +1,280 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+import { createTestApp, type TestApp, testRedisEnv } from '../../helpers/app-fixture';
+import {
+  eventually,
+  type IngressProcess,
+  killAll,
+  startIngressProcess,
+  startServiceProcess,
+} from '../../helpers/processes';
+
+/** A span as OTLP/HTTP JSON carries it, with its resource's attributes beside it. */
+interface ReceivedSpan {
+  readonly traceId: string;
+  readonly spanId: string;
+  readonly parentSpanId?: string;
+  readonly name: string;
+  readonly attributes: Record<string, unknown>;
+  readonly resource: Record<string, unknown>;
+}
+
+interface OtlpAttribute {
+  readonly key: string;
+  readonly value: Record<string, unknown>;
+}
+
+interface OtlpTraces {
+  readonly resourceSpans?: readonly {
+    readonly resource?: { readonly attributes?: readonly OtlpAttribute[] };
+    readonly scopeSpans?: readonly {
+      readonly spans?: readonly (Omit<ReceivedSpan, 'attributes' | 'resource'> & {
+        readonly attributes?: readonly OtlpAttribute[];
+      })[];
+    }[];
+  }[];
+}
+
+/** OTLP's typed values (`{ stringValue }`, `{ intValue }`...) as plain ones. */
+function plain(attributes: readonly OtlpAttribute[] = []): Record<string, unknown> {
+  const values = attributes.map(({ key, value }) => {
+    const [kind, raw] = Object.entries(value)[0] ?? [];
+    return [key, kind === 'intValue' ? Number(raw) : raw];
+  });
+  return Object.fromEntries(values) as Record<string, unknown>;
+}
+
+/**
+ * A plain HTTP server that takes OTLP/HTTP on /v1/traces, as a collector would: JSON bodies are read
+ * into spans, protobuf ones kept as they came (the SDK ships no decoder).
+ */
+class OtlpReceiver {
+  readonly spans: ReceivedSpan[] = [];
+  readonly contentTypes: string[] = [];
+  readonly protobufBodies: Buffer[] = [];
+  private readonly server: Server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => {
+      const body = Buffer.concat(chunks);
+      const contentType = String(req.headers['content-type']);
+      this.contentTypes.push(contentType);
+      if (req.url === '/v1/traces' && contentType === 'application/json')
+        this.receive(JSON.parse(body.toString()) as OtlpTraces);
+      if (req.url === '/v1/traces' && contentType === 'application/x-protobuf')
+        this.protobufBodies.push(body);
+      res.writeHead(200, { 'content-type': contentType }).end();
+    });
+  });
+
+  async start(): Promise<string> {
+    await new Promise<void>((resolve) => this.server.listen(0, '127.0.0.1', resolve));
+    return `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
+  }
+
+  close(): Promise<void> {
+    return new Promise((resolve) => this.server.close(() => resolve()));
+  }
+
+  private receive(traces: OtlpTraces): void {
+    for (const resourceSpans of traces.resourceSpans ?? []) {
+      const resource = plain(resourceSpans.resource?.attributes);
+      for (const scope of resourceSpans.scopeSpans ?? []) {
+        for (const span of scope.spans ?? []) {
+          this.spans.push({ ...span, attributes: plain(span.attributes), resource });
+        }
+      }
+    }
+  }
+}
+
+const JWT_SECRET = 'a-tracing-test-secret-of-at-least-32-characters';
+const PASSWORD = 'tracing-test-password';
+
+describe('A command traced through the standard OpenTelemetry variables', () => {
+  let subject: TestApp;
+  let receiver: OtlpReceiver;
+  let ingress: IngressProcess | undefined;
+  let token: string;
+
+  const post = async (path: string, body: object, headers: Record<string, string> = {}) => {
+    const response = await fetch(`${ingress!.baseUrl}${path}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...headers },
+      body: JSON.stringify(body),
+    });
+    return { status: response.status, body: (await response.json()) as Record<string, unknown> };
+  };
+
+  beforeAll(async () => {
+    receiver = new OtlpReceiver();
+    const endpoint = await receiver.start();
+    // The test's own app only creates the account, under the process's key prefix.
+    subject = await createTestApp({ JWT_SECRET });
+    const email = `tracer-${randomUUID().slice(0, 8)}@example.com`;
+    await subject.createUser({ email, password: PASSWORD, roles: ['Member'] });
+    ingress = await startIngressProcess(
+      {
+        ...testRedisEnv(),
+        REDIS_KEY_PREFIX: subject.config.redisKeyPrefix,
+        JWT_SECRET,
+        OTEL_TRACES_EXPORTER: 'otlp',
+        OTEL_EXPORTER_OTLP_ENDPOINT: endpoint,
+        OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+        OTEL_BSP_SCHEDULE_DELAY: '100',
+        OTEL_RESOURCE_ATTRIBUTES: 'deployment.environment.name=tracing-test',
+      },
+      60_000,
+    );
+    const answer = await post('/api/auth/token', {
+      grant_type: 'password',
+      username: email,
+      password: PASSWORD,
+    });
+    token = String(answer.body.access_token);
+  }, 90_000);
+
+  afterAll(async () => {
+    await killAll(ingress?.process);
+    await subject?.close();
+    await receiver?.close();
+  });
+
+  it("When a LinkFantasyTeam comes with a traceparent, then the ingress's spans of it continue that trace, its log lines name it, and probes are not traced", async () => {
+    const teamId = randomUUID();
+    const created = await post(
+      '/api/command',
+      { commandType: 'CreateFantasyTeam', command: { aggregateRootId: teamId, name: 'Traced XI' } },
+      { authorization: `Bearer ${token}` },
+    );
+    expect(created.status).toBe(200);
+
+    // A probe, traced by its caller: sent before the command, its spans would leave no later than the command's.
+    const probeTraceId = randomBytes(16).toString('hex');
+    const probe = await fetch(`${ingress!.baseUrl}/readyz`, {
+      headers: { traceparent: `00-${probeTraceId}-${randomBytes(8).toString('hex')}-01` },
+    });
+    expect(probe.status).toBe(200);
+
+    const traceId = randomBytes(16).toString('hex');
+    const callerSpanId = randomBytes(8).toString('hex');
+    const linked = await post(
+      '/api/command',
+      {
+        commandType: 'LinkFantasyTeam',
+        command: { aggregateRootId: teamId, fantasyTeamExternalId: 7, fantasyUserId: 11 },
+        expectedVersion: 1,
+      },
+      { authorization: `Bearer ${token}`, traceparent: `00-${traceId}-${callerSpanId}-01` },
+    );
+    expect(linked.status).toBe(200);
+
+    const ofTrace = () => receiver.spans.filter((span) => span.traceId === traceId);
+    const named = (name: string) => ofTrace().find((span) => span.name === name);
+    await eventually(
+      () => named('EVALSHA appendEvents') !== undefined && named('POST /api/command') !== undefined,
+      15_000,
+    );
+
+    for (const span of ofTrace()) {
+      expect(span.resource).toMatchObject({
+        'service.name': 'fantasy-team-service-ingress',
+        'deployment.environment.name': 'tracing-test',
+        'process.pid': ingress!.process.child.pid,
+      });
+      expect(span.resource['service.instance.id']).toEqual(expect.any(String));
+    }
+    // The HTTP server span is the caller's span's child.
+    const server = ofTrace().find((span) => span.parentSpanId === callerSpanId);
+    expect(server).toMatchObject({
+      name: 'POST /api/command',
+      attributes: { 'http.request.method': 'POST', 'http.route': '/api/command' },
+    });
+
+    const command = named('command LinkFantasyTeam');
+    expect(command?.attributes).toEqual(
+      expect.objectContaining({
+        'fts.command.type': 'LinkFantasyTeam',
+        'fts.aggregate.type': 'fantasy-team',
+        'fts.aggregate.id': teamId,
+        'fts.version.expected': 1,
+        'fts.version.new': 2,
+        'fts.command.outcome': 'accepted',
+      }),
+    );
+    // One span per script, both the command's children.
+    for (const script of ['lockAndLoad', 'appendEvents']) {
+      const spans = ofTrace().filter((span) => span.name === `EVALSHA ${script}`);
+      expect(spans).toHaveLength(1);
+      expect(spans[0]).toMatchObject({
+        parentSpanId: command?.spanId,
+        attributes: { 'db.system.name': 'redis', 'db.stored_procedure.name': script },
+      });
+    }
+    expect(receiver.contentTypes).toContain('application/json');
+    expect(receiver.spans.filter((span) => span.traceId === probeTraceId)).toEqual([]);
+
+    // The request's access line carries the trace and a span of it.
+    const lines = ingress!.process
+      .stdout()
+      .split('\n')
+      .filter((line) => line.startsWith('{'))
+      .map((line) => JSON.parse(line) as Record<string, unknown>);
+    const spanIds = ofTrace().map((span) => span.spanId);
+    const access = lines.find((line) => line.message === 'request finished' && line.trace_id === traceId);
+    expect(access).toMatchObject({ path: '/api/command', status: 200 });
+    expect(spanIds).toContain(access?.span_id);
+  }, 60_000);
+});
+
+describe('Spans sent as OTLP/HTTP protobuf', () => {
+  let subject: TestApp;
+  let receiver: OtlpReceiver;
+
+  beforeAll(async () => {
+    receiver = new OtlpReceiver();
+    subject = await createTestApp({ JWT_SECRET });
+  });
+  afterAll(async () => {
+    await subject?.close();
+    await receiver?.close();
+  });
+
+  it('When the ingress and the worker stop on SIGTERM, then the spans still buffered are sent before they exit', async () => {
+    const env = {
+      ...testRedisEnv(),
+      REDIS_KEY_PREFIX: subject.config.redisKeyPrefix,
+      JWT_SECRET,
+      OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: `${await receiver.start()}/v1/traces`,
+      OTEL_EXPORTER_OTLP_PROTOCOL: 'http/protobuf',
+      // Nothing leaves on the schedule within the test: only the shutdown's flush sends.
+      OTEL_BSP_SCHEDULE_DELAY: '600000',
+    };
+    const worker = startServiceProcess('workers/main.ts', env);
+    let ingress: IngressProcess | undefined;
+    try {
+      ingress = await startIngressProcess(env, 60_000);
+      await worker.waitForOutput('worker ready', 60_000);
+      const traceId = randomBytes(16).toString('hex');
+      const answer = await fetch(`${ingress.baseUrl}/api/command`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', traceparent: `00-${traceId}-${'1'.repeat(16)}-01` },
+        body: '{}',
+      });
+      expect(answer.status).toBe(401);
+      expect(receiver.protobufBodies).toEqual([]);
+
+      ingress.process.child.kill('SIGTERM');
+      worker.child.kill('SIGTERM');
+      expect(await ingress.process.exited).toBe(0);
+      expect(await worker.exited).toBe(0);
+      const sent = Buffer.concat(receiver.protobufBodies);
+      expect(sent.includes(Buffer.from(traceId, 'hex'))).toBe(true);
+      expect(sent.includes(Buffer.from('fantasy-team-service-ingress'))).toBe(true);
+    } finally {
+      await killAll(ingress?.process, worker);
+    }
+  }, 120_000);
+});

@@ -102,9 +102,10 @@ describe('Redis restarted during a command (AOF, appendfsync always)', () => {
       await durable.resume();
       await eventually(async () => (await request(app).get('/readyz')).status === 200, 10_000, 100);
       // /readyz asks one connection; the store's may reconnect a moment later (it fails fast meanwhile).
+      const restarted = subject;
       let read: Awaited<ReturnType<typeof eventsOf>> | undefined;
       await eventually(
-        async () => (read = await eventsOf(subject, teamId).catch(() => undefined)) !== undefined,
+        async () => (read = await eventsOf(restarted, teamId).catch(() => undefined)) !== undefined,
         10_000,
         100,
       );

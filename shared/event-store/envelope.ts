@@ -17,6 +17,12 @@ export interface EventMetadata {
    * HTTP command.
    */
   readonly traceId?: string;
+  /**
+   * The W3C trace context of the command span that wrote the event, when that trace was sampled
+   * (ADR 0031): the projector's and the delivery's spans of the event join that trace. Absent with
+   * tracing off or unsampled.
+   */
+  readonly traceparent?: string;
 }
 
 /** An event as stored: in the aggregate's stream and in the global log, as one JSON field. */

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 
 import { isRedisUnavailable } from '../redis/connections';
-import { inSpan } from '../tracing/spans';
+import { inSpan, sampledTraceparent } from '../tracing/spans';
 import type { Decider, DecisionContext, DomainEvent, RejectionKind } from './decider';
 import type { EventEnvelope, EventMetadata } from './envelope';
 import {
@@ -115,12 +115,12 @@ export class CommandHandler {
   ): Promise<HandledCommand<State, Event>> {
     const { type } = input.command as { readonly type?: unknown };
     const commandType = typeof type === 'string' ? type : 'unknown';
-    const attributes = {
+    const attributes = () => ({
       'fts.command.type': commandType,
       'fts.aggregate.type': decider.aggregateType,
       'fts.aggregate.id': input.aggregateId.toLowerCase(),
       ...(input.expectedVersion ? { 'fts.version.expected': input.expectedVersion } : {}),
-    };
+    });
     return inSpan(`command ${commandType}`, attributes, async (span) => {
       try {
         const handled = await this.run(decider, input);
@@ -198,6 +198,9 @@ export class CommandHandler {
       // 5. Append with the loaded version as the fence; the same script releases the lock and
       //    records the request id.
       const occurredAt = input.context.now.toISOString();
+      // A sampled command's events carry its span, so the worker's spans of them join its trace.
+      const traceparent = sampledTraceparent();
+      const metadata = traceparent ? { ...input.metadata, traceparent } : input.metadata;
       const envelopes = decision.events.map((event, index): EventEnvelope<Event> => ({
         eventId: randomUUID(),
         eventType: event.type,
@@ -206,7 +209,7 @@ export class CommandHandler {
         version: version + index + 1,
         occurredAt,
         data: event.data,
-        metadata: input.metadata,
+        metadata,
       }));
       const nextState = decision.events.reduce((folded, event) => decider.evolve(folded, event), state);
       const { underLock } = input;

@@ -9,7 +9,8 @@ export const STREAM_EVENT_FIELD = 'event';
 /**
  * An envelope as an aggregate stream stores it (ADR 0020): without what the stream's key and the
  * entry id (`0-<version>`) already say. The usual envelope is written positionally (ADR 0020 §2b):
- * `[eventId, eventType, occurredAt, data, actorUserId, requestId, correlationId(, traceId)]`, with
+ * `[eventId, eventType, occurredAt, data, actorUserId, requestId, correlationId(, traceId(, traceparent))]`
+ * (traceId null when only a traceparent follows), with
  * `occurredAt` as epoch milliseconds when that spells the same ISO text back. Any other envelope (an
  * id the lower-cased key does not spell, fields in another order, an unknown metadata field) is
  * written as an object, so every envelope reads back exactly as it was appended.
@@ -25,7 +26,8 @@ type OwnFields = Omit<EventEnvelope, 'aggregateType' | 'aggregateId' | 'version'
 /** The envelope's own fields, in this order, are what the positional form holds. */
 const OWN_FIELDS = 'eventId,eventType,occurredAt,data,metadata';
 const METADATA_FIELDS = 'actorUserId,requestId,correlationId';
-const METADATA_FIELDS_TRACED = `${METADATA_FIELDS},traceId`;
+/** The optional metadata fields, in the order they follow the others. */
+const OPTIONAL_METADATA = ['traceId', 'traceparent'] as const;
 
 /** The positional form of `own`, or undefined when it would not read back as the same envelope. */
 function positional(own: OwnFields): string | undefined {
@@ -34,22 +36,29 @@ function positional(own: OwnFields): string | undefined {
   if (typeof eventId !== 'string' || typeof eventType !== 'string' || typeof occurredAt !== 'string')
     return undefined;
   if (typeof metadata !== 'object' || metadata === null) return undefined;
-  const { actorUserId, requestId, correlationId, traceId } = metadata;
-  // A traceId key holding undefined is left out by JSON, as the object form would.
+  const { actorUserId, requestId, correlationId, traceId, traceparent } = metadata;
+  // An optional key holding undefined is left out by JSON, as the object form would.
+  const present = OPTIONAL_METADATA.filter((name) => metadata[name] !== undefined);
   const names = Object.keys(metadata)
-    .filter((name) => name !== 'traceId' || traceId !== undefined)
+    .filter((name) => metadata[name as keyof typeof metadata] !== undefined || !isOptional(name))
     .join(',');
-  if (names !== (traceId === undefined ? METADATA_FIELDS : METADATA_FIELDS_TRACED)) return undefined;
+  if (names !== [METADATA_FIELDS, ...present].join(',')) return undefined;
   if (typeof actorUserId !== 'string' || (requestId !== null && typeof requestId !== 'string'))
     return undefined;
   if (correlationId !== null && typeof correlationId !== 'string') return undefined;
   if (traceId !== undefined && typeof traceId !== 'string') return undefined;
+  if (traceparent !== undefined && typeof traceparent !== 'string') return undefined;
   const at = Date.parse(occurredAt);
   // Only an instant whose ISO text is exactly occurredAt is stored as a number.
   const when = Number.isFinite(at) && new Date(at).toISOString() === occurredAt ? at : occurredAt;
   const values: unknown[] = [eventId, eventType, when, data, actorUserId, requestId, correlationId];
-  if (traceId !== undefined) values.push(traceId);
+  if (traceparent !== undefined) values.push(traceId ?? null, traceparent);
+  else if (traceId !== undefined) values.push(traceId);
   return JSON.stringify(values);
+}
+
+function isOptional(name: string): boolean {
+  return (OPTIONAL_METADATA as readonly string[]).includes(name);
 }
 
 /** The part of an envelope a stored entry may leave out: what its stream says. */
@@ -88,15 +97,20 @@ type PositionalEnvelope = [
   actorUserId: string,
   requestId: string | null,
   correlationId: string | null,
-  traceId?: string,
+  traceId?: string | null,
+  traceparent?: string,
 ];
 
 function fromPositional(stored: PositionalEnvelope, place: StreamPlace): EventEnvelope {
   const [eventId, eventType, occurredAt, data, actorUserId, requestId, correlationId] = stored;
-  const metadata =
-    stored.length > 7
-      ? { actorUserId, requestId, correlationId, traceId: stored[7] }
-      : { actorUserId, requestId, correlationId };
+  const [traceId, traceparent] = [stored[7] ?? undefined, stored[8]];
+  const metadata = {
+    actorUserId,
+    requestId,
+    correlationId,
+    ...(traceId === undefined ? {} : { traceId }),
+    ...(traceparent === undefined ? {} : { traceparent }),
+  };
   return {
     eventId,
     eventType,

@@ -1,3 +1,4 @@
+import { enableSpans } from './spans';
 import type * as Sdk from './tracing-sdk';
 import type { TracedProcess } from './tracing-sdk';
 
@@ -34,6 +35,7 @@ export function startTracing(
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const sdk = require('./tracing-sdk') as typeof Sdk;
   running = sdk.startSdk(role, untracedPaths);
+  enableSpans();
 }
 
 /** Exports the spans still buffered and stops the SDK; nothing to do when tracing is off. */

@@ -67,6 +67,33 @@ describe('Envelopes as an aggregate stream stores them (no Redis)', () => {
     expect(JSON.stringify(envelopeFromStream(stored, place))).toBe(JSON.stringify(written));
   });
 
+  it('When the metadata carries a trace context, then it is stored last, 58 bytes more, and reads back in its place', () => {
+    const traceparent = `00-${'4'.repeat(32)}-${'a'.repeat(16)}-01`;
+    const plain = envelope('abc-def');
+    for (const metadata of [
+      { actorUserId: 'a', requestId: 'r-1', correlationId: null, traceId: 't-1', traceparent },
+      { actorUserId: 'a', requestId: null, correlationId: 'c', traceparent },
+    ]) {
+      const written: EventEnvelope = { ...plain, metadata };
+      const stored = compactEnvelopeJson(written);
+      expect(JSON.parse(stored)).toHaveLength(9);
+      expect(JSON.stringify(envelopeFromStream(stored, place))).toBe(JSON.stringify(written));
+    }
+    const withoutTraceId: EventEnvelope = { ...plain, metadata: { ...plain.metadata, traceparent } };
+    // `,null` holds the traceId's place; `,"<55 characters>"` the context.
+    expect(compactEnvelopeJson(withoutTraceId).length - compactEnvelopeJson(plain).length).toBe(5 + 58);
+  });
+
+  it('When the trace context comes before the traceId, then the envelope is kept as an object, in its order', () => {
+    const written: EventEnvelope = {
+      ...envelope('abc-def'),
+      metadata: { actorUserId: 'a', requestId: null, correlationId: 'c', traceparent: 'x', traceId: 't' },
+    };
+    const stored = compactEnvelopeJson(written);
+    expect(stored.startsWith('{')).toBe(true);
+    expect(JSON.stringify(envelopeFromStream(stored, place))).toBe(JSON.stringify(written));
+  });
+
   it('When the metadata holds a traceId key without a value, then it reads back as JSON would keep it: without the key', () => {
     const written: EventEnvelope = {
       ...envelope('abc-def'),

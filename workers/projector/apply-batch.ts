@@ -19,7 +19,14 @@ export const SEALED_ENVELOPES = new EnvelopeCodecs(ALL_ENVELOPE_CODECS);
  * reached in the projection (what the projector announces), or the fence saying someone else did.
  */
 export type BatchResult =
-  { readonly entries: number; readonly checkpoint: string; readonly projected: ProjectedVersions } | 'fenced';
+  | {
+      readonly entries: number;
+      readonly checkpoint: string;
+      readonly projected: ProjectedVersions;
+      /** The events applied (of the projection's type), opened. */
+      readonly events: readonly EventEnvelope[];
+    }
+  | 'fenced';
 
 /**
  * Applies the next batch of `projection` from one log partition after `checkpoint`: reads the
@@ -40,7 +47,7 @@ export async function applyNextBatch(
   codecs: EnvelopeCodecs = SEALED_ENVELOPES,
 ): Promise<BatchResult> {
   const batch = await readBatch(redis, keys, projection, partition, checkpoint, batchSize);
-  if (!batch) return { entries: 0, checkpoint, projected: new Map() };
+  if (!batch) return { entries: 0, checkpoint, projected: new Map(), events: [] };
   const { documentKeys, documents } = batch;
   const [events, stored] = await Promise.all([
     codecs.open(redis, keys, batch.envelopes),
@@ -56,7 +63,7 @@ export async function applyNextBatch(
     stored,
   );
   return applied
-    ? { entries: batch.entries, checkpoint: batch.lastId, projected: projectedVersionsOf(events) }
+    ? { entries: batch.entries, checkpoint: batch.lastId, projected: projectedVersionsOf(events), events }
     : 'fenced';
 }
 

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 
+import type { EventEnvelope } from '../../shared/event-store/envelope';
 import type { Logger } from '../../shared/logger';
 import type { AnyProjection } from '../../shared/projections/projection';
 import {
@@ -11,6 +12,7 @@ import type { RedisClient } from '../../shared/redis/connections';
 import type { Keys } from '../../shared/redis/keys';
 import { partitionOf } from '../../shared/redis/partitions';
 import { registerScripts } from '../../shared/redis/scripts';
+import { recordEventSpan, tracingOn } from '../../shared/tracing/spans';
 import { WakeablePause } from '../../shared/wakeable-pause';
 import { applyNextBatch, readCheckpoint } from './apply-batch';
 import { ownedId, type OwnedPartition, PartitionLeases } from './partition-leases';
@@ -228,6 +230,7 @@ export class Projector {
     const outcomes = await Promise.allSettled(
       partitions.map(async (owned) => {
         if (!this.running) return;
+        const startedAt = new Date();
         const result = await applyNextBatch(
           this.redis,
           this.keys,
@@ -243,6 +246,7 @@ export class Projector {
           return;
         }
         owned.checkpoint = result.checkpoint;
+        if (tracingOn()) recordProjectionSpans(owned.projection, result.events, result.entries, startedAt);
         // Changes projected, not entries read: a full pass steps over many entries of other types
         // (skipped by each projection), which says nothing about changes arriving side by side.
         changes += result.projected.size;
@@ -280,6 +284,34 @@ export class Projector {
   /** For tests and metrics: how many partitions this replica works on now. */
   get ownedPartitions(): number {
     return this.leases.owned.size;
+  }
+}
+
+/**
+ * A span per traced event the batch applied, in the trace its command was written in (ADR 0031): from
+ * the batch's start to its write, when the event became readable. Children of the command's span
+ * rather than one batch span linked to each: a trace then shows, under the command, how long until
+ * each projection showed it, which is what "my link took 3 seconds to show up" asks. Only sampled
+ * commands' events carry a context, so an unsampled batch records nothing.
+ */
+function recordProjectionSpans(
+  projection: AnyProjection,
+  events: readonly EventEnvelope[],
+  entries: number,
+  startTime: Date,
+): void {
+  const appliedAt = Date.now();
+  for (const event of events) {
+    recordEventSpan(`project ${projection.name}`, event.metadata.traceparent, startTime, () => ({
+      'fts.projection': projection.name,
+      'fts.event.type': event.eventType,
+      'fts.aggregate.type': event.aggregateType,
+      'fts.aggregate.id': event.aggregateId,
+      'fts.event.version': event.version,
+      'fts.batch.entries': entries,
+      // From the command's decision to readable in this projection.
+      'fts.projection.lag_ms': appliedAt - Date.parse(event.occurredAt),
+    }));
   }
 }
 

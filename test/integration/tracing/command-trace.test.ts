@@ -6,6 +6,7 @@ import {
   eventually,
   type IngressProcess,
   killAll,
+  type ServiceProcess,
   startIngressProcess,
   startServiceProcess,
 } from '../../helpers/processes';
@@ -17,6 +18,7 @@ describe('A command traced through the standard OpenTelemetry variables', () => 
   let subject: TestApp;
   let receiver: OtlpReceiver;
   let ingress: IngressProcess | undefined;
+  let worker: ServiceProcess | undefined;
   let token: string;
 
   const post = async (path: string, body: object, headers: Record<string, string> = {}) => {
@@ -35,19 +37,19 @@ describe('A command traced through the standard OpenTelemetry variables', () => 
     subject = await createTestApp({ JWT_SECRET });
     const email = `tracer-${randomUUID().slice(0, 8)}@example.com`;
     await subject.createUser({ email, password: PASSWORD, roles: ['Member'] });
-    ingress = await startIngressProcess(
-      {
-        ...testRedisEnv(),
-        REDIS_KEY_PREFIX: subject.config.redisKeyPrefix,
-        JWT_SECRET,
-        OTEL_TRACES_EXPORTER: 'otlp',
-        OTEL_EXPORTER_OTLP_ENDPOINT: endpoint,
-        OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
-        OTEL_BSP_SCHEDULE_DELAY: '100',
-        OTEL_RESOURCE_ATTRIBUTES: 'deployment.environment.name=tracing-test',
-      },
-      60_000,
-    );
+    const env = {
+      ...testRedisEnv(),
+      REDIS_KEY_PREFIX: subject.config.redisKeyPrefix,
+      JWT_SECRET,
+      OTEL_TRACES_EXPORTER: 'otlp',
+      OTEL_EXPORTER_OTLP_ENDPOINT: endpoint,
+      OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+      OTEL_BSP_SCHEDULE_DELAY: '100',
+      OTEL_RESOURCE_ATTRIBUTES: 'deployment.environment.name=tracing-test',
+    };
+    worker = startServiceProcess('workers/main.ts', env);
+    ingress = await startIngressProcess(env, 60_000);
+    await worker.waitForOutput('worker ready', 60_000);
     const answer = await post('/api/auth/token', {
       grant_type: 'password',
       username: email,
@@ -57,12 +59,12 @@ describe('A command traced through the standard OpenTelemetry variables', () => 
   }, 90_000);
 
   afterAll(async () => {
-    await killAll(ingress?.process);
+    await killAll(ingress?.process, worker);
     await subject?.close();
     await receiver?.close();
   });
 
-  it("When a LinkFantasyTeam comes with a traceparent, then the ingress's spans of it continue that trace, its log lines name it, and probes are not traced", async () => {
+  it("When a LinkFantasyTeam comes with a traceparent, then the ingress's spans of it continue that trace, its log lines name it, its events carry it to the projector's spans, and probes are not traced", async () => {
     const teamId = randomUUID();
     const created = await post(
       '/api/command',
@@ -93,12 +95,18 @@ describe('A command traced through the standard OpenTelemetry variables', () => 
 
     const ofTrace = () => receiver.spans.filter((span) => span.traceId === traceId);
     const named = (name: string) => ofTrace().find((span) => span.name === name);
+    const ingressSpans = () =>
+      ofTrace().filter((span) => span.resource['service.name'] === 'fantasy-team-service-ingress');
+    const projected = () => ofTrace().filter((span) => span.name.startsWith('project '));
     await eventually(
-      () => named('EVALSHA appendEvents') !== undefined && named('POST /api/command') !== undefined,
+      () =>
+        named('EVALSHA appendEvents') !== undefined &&
+        named('POST /api/command') !== undefined &&
+        projected().length > 0,
       15_000,
     );
 
-    for (const span of ofTrace()) {
+    for (const span of ingressSpans()) {
       expect(span.resource).toMatchObject({
         'service.name': 'fantasy-team-service-ingress',
         'deployment.environment.name': 'tracing-test',
@@ -132,6 +140,19 @@ describe('A command traced through the standard OpenTelemetry variables', () => 
         parentSpanId: command?.spanId,
         attributes: { 'db.system.name': 'redis', 'db.stored_procedure.name': script },
       });
+    }
+    // The worker applied the event in the command's trace: a child of the command's span.
+    for (const span of projected()) {
+      expect(span).toMatchObject({
+        parentSpanId: command?.spanId,
+        resource: { 'service.name': 'fantasy-team-service-worker', 'process.pid': worker!.child.pid },
+        attributes: {
+          'fts.event.type': 'FantasyTeamLinkedEvent',
+          'fts.aggregate.id': teamId,
+          'fts.event.version': 2,
+        },
+      });
+      expect(span.attributes['fts.projection.lag_ms']).toEqual(expect.any(Number));
     }
     expect(receiver.contentTypes).toContain('application/json');
     expect(receiver.spans.filter((span) => span.traceId === probeTraceId)).toEqual([]);

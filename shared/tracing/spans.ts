@@ -14,7 +14,8 @@ import {
 /**
  * The spans no library writes: a command, the event store's scripts, and the worker's spans of a
  * stored event (projected, delivered). With tracing off no SDK is registered and each of these is a
- * flag test: no attributes are built and the API is not entered (`tracingOn`).
+ * flag test: no attributes are built and the API is not entered (`tracingOn`); inside an unsampled
+ * trace they are one more test.
  */
 const tracer = trace.getTracer('fantasy-team-service');
 
@@ -44,6 +45,10 @@ export function inSpan<T>(
   kind: SpanKind = SpanKind.INTERNAL,
 ): Promise<T> {
   if (!enabled) return fn(UNTRACED);
+  // Inside a trace that is not sampled, a child would not be either (the samplers are parent-based):
+  // the work runs under the parent as it is, without a span's ids, attributes and context switch.
+  const parent = trace.getActiveSpan();
+  if (parent && !parent.isRecording()) return fn(parent);
   return tracer.startActiveSpan(name, { attributes: attributes(), kind }, async (span) => {
     try {
       return await fn(span);

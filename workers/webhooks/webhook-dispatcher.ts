@@ -58,8 +58,11 @@ export const DEFAULT_DISPATCHER_OPTIONS: DispatcherOptions = {
 
 /** What the dispatcher reports to metrics. */
 export interface WebhookDeliveryMetrics {
-  recordWebhookAttempt(status: DeliveryStatus, seconds: number): void;
-  /** Called at every scrape: subscription id -> age (s) of its oldest event not yet delivered. */
+  recordWebhookAttempt(status: DeliveryStatus, seconds: number, subscriptionId: string): void;
+  /**
+   * Called at every scrape: subscription id -> age (s) of its oldest event not yet delivered, for
+   * every subscription known (the per-subscription series are these).
+   */
   collectWebhookBacklog(source: () => ReadonlyMap<string, number>): void;
 }
 
@@ -438,7 +441,7 @@ export class WebhookDispatcher {
       }
       const retries = this.settings.retryScheduleMs;
       const { result, status } = await this.deliver(subscription, event, attempt, JSON.stringify(payload));
-      this.metrics?.recordWebhookAttempt(status, result.durationMs / 1000);
+      this.metrics?.recordWebhookAttempt(status, result.durationMs / 1000, subscription.id);
       // The log entry, the endpoint's health and the lane's position are independent writes: sent
       // together (one round trip on the auto-pipelining connection).
       const logged = this.deliveryLog.record(subscription.id, {

@@ -182,6 +182,23 @@ export class Metrics implements SignInMetrics, EventStreamMetrics {
     registers: [this.registry],
   });
 
+  /**
+   * Failed attempts per subscription (a label, unlike `webhook_deliveries_total`'s outcomes): which
+   * endpoint fails, and how often. Subscriptions are a small set Admins create, so the series are
+   * bounded; they are the subscriptions the dispatcher knows (the lag gauge's), each from 0, so a
+   * first failure shows as a rise, and a deleted subscription's series goes at the next scrape.
+   */
+  private readonly webhookFailedAttempts: Counter<'subscription'> = new Counter({
+    name: `${METRIC_PREFIX}webhook_failed_attempts_total`,
+    help: 'Per webhook subscription: delivery attempts that got no 2xx (retried later or given up).',
+    labelNames: ['subscription'] as const,
+    registers: [this.registry],
+    collect: () => this.alignWebhookSeries(),
+  });
+
+  /** The subscriptions with a failed-attempts series. */
+  private readonly webhookSeries = new Set<string>();
+
   private webhookBacklogSource: (() => ReadonlyMap<string, number>) | undefined;
 
   constructor(private readonly logger?: Logger) {
@@ -362,9 +379,29 @@ export class Metrics implements SignInMetrics, EventStreamMetrics {
     this.projectorLagSource = source;
   }
 
-  recordWebhookAttempt(outcome: string, seconds: number): void {
+  recordWebhookAttempt(outcome: string, seconds: number, subscription: string): void {
     this.webhookAttempts.inc({ outcome });
     this.webhookAttemptDuration.observe(seconds);
+    if (outcome === 'delivered') return;
+    this.webhookFailedAttempts.inc({ subscription });
+    this.webhookSeries.add(subscription);
+  }
+
+  /** One failed-attempts series per subscription the dispatcher knows now: new ones at 0, gone ones dropped. */
+  private alignWebhookSeries(): void {
+    const source = this.webhookBacklogSource;
+    if (!source) return;
+    const known = source();
+    for (const subscription of this.webhookSeries) {
+      if (known.has(subscription)) continue;
+      this.webhookFailedAttempts.remove({ subscription });
+      this.webhookSeries.delete(subscription);
+    }
+    for (const subscription of known.keys()) {
+      if (this.webhookSeries.has(subscription)) continue;
+      this.webhookFailedAttempts.inc({ subscription }, 0);
+      this.webhookSeries.add(subscription);
+    }
   }
 
   /** Reads each webhook subscription's oldest undelivered event's age on every scrape (workers). */

@@ -28,6 +28,11 @@ export function startSdk(role: TracedProcess, untracedPaths: readonly string[]):
       new HttpInstrumentation({
         // Probes and scrapes, every few seconds per replica: a trace each would bury the requests'.
         ignoreIncomingRequestHook: (request) => untraced.has((request.url ?? '').split('?')[0] ?? ''),
+        // The only requests the service makes are webhooks: this instrumentation's client span would
+        // export their full URL, which may carry the receiver's token, and start a trace of its own
+        // for an event that carries none. The dispatcher writes the delivery span and sets the
+        // `traceparent` itself (workers/webhooks/webhook-dispatcher.ts).
+        disableOutgoingRequestInstrumentation: true,
       }),
       // Routers and handlers only: a span per middleware would drown the request's own.
       new ExpressInstrumentation({ ignoreLayersType: [ExpressLayerType.MIDDLEWARE] }),

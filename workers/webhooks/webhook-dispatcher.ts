@@ -1,8 +1,10 @@
 import { randomUUID } from 'node:crypto';
 
+import { type Attributes, context, propagation, SpanKind, SpanStatusCode } from '@opentelemetry/api';
 import { Webhook } from 'standardwebhooks';
 
 import { SYSTEM_ACTOR } from '../../shared/accounts/account';
+import type { EventEnvelope } from '../../shared/event-store/envelope';
 import type { EventStore } from '../../shared/event-store/event-store';
 import type { CommandHandler } from '../../shared/event-store/handle-command';
 import type { Logger } from '../../shared/logger';
@@ -11,6 +13,7 @@ import type { RedisClient } from '../../shared/redis/connections';
 import type { Keys } from '../../shared/redis/keys';
 import { partitionOf } from '../../shared/redis/partitions';
 import { registerScripts } from '../../shared/redis/scripts';
+import { inEventSpan, tracingOn } from '../../shared/tracing/spans';
 import { userDecider, type UserState } from '../../shared/user/user.decider';
 import type { UserEvent } from '../../shared/user/user.events';
 import { WakeablePause } from '../../shared/wakeable-pause';
@@ -55,8 +58,11 @@ export const DEFAULT_DISPATCHER_OPTIONS: DispatcherOptions = {
 
 /** What the dispatcher reports to metrics. */
 export interface WebhookDeliveryMetrics {
-  recordWebhookAttempt(status: DeliveryStatus, seconds: number): void;
-  /** Called at every scrape: subscription id -> age (s) of its oldest event not yet delivered. */
+  recordWebhookAttempt(status: DeliveryStatus, seconds: number, subscriptionId: string): void;
+  /**
+   * Called at every scrape: subscription id -> age (s) of its oldest event not yet delivered, for
+   * every subscription known (the per-subscription series are these).
+   */
   collectWebhookBacklog(source: () => ReadonlyMap<string, number>): void;
 }
 
@@ -433,14 +439,9 @@ export class WebhookDispatcher {
       if (!this.undelivered.has(lane)) {
         this.undelivered.set(lane, { subscriptionId: subscription.id, sinceMs: entryTimeMs(entryId) });
       }
-      const result = await this.attempt(subscription, event.eventId, JSON.stringify(payload));
       const retries = this.settings.retryScheduleMs;
-      const status: DeliveryStatus = result.ok
-        ? 'delivered'
-        : attempt > retries.length
-          ? 'failed'
-          : 'retrying';
-      this.metrics?.recordWebhookAttempt(status, result.durationMs / 1000);
+      const { result, status } = await this.deliver(subscription, event, attempt, JSON.stringify(payload));
+      this.metrics?.recordWebhookAttempt(status, result.durationMs / 1000, subscription.id);
       // The log entry, the endpoint's health and the lane's position are independent writes: sent
       // together (one round trip on the auto-pipelining connection).
       const logged = this.deliveryLog.record(subscription.id, {
@@ -684,21 +685,66 @@ export class WebhookDispatcher {
     this.pause.wake();
   }
 
+  /**
+   * One attempt at an event, in the trace the event was written in when it carries one: a client
+   * span, the command's child, whose context the request carries on (`traceparent`), so a receiver
+   * that traces joins the trace. The span names no URL (it may carry the receiver's token).
+   */
+  private deliver(
+    subscription: ActiveSubscription,
+    event: EventEnvelope,
+    attempt: number,
+    body: string,
+  ): Promise<{ result: AttemptResult; status: DeliveryStatus }> {
+    const attributes = (): Attributes => ({
+      'http.request.method': 'POST',
+      'fts.webhook.subscription.id': subscription.id,
+      'fts.event.id': event.eventId,
+      'fts.event.type': event.eventType,
+      'fts.webhook.attempt': attempt,
+    });
+    return inEventSpan(
+      'webhook POST',
+      event.metadata.traceparent,
+      attributes,
+      async (span) => {
+        const result = await this.attempt(subscription, event.eventId, body);
+        const status: DeliveryStatus = result.ok
+          ? 'delivered'
+          : attempt > this.settings.retryScheduleMs.length
+            ? 'failed'
+            : 'retrying';
+        if (span.isRecording()) {
+          span.setAttribute('fts.webhook.outcome', status);
+          if (result.httpStatus !== null) span.setAttribute('http.response.status_code', result.httpStatus);
+          if (result.error !== null) {
+            // The failure's class, as the delivery log has it: never an address or the error's text.
+            span.setAttribute('error.type', result.error);
+            span.setStatus({ code: SpanStatusCode.ERROR, message: result.error });
+          }
+        }
+        return { result, status };
+      },
+      SpanKind.CLIENT,
+    );
+  }
+
   /** One signed POST: a fresh webhook-timestamp, one v1 signature per secret that signs now. */
   private attempt(subscription: ActiveSubscription, eventId: string, body: string): Promise<AttemptResult> {
     const timestamp = new Date();
     const signature = subscription.secrets
       .map((secret) => (this.signers.get(secret) ?? new Webhook(secret)).sign(eventId, timestamp, body))
       .join(' ');
-    return this.sender.send(
-      subscription.url,
-      {
-        'webhook-id': eventId,
-        'webhook-timestamp': String(Math.floor(timestamp.getTime() / 1000)),
-        'webhook-signature': signature,
-      },
-      body,
-    );
+    const headers: Record<string, string> = {
+      'webhook-id': eventId,
+      'webhook-timestamp': String(Math.floor(timestamp.getTime() / 1000)),
+      'webhook-signature': signature,
+    };
+    // The active span's context (the delivery span's, when the event carries a sampled trace; none
+    // otherwise), set by hand: the http instrumentation leaves outgoing requests alone (tracing-sdk.ts).
+    // Outside the signature: the signed content is the id, timestamp and body only.
+    if (tracingOn()) propagation.inject(context.active(), headers);
+    return this.sender.send(subscription.url, headers, body);
   }
 
   /**

@@ -141,6 +141,8 @@ describe('The Grafana dashboard', () => {
         samplesOf(samples, 'fts_webhook_deliveries_total').length > 0 &&
         samplesOf(samples, 'fts_webhook_oldest_undelivered_seconds', { subscription: subscriptionId })
           .length > 0 &&
+        samplesOf(samples, 'fts_webhook_failed_attempts_total', { subscription: subscriptionId }).length >
+          0 &&
         samplesOf(samples, 'fts_import_duration_seconds_count').length > 0 &&
         samplesOf(samples, 'fts_event_streams_closed_total').length > 0
       );

@@ -50,11 +50,35 @@ describe('Webhook metrics on a worker', () => {
     );
     const samples = await scrape();
     expect(sampleSum(samples, 'fts_webhook_attempt_duration_seconds_count')).toBeGreaterThanOrEqual(3);
+    // The failures are the subscription's (the delivered attempt is not one).
+    expect(
+      sampleSum(samples, 'fts_webhook_failed_attempts_total', { subscription: id }),
+    ).toBeGreaterThanOrEqual(2);
+    expect(sampleSum(samples, 'fts_webhook_failed_attempts_total', { subscription: id })).toBe(
+      sampleSum(samples, 'fts_webhook_deliveries_total') -
+        sampleSum(samples, 'fts_webhook_deliveries_total', { outcome: 'delivered' }),
+    );
     await eventually(async () => {
       const age = samplesOf(await scrape(), 'fts_webhook_oldest_undelivered_seconds', {
         subscription: id,
       })[0];
       return (age?.value ?? 0) > 0;
+    }, 15_000);
+  });
+
+  it('When a subscription is created and then deleted, then its failures series starts at 0 and goes with it', async () => {
+    const { id } = await harness.subscribe(target.url, ['FantasyTeamArchivedEvent']);
+    await eventually(async () => {
+      const series = samplesOf(await scrape(), 'fts_webhook_failed_attempts_total', { subscription: id });
+      return series.length === 1 && series[0]?.value === 0;
+    }, 15_000);
+    expect((await harness.admin.send('DeleteWebhookSubscription', { aggregateRootId: id })).status).toBe(200);
+    await eventually(async () => {
+      const samples = await scrape();
+      return (
+        samplesOf(samples, 'fts_webhook_failed_attempts_total', { subscription: id }).length === 0 &&
+        samplesOf(samples, 'fts_webhook_oldest_undelivered_seconds', { subscription: id }).length === 0
+      );
     }, 15_000);
   });
 });

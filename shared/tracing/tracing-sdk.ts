@@ -5,6 +5,8 @@ import { defaultResource, resourceFromAttributes } from '@opentelemetry/resource
 import { NodeSDK } from '@opentelemetry/sdk-node';
 import { ATTR_SERVICE_NAME } from '@opentelemetry/semantic-conventions';
 
+import { instrumentationNames } from './instrumentation-names';
+
 /** The process a resource names: its `service.name` is `fantasy-team-service-<role>`. */
 export type TracedProcess = 'ingress' | 'worker';
 
@@ -24,7 +26,19 @@ export function startSdk(role: TracedProcess, untracedPaths: readonly string[]):
     ),
     metricReaders: [],
     logRecordProcessors: [],
-    instrumentations: [
+    instrumentations: instrumentationsFor(untraced),
+  });
+  sdk.start();
+  return sdk;
+}
+
+/** One instrumentation, as the SDK takes them. */
+type Instrumentation = NonNullable<NonNullable<ConstructorParameters<typeof NodeSDK>[0]>['instrumentations']>[number];
+
+/** The maintained instrumentations, by the names `instrumentationNames` reads the environment with. */
+function instrumentationsFor(untraced: ReadonlySet<string>, env: NodeJS.ProcessEnv = process.env): Instrumentation[] {
+  const all: Record<string, () => Instrumentation> = {
+    http: () =>
       new HttpInstrumentation({
         // Probes and scrapes, every few seconds per replica: a trace each would bury the requests'.
         ignoreIncomingRequestHook: (request) => untraced.has((request.url ?? '').split('?')[0] ?? ''),
@@ -34,11 +48,12 @@ export function startSdk(role: TracedProcess, untracedPaths: readonly string[]):
         // `traceparent` itself (workers/webhooks/webhook-dispatcher.ts).
         disableOutgoingRequestInstrumentation: true,
       }),
-      // Routers and handlers only: a span per middleware would drown the request's own.
-      new ExpressInstrumentation({ ignoreLayersType: [ExpressLayerType.MIDDLEWARE] }),
-      new WinstonInstrumentation({ disableLogSending: true }),
-    ],
-  });
-  sdk.start();
-  return sdk;
+    // Routers and handlers only: a span per middleware would drown the request's own.
+    express: () => new ExpressInstrumentation({ ignoreLayersType: [ExpressLayerType.MIDDLEWARE] }),
+    winston: () => new WinstonInstrumentation({ disableLogSending: true }),
+  };
+  const names = instrumentationNames(Object.keys(all), env);
+  return Object.entries(all)
+    .filter(([name]) => names.includes(name))
+    .map(([, create]) => create());
 }

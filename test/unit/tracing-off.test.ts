@@ -1,6 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import path from 'node:path';
 
+import { instrumentationNames } from '../../shared/tracing/instrumentation-names';
 import { tracingRequested } from '../../shared/tracing/tracing';
 
 const ROOT = path.resolve(__dirname, '../..');
@@ -40,5 +41,18 @@ describe('Tracing switched by the standard OpenTelemetry variables', () => {
     [{ OTEL_TRACES_EXPORTER: 'otlp', OTEL_SDK_DISABLED: 'true' }, false],
   ])('When the environment is %j, then tracing is requested: %s', (env, requested) => {
     expect(tracingRequested(env)).toBe(requested);
+  });
+});
+
+describe('Instrumentations named by the standard variables of the Node auto-instrumentations', () => {
+  const available = ['http', 'express', 'winston'];
+  it.each([
+    [{}, ['http', 'express', 'winston']],
+    [{ OTEL_NODE_DISABLED_INSTRUMENTATIONS: 'express' }, ['http', 'winston']],
+    [{ OTEL_NODE_DISABLED_INSTRUMENTATIONS: ' http , express ' }, ['winston']],
+    [{ OTEL_NODE_ENABLED_INSTRUMENTATIONS: 'http,winston' }, ['http', 'winston']],
+    [{ OTEL_NODE_ENABLED_INSTRUMENTATIONS: 'http', OTEL_NODE_DISABLED_INSTRUMENTATIONS: 'http' }, []],
+  ])('When the environment is %j, then %j run', (env, names) => {
+    expect(instrumentationNames(available, env)).toEqual(names);
   });
 });

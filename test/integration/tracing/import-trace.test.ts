@@ -1,6 +1,10 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 
-import { createTestApp, type TestApp, testRedisEnv } from '../../helpers/app-fixture';
+import { Queue } from 'bullmq';
+
+import { IMPORT_QUEUE_NAME } from '../../../shared/importers/import-queue';
+import { closeConnections } from '../../../shared/redis/connections';
+import { createTestApp, openTestRedis, type TestApp, testRedisEnv } from '../../helpers/app-fixture';
 import { OtlpReceiver, type ReceivedSpan } from '../../helpers/otlp-receiver';
 import {
   eventually,
@@ -78,10 +82,11 @@ describe("An import's trace, from its request to its commands", () => {
       // The stalled-job check every second: BullMQ's upkeep runs often while the tests watch it.
       IMPORT_JOB_LOCK_MS: '2000',
     };
+    // Both compile at once: on a loaded machine that takes well over a minute.
     worker = startServiceProcess('workers/main.ts', env);
-    ingress = await startIngressProcess(env, 60_000);
-    await worker.waitForOutput('worker ready', 60_000);
-  }, 120_000);
+    ingress = await startIngressProcess(env, 120_000);
+    await worker.waitForOutput('worker ready', 120_000);
+  }, 240_000);
 
   afterAll(async () => {
     await killAll(ingress?.process, worker);
@@ -129,14 +134,22 @@ describe("An import's trace, from its request to its commands", () => {
   }, 60_000);
 
   it("When a High import comes with a traceparent while the queue is idle, then it runs in the ingress and its commands are spans of that trace under the request's span", async () => {
-    const { queue } = subject.services.importQueue;
-    await eventually(
-      async () =>
-        Object.values(await queue.getJobCounts('active', 'waiting', 'prioritized', 'delayed')).every(
-          (count) => count === 0,
-        ),
-      20_000,
-    );
+    // Idle, as the inline run needs it: read on a queue connection of the test's own, which waits
+    // for a loaded Redis (the app's fails fast).
+    const connection = openTestRedis(subject.logger, 'queue');
+    const queue = new Queue(IMPORT_QUEUE_NAME, {
+      connection,
+      prefix: subject.services.keys.importQueuePrefix(),
+    });
+    try {
+      await eventually(async () => {
+        const counts = await queue.getJobCounts('active', 'waiting', 'prioritized', 'delayed');
+        return Object.values(counts).every((count) => count === 0);
+      }, 30_000);
+    } finally {
+      await queue.close();
+      await closeConnections(connection);
+    }
     const traceId = randomBytes(16).toString('hex');
     const callerSpanId = randomBytes(8).toString('hex');
     const submitted = await submitSeeding('High', traceId, callerSpanId);

@@ -9,6 +9,7 @@ import { redactSecrets } from '../redaction';
 import { closeConnections, isRedisUnavailable, type RedisClient } from '../redis/connections';
 import type { Keys } from '../redis/keys';
 import { registerScripts } from '../redis/scripts';
+import { queueTelemetry } from '../tracing/queue-telemetry';
 import { IMPORT_SCRIPTS } from './import.scripts';
 import type { ImportPriority, ImportStatus } from './importer';
 import type { JobDataCipher } from './job-data-cipher';
@@ -100,9 +101,14 @@ export function importJobIdFor(submitterUserId: string, requestId: string): stri
   return uuidv5(`${submitterUserId.toLowerCase()}:${requestId.toLowerCase()}`, IMPORT_JOB_NAMESPACE);
 }
 
-export function importQueueOptions(config: Config, keys: Keys) {
+/**
+ * The import queue's options; with tracing on (the `OTEL_*` variables in `env`), BullMQ's telemetry,
+ * so a job carries the trace context it was added in.
+ */
+export function importQueueOptions(config: Config, keys: Keys, env: NodeJS.ProcessEnv = process.env) {
   return {
     prefix: keys.importQueuePrefix(),
+    ...queueTelemetry(env),
     defaultJobOptions: {
       // Transient failures (Redis away) are retried; business failures never throw, so never retry.
       attempts: 5,

@@ -1,16 +1,23 @@
 import { execFileSync } from 'node:child_process';
 import path from 'node:path';
 
+import { loadConfig } from '../../shared/config';
+import { importQueueOptions } from '../../shared/importers/import-queue';
+import { createKeys } from '../../shared/redis/keys';
 import { instrumentationNames } from '../../shared/tracing/instrumentation-names';
 import { tracingRequested } from '../../shared/tracing/tracing';
 
 const ROOT = path.resolve(__dirname, '../..');
 
-/** Starts tracing for an ingress in a fresh node under `env`, and lists the SDK modules it loaded. */
+/**
+ * Starts tracing for an ingress in a fresh node under `env` and asks for the queues' telemetry, and
+ * lists the modules of the SDK and of bullmq-otel it loaded.
+ */
 function sdkModulesLoadedUnder(env: Record<string, string>): string[] {
   const script = [
     "require('./shared/tracing/tracing').startTracing('ingress');",
-    'const loaded = Object.keys(require.cache).filter((file) => /@opentelemetry[\\\\/]sdk-/.test(file));',
+    "require('./shared/tracing/queue-telemetry').queueTelemetry();",
+    'const loaded = Object.keys(require.cache).filter((file) => /@opentelemetry[\\\\/]sdk-|bullmq-otel/.test(file));',
     'process.stdout.write(JSON.stringify(loaded));',
   ].join('\n');
   const clean = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('OTEL_')));
@@ -23,13 +30,31 @@ function sdkModulesLoadedUnder(env: Record<string, string>): string[] {
 }
 
 describe('Tracing switched by the standard OpenTelemetry variables', () => {
-  it('When no OTEL_* variable asks for traces, then none of the SDK is loaded', () => {
+  it('When no OTEL_* variable asks for traces, then none of the SDK nor of bullmq-otel is loaded', () => {
     expect(sdkModulesLoadedUnder({})).toEqual([]);
   }, 30_000);
 
-  it('When OTEL_TRACES_EXPORTER=otlp, then the SDK is loaded', () => {
-    expect(sdkModulesLoadedUnder({ OTEL_TRACES_EXPORTER: 'otlp' }).length).toBeGreaterThan(0);
+  it('When OTEL_TRACES_EXPORTER=otlp, then the SDK and bullmq-otel are loaded', () => {
+    const loaded = sdkModulesLoadedUnder({ OTEL_TRACES_EXPORTER: 'otlp' });
+    expect(loaded).toEqual(expect.arrayContaining([expect.stringMatching(/@opentelemetry[\\/]sdk-node/)]));
+    expect(loaded).toEqual(expect.arrayContaining([expect.stringMatching(/bullmq-otel/)]));
   }, 30_000);
+
+  it("When no OTEL_* variable asks for traces, then the import queue's options carry no telemetry; when one does, BullMQ's", () => {
+    const config = loadConfig({
+      NODE_ENV: 'test',
+      JWT_SECRET: 'a-unit-test-secret-of-at-least-32-characters',
+    });
+    const keys = createKeys('tracing-off:');
+    expect(importQueueOptions(config, keys, {})).not.toHaveProperty('telemetry');
+    expect(importQueueOptions(config, keys, { OTEL_TRACES_EXPORTER: 'none' })).not.toHaveProperty(
+      'telemetry',
+    );
+    expect(importQueueOptions(config, keys, { OTEL_TRACES_EXPORTER: 'otlp' }).telemetry).toEqual({
+      tracer: expect.anything(),
+      contextManager: expect.anything(),
+    });
+  });
 
   it.each([
     [{}, false],

@@ -16,6 +16,7 @@ import type { Logger } from '../../shared/logger';
 import type { Metrics } from '../../shared/metrics/metrics';
 import type { RedisClient } from '../../shared/redis/connections';
 import { runWithContext } from '../../shared/request-context';
+import { queueTelemetry } from '../../shared/tracing/queue-telemetry';
 
 /** Why a job that ran no import ended Failed: its data is gone or no key opens it. */
 export const UNREADABLE_JOB_MESSAGE =
@@ -96,6 +97,8 @@ export function startImportWorker(
     {
       connection,
       prefix: importQueueOptions(config, services.keys).prefix,
+      // With tracing on, each job runs in a span continuing the trace it was added in, and so do its commands.
+      ...queueTelemetry(),
       concurrency: config.workerConcurrency,
       lockDuration: config.imports.jobLockMs,
       stalledInterval: Math.max(1_000, Math.floor(config.imports.jobLockMs / 2)),

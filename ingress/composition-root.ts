@@ -7,7 +7,7 @@ import { ImportQueue } from '../shared/importers/import-queue';
 import { ImportResults } from '../shared/importers/import-results';
 import { JobDataCipher } from '../shared/importers/job-data-cipher';
 import type { Logger } from '../shared/logger';
-import type { SignInMetrics } from '../shared/metrics/metrics';
+import type { RateLimitMetrics, SignInMetrics } from '../shared/metrics/metrics';
 import {
   closeConnections,
   createRedisConnection,
@@ -74,7 +74,7 @@ export async function createIngressServices(
   redis: RedisClient,
   logger: Logger,
   hooks: CommandHandlerHooks = {},
-  signInMetrics?: SignInMetrics & Partial<EventStreamMetrics>,
+  signInMetrics?: SignInMetrics & Partial<EventStreamMetrics & RateLimitMetrics>,
 ): Promise<IngressServices> {
   const core = createCoreServices(config, redis, hooks);
   // What set-up has opened so far, closed (latest first) if a later step throws: a failed start
@@ -99,7 +99,7 @@ async function buildIngressServices(
   logger: Logger,
   core: CoreServices,
   opened: Array<() => Promise<void>>,
-  signInMetrics?: SignInMetrics & Partial<EventStreamMetrics>,
+  signInMetrics?: SignInMetrics & Partial<EventStreamMetrics & RateLimitMetrics>,
 ): Promise<IngressServices> {
   const throttle = new SignInThrottle(redis, core.keys, config.auth, logger, signInMetrics);
   const accountCache = await AccountCache.start(
@@ -125,7 +125,7 @@ async function buildIngressServices(
     verifier,
     tokens,
     accountCache,
-    new AccountRateLimit(redis, core.keys, config.rateLimit),
+    new AccountRateLimit(redis, core.keys, config.rateLimit, signInMetrics),
   );
   const idempotency = new CommandIdempotency(redis, core.keys);
   const teamLimit = new OwnerTeamLimit(redis, core.keys, core.store, config.teams.maxPerOwner);

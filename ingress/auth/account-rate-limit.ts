@@ -3,7 +3,8 @@ import { RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
 
 import type { Config } from '../../shared/config';
 import { AppError } from '../../shared/errors';
-import type { RedisClient } from '../../shared/redis/connections';
+import type { RateLimitMetrics } from '../../shared/metrics/metrics';
+import { isRedisUnavailable, masterHolding, type RedisClient } from '../../shared/redis/connections';
 import type { Keys } from '../../shared/redis/keys';
 
 /**
@@ -18,6 +19,16 @@ const LEASE_SHARE_OF_REMAINING = 1 / 20;
 const MAX_LEASE = 1_000;
 /** Accounts whose leases one process remembers; the least recently active are forgotten first. */
 const MAX_LEASED_ACCOUNTS = 10_000;
+/** When the account's counter is not counted (ADR 0030). */
+export const ACCOUNT_RATE_LIMIT_FAIL_OPEN = Object.freeze({
+  /**
+   * How long a reservation may wait for the counter's master before the request is admitted
+   * uncounted: far below a command's 2 s timeout and a failover's seconds, far above a round trip.
+   */
+  afterMs: 200,
+  /** How long one process then admits the account's requests uncounted before asking again. */
+  forMs: 1_000,
+});
 
 /** Points one process reserved in Redis for one account, in one window. */
 interface Lease {
@@ -46,15 +57,17 @@ export class AccountRateLimit {
 
   constructor(
     private readonly redis: RedisClient,
-    keys: Keys,
+    private readonly keys: Keys,
     settings: Config['rateLimit'],
+    private readonly metrics?: Partial<RateLimitMetrics>,
   ) {
     this.limit = settings.requestsPerAccount;
     this.maxLease = Math.min(MAX_LEASE, Math.max(1, Math.floor(this.limit * LEASE_SHARE_OF_LIMIT)));
     if (this.limit === 0) return;
     this.limiter = new RateLimiterRedis({
       storeClient: redis,
-      keyPrefix: keys.accountRequestsPrefix(),
+      // The whole key comes from keys.accountRequests (the account's partition tag in it).
+      keyPrefix: '',
       points: this.limit,
       duration: settings.windowSeconds,
       // An account over its limit is refused from memory until its window ends: the requests of
@@ -99,16 +112,24 @@ export class AccountRateLimit {
     return lease && lease.windowEndsAtMs > Date.now() ? lease : undefined;
   }
 
-  /** Reserves a lease of at least one point in Redis, or throws the 429 problem. */
+  /**
+   * Reserves a lease of at least one point in Redis, or throws the 429 problem. While the counter's
+   * master is away (a failover: Redis itself is ready, its other masters serve) the request is
+   * admitted at once, uncounted, rather than held for the failover (ADR 0030).
+   */
   private async reserve(limiter: RateLimiterRedis, userId: string, spent: Lease | undefined): Promise<void> {
     // A new window (or an account new to this process) is assumed untouched: if the others used
     // it meanwhile, a too-large ask is still answered exactly below.
     const remaining = spent?.remainingInWindow ?? this.limit;
     const size = Math.min(this.maxLease, Math.max(1, Math.floor(remaining * LEASE_SHARE_OF_REMAINING)));
+    const key = this.keys.accountRequests(userId);
+    if (!this.counterMasterReady(key)) return this.failOpen(userId);
     try {
-      const granted = await limiter.consume(userId, size);
+      const granted = await withinFailOpenBound(limiter.consume(key, size));
+      if (granted === TIMED_OUT) return this.failOpen(userId);
       this.keep(userId, size, granted.remainingPoints, granted.msBeforeNext);
     } catch (error) {
+      if (isRedisUnavailable(error)) return this.failOpen(userId);
       if (!(error instanceof RateLimiterRes)) throw error;
       // Redis added the whole ask and refused it for crossing the limit; the points that were
       // left before it are still ours to spend. (A refusal from memory says consumedPoints 0.)
@@ -123,7 +144,39 @@ export class AccountRateLimit {
     }
   }
 
+  /** False when the connection to the master holding `key` is down (one server: the connection). */
+  private counterMasterReady(key: string): boolean {
+    try {
+      return masterHolding(this.redis, key).status === 'ready';
+    } catch {
+      return false; // no known master serves the slot: it is moving
+    }
+  }
+
+  /** Admits requests of `userId` uncounted for a while: its counter's master is away. */
+  private failOpen(userId: string): void {
+    this.metrics?.recordRateLimitFailOpen?.();
+    this.keep(userId, this.limit, this.limit, ACCOUNT_RATE_LIMIT_FAIL_OPEN.forMs);
+  }
+
   private keep(userId: string, unspent: number, remainingInWindow: number, msBeforeNext: number): void {
     this.leases.set(userId, { unspent, remainingInWindow, windowEndsAtMs: Date.now() + msBeforeNext });
+  }
+}
+
+const TIMED_OUT = Symbol('timed out');
+
+/** The reservation's answer, or TIMED_OUT once the fail-open bound passed (its late end ignored). */
+async function withinFailOpenBound<T>(reservation: Promise<T>): Promise<T | typeof TIMED_OUT> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<typeof TIMED_OUT>((resolve) => {
+    timer = setTimeout(() => resolve(TIMED_OUT), ACCOUNT_RATE_LIMIT_FAIL_OPEN.afterMs);
+  });
+  // A late refusal or failure has no one to tell.
+  reservation.catch(() => undefined);
+  try {
+    return await Promise.race([reservation, timeout]);
+  } finally {
+    clearTimeout(timer);
   }
 }

@@ -39,6 +39,9 @@ export type Recall =
  * (caller, request id), so another account's same id is a request of its own that never sees or
  * spoils the first caller's. An answer naming its caller by e-mail is indexed per caller too, so
  * erasing the caller deletes it (`forgetCaller`, ADR 0014).
+ *
+ * The answer lies in the aggregate's partition and the request id's use in the caller's, so a
+ * command waits on no master but those two (ADR 0030). A new request reads only its use.
  */
 export class CommandIdempotency {
   constructor(
@@ -51,12 +54,14 @@ export class CommandIdempotency {
   }
 
   async recall(request: CommandRequestKey): Promise<Recall> {
-    const stored = await this.redis.get(this.keys.commandResponse(request.callerUserId, request.requestId));
+    const use = await this.redis.get(this.keys.commandRequestUse(request.callerUserId, request.requestId));
+    if (use === null) return { kind: 'new' };
+    if (use !== CommandIdempotency.fingerprint(request)) return { kind: 'mismatch' };
+    const stored = await this.redis.get(this.answerKey(request));
+    // Used, and its answer not kept (lost with a failover): the retry runs, and the aggregate's own
+    // record of the request id answers it if it had appended.
     if (stored === null) return { kind: 'new' };
-    const parsed = JSON.parse(stored) as StoredAnswer;
-    return parsed.fingerprint === CommandIdempotency.fingerprint(request)
-      ? { kind: 'replay', outcome: outcomeOf(parsed.answer) }
-      : { kind: 'mismatch' };
+    return { kind: 'replay', outcome: outcomeOf((JSON.parse(stored) as StoredAnswer).answer) };
   }
 
   /** Stores the outcome unless one is stored already; returns the one that is kept. */
@@ -65,18 +70,29 @@ export class CommandIdempotency {
     // never with a signing secret (a repeat is told it had one).
     const answer = commandAnswer(withoutSecret(outcome), request.requestId, request.commandType);
     if (![200, 400, 403].includes(answer.status)) return outcome;
-    const key = this.keys.commandResponse(request.callerUserId, request.requestId);
-    const stored: StoredAnswer = { fingerprint: CommandIdempotency.fingerprint(request), answer };
+    const fingerprint = CommandIdempotency.fingerprint(request);
+    const stored: StoredAnswer = { fingerprint, answer };
     if (mentionsAccount(answer.body.errorMessage ?? '', request.callerUserId)) {
       // Indexed first: a crash in between leaves an index entry naming nothing, never an answer
       // that erasing its caller would miss.
       const index = this.keys.commandAnswersNamingCaller(request.callerUserId);
       await Promise.all([
-        this.redis.sadd(index, request.requestId.toLowerCase()),
+        this.redis.hset(index, request.requestId.toLowerCase(), request.aggregateId.toLowerCase()),
         this.redis.expire(index, REPLAY_WINDOW_SECONDS),
       ]);
     }
-    const set = await this.redis.set(key, JSON.stringify(stored), 'EX', REPLAY_WINDOW_SECONDS, 'NX');
+    // The use and the answer are on two masters, written together: a use without its answer makes
+    // a retry run again (see recall), never replay another command's answer.
+    const [, set] = await Promise.all([
+      this.redis.set(
+        this.keys.commandRequestUse(request.callerUserId, request.requestId),
+        fingerprint,
+        'EX',
+        REPLAY_WINDOW_SECONDS,
+        'NX',
+      ),
+      this.redis.set(this.answerKey(request), JSON.stringify(stored), 'EX', REPLAY_WINDOW_SECONDS, 'NX'),
+    ]);
     if (set === 'OK') return outcome;
     // A concurrent duplicate answered first: both callers get the first outcome.
     const first = await this.recall(request);
@@ -89,12 +105,25 @@ export class CommandIdempotency {
    */
   async forgetCaller(callerUserId: string): Promise<number> {
     const index = this.keys.commandAnswersNamingCaller(callerUserId);
-    const requestIds = await this.redis.smembers(index);
+    const legacyIndex = this.keys.legacyCommandAnswers.namingCaller(callerUserId);
+    const [named, legacyRequestIds] = await Promise.all([
+      this.redis.hgetall(index),
+      this.redis.smembers(legacyIndex),
+    ]);
     // One key each: on a cluster they lie in different slots.
-    const deleted = await Promise.all(
-      requestIds.map((requestId) => this.redis.unlink(this.keys.commandResponse(callerUserId, requestId))),
-    );
-    await this.redis.unlink(index);
+    const deleted = await Promise.all([
+      ...Object.entries(named).map(([requestId, aggregateId]) =>
+        this.redis.unlink(this.keys.commandResponse(callerUserId, requestId, aggregateId)),
+      ),
+      ...legacyRequestIds.map((requestId) =>
+        this.redis.unlink(this.keys.legacyCommandAnswers.response(callerUserId, requestId)),
+      ),
+    ]);
+    await Promise.all([this.redis.unlink(index), this.redis.unlink(legacyIndex)]);
     return deleted.reduce((sum, count) => sum + count, 0);
+  }
+
+  private answerKey(request: CommandRequestKey): string {
+    return this.keys.commandResponse(request.callerUserId, request.requestId, request.aggregateId);
   }
 }

@@ -44,6 +44,12 @@ export interface HttpRequestLabels {
 /** How a sign-in that needed a password check ended (cached sign-ins are not counted). */
 export type SignInOutcome = 'succeeded' | 'failed' | 'throttled' | 'busy';
 
+/** What the account rate limit (ingress/auth) reports; Metrics implements it. */
+export interface RateLimitMetrics {
+  /** A request admitted uncounted: the master of its account's counter was away (ADR 0030). */
+  recordRateLimitFailOpen(): void;
+}
+
 /** What the sign-in path (ingress/auth) reports; Metrics implements it. */
 export interface SignInMetrics {
   recordSignIn(outcome: SignInOutcome): void;
@@ -67,7 +73,7 @@ const ROWS_PER_SECOND_BUCKETS = [1, 5, 10, 25, 50, 100, 250, 500, 1000, 2500, 50
  * labels, buckets), recorded through methods named for what happened. Values read from Redis
  * (projector lag, queue depth) and connection states are collected when scraped, never polled.
  */
-export class Metrics implements SignInMetrics, EventStreamMetrics {
+export class Metrics implements SignInMetrics, EventStreamMetrics, RateLimitMetrics {
   readonly registry = new Registry();
 
   private readonly httpRequestDuration = new Histogram({
@@ -141,6 +147,12 @@ export class Metrics implements SignInMetrics, EventStreamMetrics {
   private readonly accountsUnderAttack = new Counter({
     name: `${METRIC_PREFIX}auth_accounts_under_attack_total`,
     help: "Times one account's failed sign-ins from all addresses reached AUTH_ACCOUNT_WARNING_FAILURES within the window (each logged with the user id).",
+    registers: [this.registry],
+  });
+
+  private readonly rateLimitFailOpen = new Counter({
+    name: `${METRIC_PREFIX}rate_limit_fail_open_total`,
+    help: "Requests the account rate limit admitted without counting them, because the master holding the account's counter was away or did not answer within 200 ms (a failover): at most the failover's length per account and process.",
     registers: [this.registry],
   });
 
@@ -328,6 +340,10 @@ export class Metrics implements SignInMetrics, EventStreamMetrics {
 
   recordAccountUnderAttack(): void {
     this.accountsUnderAttack.inc();
+  }
+
+  recordRateLimitFailOpen(): void {
+    this.rateLimitFailOpen.inc();
   }
 
   eventStreamOpened(): void {

@@ -212,33 +212,60 @@ export function createKeys(prefix: string) {
     /** The HS256 secret generated once when JWT_SECRET is unset, so every replica signs alike. */
     generatedJwtSecret: () => `${prefix}auth:jwt-secret`,
     /**
-     * The first answer to one caller's command request id, replayed to that caller for 24 h (single
-     * key, no hash tag needed). The caller's user id is part of it: a request id belongs to its caller.
+     * The first answer to one caller's command request id, replayed to that caller for 24 h. In the
+     * aggregate's partition, beside the events it answers for: a command waits on no other master
+     * for it, and a failover keeps or loses it with those events (ADR 0030).
      */
-    commandResponse: (callerUserId: string, requestId: string) =>
-      `${prefix}idempotency:command:${callerUserId.toLowerCase()}:${requestId.toLowerCase()}`,
+    commandResponse: (callerUserId: string, requestId: string, aggregateId: string) =>
+      `${prefix}${partitionTag(partitionOf(aggregateId))}:idempotency:command:${callerUserId.toLowerCase()}:${requestId.toLowerCase()}`,
     /**
-     * Set: the request ids of one caller's remembered command answers that name the caller by
-     * e-mail (a refusal of an account command): what erasing the caller deletes (single key).
+     * String: what one caller's request id was first used for (its command type and aggregate), for
+     * 24 h, in the caller's partition: a request id belongs to its caller whatever the aggregate, so
+     * its reuse on another aggregate is refused (DUPLICATE_REQUEST_ID).
+     */
+    commandRequestUse: (callerUserId: string, requestId: string) =>
+      `${prefix}${partitionTag(partitionOf(callerUserId))}:idempotency:use:${callerUserId.toLowerCase()}:${requestId.toLowerCase()}`,
+    /**
+     * Hash: request id -> aggregate id, of one caller's remembered command answers that name the
+     * caller by e-mail (a refusal of an account command): what erasing the caller deletes. In the
+     * caller's partition.
      */
     commandAnswersNamingCaller: (callerUserId: string) =>
-      `${prefix}idempotency:naming:${callerUserId.toLowerCase()}`,
+      `${prefix}${partitionTag(partitionOf(callerUserId))}:idempotency:naming:${callerUserId.toLowerCase()}`,
+    /**
+     * Before ADR 0030: the untagged answer and naming index. Read only by erasure, for answers stored
+     * before an upgrade (they expire within 24 h of it); remove in the release after.
+     */
+    legacyCommandAnswers: Object.freeze({
+      response: (callerUserId: string, requestId: string) =>
+        `${prefix}idempotency:command:${callerUserId.toLowerCase()}:${requestId.toLowerCase()}`,
+      namingCaller: (callerUserId: string) => `${prefix}idempotency:naming:${callerUserId.toLowerCase()}`,
+    }),
     /**
      * Sorted set: the team ids one owner holds (score +inf) or has reserved for a create in flight
      * (score: the reservation's deadline, unix ms), bounding the teams per owner (an Admin's are
-     * indexed, unbounded) and naming the teams an erased owner's tombstone takes over (single key).
+     * indexed, unbounded) and naming the teams an erased owner's tombstone takes over. In the owner's
+     * partition: a create waits on no master but its team's and its caller's.
      */
-    ownerTeams: (ownerUserId: string) => `${prefix}owner-teams:${ownerUserId.toLowerCase()}`,
-    /** String: set once every team was indexed under its owner (an upgrade indexes them first). */
-    ownerTeamsIndexed: () => `${prefix}owner-teams-indexed`,
+    ownerTeams: (ownerUserId: string) =>
+      `${prefix}${partitionTag(partitionOf(ownerUserId))}:owner-teams:${ownerUserId.toLowerCase()}`,
+    /**
+     * String: set once every team was indexed under its owner in the owner's partition (ADR 0030):
+     * an upgrade indexes them first. A new name, so an index built under the untagged keys is rebuilt.
+     */
+    ownerTeamsIndexed: () => `${prefix}owner-teams-indexed:partitioned`,
     /** Set: the ids of the enabled accounts holding Admin (the last-Admin guard; single key). */
     enabledAdmins: () => `${prefix}accounts:enabled-admins`,
     /** String: set once enabledAdmins was built from every account (an upgrade builds it first). */
     enabledAdminsBuilt: () => `${prefix}accounts:enabled-admins:built`,
     /** Failed sign-in counters (the throttle), by account and by client address. */
     authFailuresPrefix: () => `${prefix}auth:failures`,
-    /** Requests counted per account within the rate-limit window (one single-key counter each). */
-    accountRequestsPrefix: () => `${prefix}rate:account`,
+    /**
+     * Requests counted per account within the rate-limit window, in the account's partition: the
+     * caller's own master, which its authentication reads already (ADR 0030).
+     */
+    accountRequests: (userId: string) =>
+      `${prefix}${partitionTag(partitionOf(userId))}:rate:account:${userId.toLowerCase()}`,
     /** Bytes of import bodies counted per account within the minute (one single-key counter each). */
     importBytesPrefix: () => `${prefix}rate:import-bytes`,
   });

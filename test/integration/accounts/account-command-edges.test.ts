@@ -140,7 +140,7 @@ describe('Account commands at their edges', () => {
 
     expect(await change()).toEqual({ kind: 'succeeded', eventCount: 1, version: 2 });
     // Lost as when the append's reply never came back: nothing was remembered for the requestId.
-    await app.redis.del(app.services.keys.commandResponse(member.userId, requestId));
+    await app.redis.del(app.services.keys.commandResponse(member.userId, requestId, member.userId));
 
     expect(await change()).toEqual({ kind: 'succeeded', eventCount: 1, version: 2 });
     const { version } = await app.services.store.loadRecord('user', member.userId, null);

@@ -84,7 +84,7 @@ describe('Per-account rate limit, counted in leases', () => {
   const currentUser = (replica: TestApp, authorization: string) =>
     request(replica.app).post('/api/readmodel').set('Authorization', authorization).send(CURRENT_USER);
   const requestsCounted = async (userId: string) =>
-    Number(await replicaA.redis.get(`${replicaA.services.keys.accountRequestsPrefix()}:${userId}`));
+    Number(await replicaA.redis.get(replicaA.services.keys.accountRequests(userId)));
 
   it('When an account sends requests, then a replica reserves them in Redis a lease at a time, not one call each', async () => {
     const userId = await replicaA.createUser({ email: 'steady@example.com', password: 'steady-password-1' });
@@ -102,12 +102,7 @@ describe('Per-account rate limit, counted in leases', () => {
     const auth = basic('late@example.com', 'late-password-1');
     // The other replicas have spent all but two points of this window (replica B has never seen
     // the account, so it asks for a full lease).
-    await replicaB.redis.set(
-      `${replicaB.services.keys.accountRequestsPrefix()}:${userId}`,
-      String(LIMIT - 2),
-      'PX',
-      60_000,
-    );
+    await replicaB.redis.set(replicaB.services.keys.accountRequests(userId), String(LIMIT - 2), 'PX', 60_000);
     const statuses = [];
     for (let i = 0; i < 4; i++) statuses.push((await currentUser(replicaB, auth)).status);
     expect(statuses).toEqual([200, 200, 429, 429]);

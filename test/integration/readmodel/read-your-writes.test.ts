@@ -145,7 +145,7 @@ describe('Read your own writes: command answers carry the version, minVersion re
     // Replayed from the remembered answer.
     expect((await link()).body).toEqual(first.body);
     // Replayed from the team's own record of the request (the remembered answer lost).
-    await subject.redis.del(subject.services.keys.commandResponse(owner.userId, requestId));
+    await subject.redis.del(subject.services.keys.commandResponse(owner.userId, requestId, team.id));
     expect((await link()).body).toEqual(first.body);
   });
 

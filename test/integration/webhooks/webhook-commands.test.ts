@@ -83,7 +83,7 @@ describe('Webhook subscription commands', () => {
     const requestId = randomUUID();
     const aggregateRootId = randomUUID();
     await create({ aggregateRootId }, { requestId });
-    await subject.redis.del(subject.services.keys.commandResponse(admin.userId, requestId));
+    await subject.redis.del(subject.services.keys.commandResponse(admin.userId, requestId, aggregateRootId));
     const again = await create({ aggregateRootId }, { requestId });
     expect(again.status).toBe(200);
     expect(again.body).not.toHaveProperty('signingSecret');

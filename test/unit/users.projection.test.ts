@@ -1,5 +1,6 @@
 import type { EventEnvelope } from '../../shared/event-store/envelope';
 import { createKeys } from '../../shared/redis/keys';
+import { partitionOf } from '../../shared/redis/partitions';
 import { ASSIGNABLE_ROLES } from '../../shared/roles';
 import type { UserEvent } from '../../shared/user/user.events';
 import { USER_VIEW_MEMBERS, type UserView } from '../../shared/user/user-view';
@@ -148,10 +149,10 @@ describe('The users projection (pure)', () => {
     expect(usersProjection.evolve(view, disabled)).not.toBe(view);
   });
 
-  it('When a Member is indexed, then it is in the 8 sets of its combinations (role Member or all, Human or all, enabled or all), member <email>\\0<id>, score 0', () => {
+  it('When a Member is indexed, then it is in the 8 sets of its combinations in its partition (role Member or all, Human or all, enabled or all), member <email>\\0<id>, score 0', () => {
     const entries = usersProjection.indexEntries?.(fresh, keys) ?? [];
     const sets = (role: string, type: string, state: string) =>
-      `users-unit:{users}:users:by-email:${role}:${type}:${state}`;
+      `users-unit:{p${partitionOf(USER)}}:users:by-email:${role}:${type}:${state}`;
     expect(entries).toEqual(
       ['all', 'Member'].flatMap((role) =>
         ['all', 'Human'].flatMap((type) =>
@@ -191,13 +192,17 @@ describe('The users projection (pure)', () => {
           (filter.role === undefined || account.roles.includes(filter.role)) &&
           (filter.userType === undefined || account.userType === filter.userType) &&
           (filter.disabled === undefined || account.disabled === filter.disabled);
-        expect([filter, sets.has(listingIndexKey(keys, filter))]).toEqual([filter, matches]);
+        const partition = partitionOf(account.id);
+        expect([filter, sets.has(listingIndexKey(keys, filter, partition))]).toEqual([filter, matches]);
       }
     }
     // An Admin holding only Admin is not listed under Member or UserManager.
     const admin = new Set(listingIndexKeysOf(keys, { ...fresh, roles: ['Admin'] }));
-    expect(admin.has(listingIndexKey(keys, { role: 'Member' }))).toBe(false);
-    expect(admin.has(listingIndexKey(keys, { role: 'UserManager' }))).toBe(false);
+    const partition = partitionOf(fresh.id);
+    expect(admin.has(listingIndexKey(keys, { role: 'Member' }, partition))).toBe(false);
+    expect(admin.has(listingIndexKey(keys, { role: 'UserManager' }, partition))).toBe(false);
+    expect(admin.has(listingIndexKey(keys, { role: 'Admin' }, partition))).toBe(true);
+    expect(admin.has(listingIndexKey(keys, { role: 'Admin' }, (partition + 1) % 16))).toBe(false);
   });
 
   it('When a prefix is given, then the range runs from it to it followed by the byte 0xFF (no UTF-8 text holds 0xFF); without one, everything', () => {
@@ -263,7 +268,7 @@ describe('The users projection (pure)', () => {
       ...['all', 'Human'].flatMap((type) =>
         ['all', 'enabled'].map((state) => [
           'zadd',
-          `users-unit:{users}:users:by-email:UserManager:${type}:${state}`,
+          `users-unit:{p${partitionOf(USER)}}:users:by-email:UserManager:${type}:${state}`,
         ]),
       ),
     ]);

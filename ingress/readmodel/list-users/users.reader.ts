@@ -1,17 +1,29 @@
 import type { RedisClient } from '../../../shared/redis/connections';
 import type { Keys } from '../../../shared/redis/keys';
+import { LOG_PARTITIONS } from '../../../shared/redis/partitions';
 import { registerScripts } from '../../../shared/redis/scripts';
 import { normalizeEmail } from '../../../shared/user/user-id';
 import {
+  afterEmailBound,
   emailPrefixRange,
+  higherLowerBound,
   listingIndexKey,
   userIdOfMember,
   type UserListingFilter,
+  utf8Order,
 } from '../../../shared/user/users-index';
 import { LIST_USERS_SCRIPTS } from './list-users.scripts';
 
 /** ListUsers' filters: the index's, and an e-mail prefix. */
 export type UserListingQuery = UserListingFilter & { readonly emailPrefix?: string | undefined };
+
+/** Which page: `skip` matches passed over (after the `after` e-mail when given), at most `take`. */
+export interface UserListingPage {
+  readonly skip: number;
+  readonly take: number;
+  /** Only accounts whose e-mail sorts after this one (the last of the previous page). */
+  readonly after?: string | undefined;
+}
 
 /** A page of accounts: how many match in all, and the page's items as their stored JSON. */
 export interface UserListing {
@@ -19,11 +31,30 @@ export interface UserListing {
   readonly items: readonly string[];
 }
 
+const PARTITIONS = Array.from({ length: LOG_PARTITIONS }, (_, partition) => partition);
+
 /**
- * Reads the users projection for ListUsers in two round trips whatever the table's size and the
- * page's depth: the count and the page's members of the filter's one sorted set, read by rank in
- * one script (lua/users-page-1.lua, so both see the same moment), then the page's documents (one
- * MGET: every key shares the `{users}` tag). Nothing is parsed: the documents are the answer's items.
+ * Up to this `skip`, each partition answers the first `skip + take` members of the page's range
+ * with its counts (one round trip); deeper, where the page starts is searched for first, so a
+ * partition sends about `take` members, not `skip + take`.
+ */
+export const SHALLOW_SKIP = 1000;
+
+/** An index member and the partition whose index answered it. */
+interface Found {
+  readonly member: string;
+  readonly partition: number;
+}
+
+/**
+ * Reads the users projection for ListUsers. Each of the 16 partitions holds its accounts' documents
+ * and e-mail indexes (ADR 0032); a page is the merge, by e-mail in the byte order Redis keeps, of
+ * the partitions' ranges. A shallow page is two round trips: every partition's counts and the first
+ * `skip + take` members of its range (one script each, so both see the same moment), then the
+ * page's documents (one MGET per partition). A deep page finds where it starts first (below), so
+ * it costs three more round trips but no walk over what it skips. Nothing is parsed: the documents
+ * are the answer's items. Partitions are read apart, so a page read during a batch may show a
+ * change in one partition before another's, as a page read a moment later would.
  */
 export class UsersReader {
   /**
@@ -33,21 +64,127 @@ export class UsersReader {
   constructor(
     private readonly redis: RedisClient,
     private readonly keys: Keys,
+    /** Up to which `skip` a page is read shallow (a test lowers it to exercise the deep path). */
+    private readonly shallowSkip = SHALLOW_SKIP,
   ) {
     registerScripts(redis, LIST_USERS_SCRIPTS);
   }
 
-  async list(query: UserListingQuery, skip: number, take: number): Promise<UserListing> {
-    const index = listingIndexKey(this.keys, query);
+  async list(query: UserListingQuery, page: UserListingPage): Promise<UserListing> {
+    const { skip, take } = page;
+    const indexes = PARTITIONS.map((partition) => listingIndexKey(this.keys, query, partition));
     // Compared as sign-in compares e-mails (trimmed, lower case), as the index stores them.
     const prefix = query.emailPrefix === undefined ? undefined : normalizeEmail(query.emailPrefix);
     const [min, max] = emailPrefixRange(prefix);
-    const [totalCount, members] = await this.redis.usersPage(index, min, max, skip, take);
-    if (members.length === 0) return { totalCount, items: [] };
-    const documents = await this.redis.mget(
-      ...members.map((member) => this.keys.users.user(userIdOfMember(member))),
+    const pageMin =
+      page.after === undefined ? min : higherLowerBound(min, afterEmailBound(normalizeEmail(page.after)));
+    const shallow = skip <= this.shallowSkip;
+    const ranges = await Promise.all(
+      indexes.map((index) => this.redis.usersRange(index, min, max, pageMin, shallow ? skip + take : 0)),
     );
-    // An account deleted between the two reads is left out, not answered null.
-    return { totalCount, items: documents.filter((document) => document !== null) };
+    const totalCount = ranges.reduce((sum, [matches]) => sum + matches, 0);
+    const inPage = ranges.reduce((sum, [, members]) => sum + members, 0);
+    if (skip >= inPage) return { totalCount, items: [] };
+    const { runs, passOver } = shallow
+      ? { runs: ranges.map(([, , , head]) => head), passOver: skip }
+      : await this.deepRuns(indexes, pageMin, max, skip, take, ranges);
+    const found = mergeRuns(runs, passOver, take);
+    return { totalCount, items: await this.documentsOf(found) };
   }
+
+  /**
+   * Where a deep page starts: in each partition, the member its share of the page range puts at
+   * the page's start (accounts spread evenly over the partitions, so it lies near the page's start
+   * in the whole) and one a few standard deviations lower; each candidate's rank in the whole is
+   * counted in every partition (one script each), and the highest not past `skip` is the pivot.
+   * Every partition then reads from the pivot as many members as the page can still need.
+   */
+  private async deepRuns(
+    indexes: readonly string[],
+    pageMin: string,
+    max: string | Buffer,
+    skip: number,
+    take: number,
+    ranges: readonly (readonly [number, number, number, string[]])[],
+  ): Promise<{ runs: string[][]; passOver: number }> {
+    const inPage = ranges.reduce((sum, [, members]) => sum + members, 0);
+    const ranks: [partition: number, rank: number][] = [];
+    ranges.forEach(([, members, first], partition) => {
+      if (members === 0) return;
+      const share = Math.floor((skip * members) / inPage);
+      const lower = Math.max(0, share - Math.ceil(3 * Math.sqrt(share)) - 1);
+      ranks.push([partition, first + share], [partition, first + lower]);
+    });
+    const candidates = (
+      await Promise.all(
+        ranks.map(([partition, rank]) => this.redis.zrange(indexes[partition] ?? '', rank, rank)),
+      )
+    ).flatMap((member) => member);
+    const below = await Promise.all(
+      indexes.map((index) => this.redis.usersRanks(index, pageMin, ...candidates)),
+    );
+    let pivot: string | undefined;
+    let passed = 0;
+    candidates.forEach((candidate, i) => {
+      const rank = below.reduce((sum, counts) => sum + (counts[i] ?? 0), 0);
+      if (rank <= skip && (pivot === undefined || rank > passed)) [pivot, passed] = [candidate, rank];
+    });
+    // No candidate below the page start (all 16 draws far off): read from the range's start.
+    const from = pivot === undefined ? pageMin : `[${pivot}`;
+    const need = skip - passed + take;
+    const runs = await Promise.all(
+      indexes.map((index) => this.redis.zrangebylex(index, from, max, 'LIMIT', 0, need)),
+    );
+    return { runs, passOver: skip - passed };
+  }
+
+  /** The page's documents, in its order: one MGET per partition (each in its partition's slot). */
+  private async documentsOf(found: readonly Found[]): Promise<string[]> {
+    const byPartition = new Map<number, string[]>();
+    for (const { member, partition } of found) {
+      const keys = byPartition.get(partition) ?? [];
+      keys.push(this.keys.users.user(userIdOfMember(member)));
+      byPartition.set(partition, keys);
+    }
+    const read = new Map<number, (string | null)[]>();
+    await Promise.all(
+      [...byPartition].map(async ([partition, keys]) => {
+        read.set(partition, await this.redis.mget(...keys));
+      }),
+    );
+    const next = new Map<number, number>();
+    const items: string[] = [];
+    for (const { partition } of found) {
+      const i = next.get(partition) ?? 0;
+      next.set(partition, i + 1);
+      const document = read.get(partition)?.[i];
+      // An account deleted between the two reads is left out, not answered null.
+      if (document !== null && document !== undefined) items.push(document);
+    }
+    return items;
+  }
+}
+
+/**
+ * The members at positions `passOver` to `passOver + take - 1` of the merge of `runs` (each in
+ * byte order, one per partition), with the partition each came from. A member is in one partition
+ * only (it ends with its account's id), so the merge holds no duplicate.
+ */
+export function mergeRuns(runs: readonly (readonly string[])[], passOver: number, take: number): Found[] {
+  const next = runs.map(() => 0);
+  const page: Found[] = [];
+  for (let position = 0; position < passOver + take; position++) {
+    let least = -1;
+    for (let partition = 0; partition < runs.length; partition++) {
+      const candidate = runs[partition]?.[next[partition] ?? 0];
+      if (candidate === undefined) continue;
+      const current = least < 0 ? undefined : runs[least]?.[next[least] ?? 0];
+      if (current === undefined || utf8Order(candidate, current) < 0) least = partition;
+    }
+    if (least < 0) break;
+    const member = runs[least]?.[next[least] ?? 0] ?? '';
+    next[least] = (next[least] ?? 0) + 1;
+    if (position >= passOver) page.push({ member, partition: least });
+  }
+  return page;
 }

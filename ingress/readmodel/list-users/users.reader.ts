@@ -40,6 +40,24 @@ const PARTITIONS = Array.from({ length: LOG_PARTITIONS }, (_, partition) => part
  */
 export const SHALLOW_SKIP = 1000;
 
+/**
+ * How many members each partition reads first when a merge needs `need`: the mean share and six
+ * standard deviations more (accounts spread over the partitions by a hash of their id), so a
+ * second read is rarely needed; every member when few are needed.
+ */
+function headLength(need: number): number {
+  const share = need / LOG_PARTITIONS;
+  return Math.min(need, Math.ceil(share + 6 * Math.sqrt(share)) + 8);
+}
+
+/** What tests change to exercise every path of the reader; the defaults serve. */
+export interface ReaderTuning {
+  /** Up to which `skip` a page is read shallow (0: every page past the first is deep). */
+  readonly shallowSkip?: number;
+  /** How many members each partition reads first when the merge needs `need`. */
+  readonly headLength?: (need: number) => number;
+}
+
 /** An index member and the partition whose index answered it. */
 interface Found {
   readonly member: string;
@@ -61,13 +79,17 @@ export class UsersReader {
    * Built once, in the composition root, before the connection carries any request: a script
    * defined on a connection later would be missing from an auto-pipeline already open on it.
    */
+  private readonly shallowSkip: number;
+  private readonly headLength: (need: number) => number;
+
   constructor(
     private readonly redis: RedisClient,
     private readonly keys: Keys,
-    /** Up to which `skip` a page is read shallow (a test lowers it to exercise the deep path). */
-    private readonly shallowSkip = SHALLOW_SKIP,
+    tuning: ReaderTuning = {},
   ) {
     registerScripts(redis, LIST_USERS_SCRIPTS);
+    this.shallowSkip = tuning.shallowSkip ?? SHALLOW_SKIP;
+    this.headLength = tuning.headLength ?? headLength;
   }
 
   async list(query: UserListingQuery, page: UserListingPage): Promise<UserListing> {
@@ -79,25 +101,76 @@ export class UsersReader {
     const pageMin =
       page.after === undefined ? min : higherLowerBound(min, afterEmailBound(normalizeEmail(page.after)));
     const shallow = skip <= this.shallowSkip;
+    const head = shallow ? this.headLength(skip + take) : 0;
     const ranges = await Promise.all(
-      indexes.map((index) => this.redis.usersRange(index, min, max, pageMin, shallow ? skip + take : 0)),
+      indexes.map((index) => this.redis.usersRange(index, min, max, pageMin, head)),
     );
     const totalCount = ranges.reduce((sum, [matches]) => sum + matches, 0);
     const inPage = ranges.reduce((sum, [, members]) => sum + members, 0);
     if (skip >= inPage) return { totalCount, items: [] };
     const { runs, passOver } = shallow
-      ? { runs: ranges.map(([, , , head]) => head), passOver: skip }
+      ? {
+          runs: await this.completed(
+            indexes,
+            max,
+            ranges.map(([, inRange, , members]) => ({ members, more: inRange > members.length })),
+            skip + take,
+          ),
+          passOver: skip,
+        }
       : await this.deepRuns(indexes, pageMin, max, skip, take, ranges);
     const found = mergeRuns(runs, passOver, take);
     return { totalCount, items: await this.documentsOf(found) };
   }
 
   /**
-   * Where a deep page starts: in each partition, the member its share of the page range puts at
-   * the page's start (accounts spread evenly over the partitions, so it lies near the page's start
-   * in the whole) and one a few standard deviations lower; each candidate's rank in the whole is
-   * counted in every partition (one script each), and the highest not past `skip` is the pivot.
-   * Every partition then reads from the pivot as many members as the page can still need.
+   * Each partition's run, long enough that the merge's first `need` members are right: a run read
+   * short (`more`) may hide members below another run's last, so while fewer than `need` members
+   * lie at or below the least last member of the short runs, the short runs read on, each to
+   * `need` (one more round trip; the head is sized so that this is rare).
+   */
+  private async completed(
+    indexes: readonly string[],
+    max: string | Buffer,
+    read: readonly { readonly members: string[]; readonly more: boolean }[],
+    need: number,
+  ): Promise<string[][]> {
+    const runs = read.map(({ members }) => members);
+    let bound: string | undefined;
+    for (const { members, more } of read) {
+      const last = members.at(-1);
+      if (more && last !== undefined && (bound === undefined || utf8Order(last, bound) < 0)) bound = last;
+    }
+    if (bound === undefined) return runs;
+    const limit = bound;
+    const sure = runs.reduce(
+      (sum, members) => sum + members.filter((member) => utf8Order(member, limit) <= 0).length,
+      0,
+    );
+    if (sure >= need) return runs;
+    return Promise.all(
+      read.map(async ({ members, more }, partition) => {
+        const last = members.at(-1);
+        if (!more || last === undefined || members.length >= need) return members;
+        const rest = await this.redis.zrangebylex(
+          indexes[partition] ?? '',
+          `(${last}`,
+          max,
+          'LIMIT',
+          0,
+          need - members.length,
+        );
+        return [...members, ...rest];
+      }),
+    );
+  }
+
+  /**
+   * Where a deep page starts: in each partition, the member its share of the page range puts a few
+   * standard deviations before the page's start (accounts spread evenly over the partitions, so
+   * such a member lies a little before the page's start in the whole); of these, the highest and
+   * the lowest are counted in every partition (one script each), and the higher of them not past
+   * `skip` is the pivot. Every partition then reads on from the pivot (completed()).
    */
   private async deepRuns(
     indexes: readonly string[],
@@ -108,18 +181,18 @@ export class UsersReader {
     ranges: readonly (readonly [number, number, number, string[]])[],
   ): Promise<{ runs: string[][]; passOver: number }> {
     const inPage = ranges.reduce((sum, [, members]) => sum + members, 0);
-    const ranks: [partition: number, rank: number][] = [];
-    ranges.forEach(([, members, first], partition) => {
-      if (members === 0) return;
-      const share = Math.floor((skip * members) / inPage);
-      const lower = Math.max(0, share - Math.ceil(3 * Math.sqrt(share)) - 1);
-      ranks.push([partition, first + share], [partition, first + lower]);
-    });
-    const candidates = (
-      await Promise.all(
-        ranks.map(([partition, rank]) => this.redis.zrange(indexes[partition] ?? '', rank, rank)),
-      )
-    ).flatMap((member) => member);
+    const picks = await Promise.all(
+      ranges.map(async ([, members, first], partition) => {
+        if (members === 0) return [];
+        const share = Math.floor((skip * members) / inPage);
+        const rank = first + Math.max(0, share - Math.ceil(4 * Math.sqrt(share)) - 1);
+        return this.redis.zrange(indexes[partition] ?? '', rank, rank);
+      }),
+    );
+    const sorted = picks.flat().sort(utf8Order);
+    const candidates = [...new Set([sorted.at(-1), sorted[0]])].filter(
+      (candidate): candidate is string => candidate !== undefined,
+    );
     const below = await Promise.all(
       indexes.map((index) => this.redis.usersRanks(index, pageMin, ...candidates)),
     );
@@ -129,13 +202,17 @@ export class UsersReader {
       const rank = below.reduce((sum, counts) => sum + (counts[i] ?? 0), 0);
       if (rank <= skip && (pivot === undefined || rank > passed)) [pivot, passed] = [candidate, rank];
     });
-    // No candidate below the page start (all 16 draws far off): read from the range's start.
+    // Neither lies before the page's start (most unlikely): read from the range's start.
     const from = pivot === undefined ? pageMin : `[${pivot}`;
     const need = skip - passed + take;
-    const runs = await Promise.all(
-      indexes.map((index) => this.redis.zrangebylex(index, from, max, 'LIMIT', 0, need)),
+    const head = this.headLength(need);
+    const read = await Promise.all(
+      indexes.map(async (index) => {
+        const members = await this.redis.zrangebylex(index, from, max, 'LIMIT', 0, head);
+        return { members, more: members.length === head };
+      }),
     );
-    return { runs, passOver: skip - passed };
+    return { runs: await this.completed(indexes, max, read, need), passOver: skip - passed };
   }
 
   /** The page's documents, in its order: one MGET per partition (each in its partition's slot). */

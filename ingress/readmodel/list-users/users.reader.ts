@@ -139,12 +139,12 @@ export class UsersReader {
     let bound: string | undefined;
     for (const { members, more } of read) {
       const last = members.at(-1);
-      if (more && last !== undefined && (bound === undefined || utf8Order(last, bound) < 0)) bound = last;
+      if (more && last !== undefined && (bound === undefined || byteOrder(last, bound) < 0)) bound = last;
     }
     if (bound === undefined) return runs;
     const limit = bound;
     const sure = runs.reduce(
-      (sum, members) => sum + members.filter((member) => utf8Order(member, limit) <= 0).length,
+      (sum, members) => sum + members.filter((member) => byteOrder(member, limit) <= 0).length,
       0,
     );
     if (sure >= need) return runs;
@@ -189,7 +189,7 @@ export class UsersReader {
         return this.redis.zrange(indexes[partition] ?? '', rank, rank);
       }),
     );
-    const sorted = picks.flat().sort(utf8Order);
+    const sorted = picks.flat().sort(byteOrder);
     const candidates = [...new Set([sorted.at(-1), sorted[0]])].filter(
       (candidate): candidate is string => candidate !== undefined,
     );
@@ -244,24 +244,53 @@ export class UsersReader {
 
 /**
  * The members at positions `passOver` to `passOver + take - 1` of the merge of `runs` (each in
- * byte order, one per partition), with the partition each came from. A member is in one partition
- * only (it ends with its account's id), so the merge holds no duplicate.
+ * byte order, one per partition), with the partition each came from: a heap of the runs by their
+ * next member. A member is in one partition only (it ends with its account's id), so the merge
+ * holds no duplicate.
  */
 export function mergeRuns(runs: readonly (readonly string[])[], passOver: number, take: number): Found[] {
   const next = runs.map(() => 0);
-  const page: Found[] = [];
-  for (let position = 0; position < passOver + take; position++) {
-    let least = -1;
-    for (let partition = 0; partition < runs.length; partition++) {
-      const candidate = runs[partition]?.[next[partition] ?? 0];
-      if (candidate === undefined) continue;
-      const current = least < 0 ? undefined : runs[least]?.[next[least] ?? 0];
-      if (current === undefined || utf8Order(candidate, current) < 0) least = partition;
+  const head = (partition: number) => runs[partition]?.[next[partition] ?? 0];
+  const before = (a: number, b: number) => byteOrder(head(a) ?? '', head(b) ?? '') < 0;
+  const heap: number[] = [];
+  const swap = (i: number, j: number) => {
+    [heap[i], heap[j]] = [heap[j] ?? 0, heap[i] ?? 0];
+  };
+  const down = (from: number) => {
+    for (let i = from; ;) {
+      const [left, right] = [2 * i + 1, 2 * i + 2];
+      let least = i;
+      if (left < heap.length && before(heap[left] ?? 0, heap[least] ?? 0)) least = left;
+      if (right < heap.length && before(heap[right] ?? 0, heap[least] ?? 0)) least = right;
+      if (least === i) return;
+      swap(i, least);
+      i = least;
     }
-    if (least < 0) break;
-    const member = runs[least]?.[next[least] ?? 0] ?? '';
-    next[least] = (next[least] ?? 0) + 1;
-    if (position >= passOver) page.push({ member, partition: least });
+  };
+  runs.forEach((run, partition) => {
+    if (run.length > 0) heap.push(partition);
+  });
+  for (let i = Math.floor(heap.length / 2) - 1; i >= 0; i--) down(i);
+  const page: Found[] = [];
+  for (let position = 0; position < passOver + take && heap.length > 0; position++) {
+    const partition = heap[0] ?? 0;
+    const member = head(partition) ?? '';
+    next[partition] = (next[partition] ?? 0) + 1;
+    if (head(partition) === undefined) {
+      heap[0] = heap[heap.length - 1] ?? 0;
+      heap.pop();
+    }
+    down(0);
+    if (position >= passOver) page.push({ member, partition });
   }
   return page;
+}
+
+/** Where JavaScript's order of two strings may differ from their UTF-8 bytes' (utf8Order). */
+const BEYOND_SURROGATES = /[\ud800-\uffff]/;
+
+/** utf8Order, by JavaScript's own comparison where it agrees (the strings have no such character). */
+function byteOrder(a: string, b: string): number {
+  if (BEYOND_SURROGATES.test(a) || BEYOND_SURROGATES.test(b)) return utf8Order(a, b);
+  return a < b ? -1 : a > b ? 1 : 0;
 }

@@ -1,3 +1,5 @@
+import fc from 'fast-check';
+
 import type { EventEnvelope } from '../../shared/event-store/envelope';
 import { createKeys } from '../../shared/redis/keys';
 import { partitionOf } from '../../shared/redis/partitions';
@@ -6,12 +8,15 @@ import type { UserEvent } from '../../shared/user/user.events';
 import { USER_VIEW_MEMBERS, type UserView } from '../../shared/user/user-view';
 import { usersProjection } from '../../shared/user/users.projection';
 import {
+  afterEmailBound,
   emailPrefixRange,
+  higherLowerBound,
   indexMember,
   listingIndexKey,
   listingIndexKeysOf,
   userIdOfMember,
   type UserListingFilter,
+  utf8Order,
 } from '../../shared/user/users-index';
 import { planBatch } from '../../workers/projector/batch-plan';
 
@@ -272,5 +277,37 @@ describe('The users projection (pure)', () => {
         ]),
       ),
     ]);
+  });
+});
+
+describe('The order ListUsers merges the partitions by', () => {
+  it('When any two strings are compared, then utf8Order orders them as their UTF-8 bytes are (as Redis orders index members)', () => {
+    const sign = (value: number) => Math.sign(value);
+    fc.assert(
+      fc.property(fc.string({ unit: 'grapheme' }), fc.string({ unit: 'grapheme' }), (a, b) => {
+        expect(sign(utf8Order(a, b))).toBe(sign(Buffer.compare(Buffer.from(a), Buffer.from(b))));
+      }),
+    );
+    // Where JavaScript's own order is wrong: U+FF41 sorts before U+1F600 in UTF-8, after it in UTF-16.
+    expect('\u{1f600}' < '\uff41').toBe(true);
+    expect(utf8Order('\u{1f600}', '\uff41')).toBeGreaterThan(0);
+  });
+
+  it('When a page starts after an e-mail, then its bound lies above every member of that e-mail and at or below every greater one', () => {
+    const bound = afterEmailBound('bo@x').slice(1);
+    const members = [
+      'bo@x\u0000id-1',
+      'bo@x\u0000zz',
+      'bo@x.uk\u0000id-2',
+      'bo@y\u0000id-3',
+      'bo@w\u0000id-4',
+    ];
+    expect(members.filter((member) => utf8Order(member, bound) >= 0)).toEqual([
+      'bo@x.uk\u0000id-2',
+      'bo@y\u0000id-3',
+    ]);
+    expect(higherLowerBound('-', '[b')).toBe('[b');
+    expect(higherLowerBound('[bo', '[bo@x\u0001')).toBe('[bo@x\u0001');
+    expect(higherLowerBound('[c', '[bo@x\u0001')).toBe('[c');
   });
 });

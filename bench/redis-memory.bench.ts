@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { performance } from 'node:perf_hooks';
 
 import { startLocalRedis } from '../scripts/lib/redis-server';
 import { SYSTEM_ACTOR } from '../shared/accounts/account';
@@ -7,6 +8,7 @@ import { createCoreServices, createEventStore } from '../shared/core-services';
 import { CommandHandler } from '../shared/event-store/handle-command';
 import type { FantasyTeamCommand } from '../shared/fantasy-team/fantasy-team.commands';
 import { fantasyTeamDecider } from '../shared/fantasy-team/fantasy-team.decider';
+import { fantasyTeamProjection } from '../shared/fantasy-team/fantasy-team.projection';
 import { UNCHECKED_SUBMITTER } from '../shared/importers/importer';
 import {
   type PlayerSeedingData,
@@ -149,6 +151,8 @@ interface Measurement {
   readonly settings: string;
   readonly total: number;
   readonly kinds: Map<string, KindUsage>;
+  /** The team projection rebuilt after the figures were read: events applied, and its seconds. */
+  readonly rebuild: { readonly events: number; readonly seconds: number };
 }
 
 /** N teams' history on a fresh redis-server started with `serverArgs`, then the projections caught up. */
@@ -194,7 +198,11 @@ async function measure(teamCount: number, lanes: number, serverArgs: string[]): 
       }
     }
     const after = await usedMemory(redis);
-    return { settings, total: after - before, kinds: await usageByKind(redis) };
+    // Timed after the figures are read: what `npm run projections:rebuild` costs per event.
+    const rebuildStartedAt = performance.now();
+    const rebuilt = await rebuildProjection(redis, keys, fantasyTeamProjection);
+    const rebuild = { events: rebuilt, seconds: (performance.now() - rebuildStartedAt) / 1000 };
+    return { settings, total: after - before, kinds: await usageByKind(redis), rebuild };
   } finally {
     // The server stops with the others at the end (stopAll keeps node alive while it waits).
     await closeConnections(redis);
@@ -330,6 +338,12 @@ export async function run(): Promise<BenchReport> {
       notes: [
         "`used_memory` counts everything Redis allocated for the data (keys, values, the main dictionary) and is the figure to size by. Each key kind is then deleted in turn and the fall of `used_memory` is what it held; `MEMORY USAGE` (`SAMPLES 0`) is shown beside it for comparison: it is an estimate (a stream's radix tree at a flat 240 bytes a node). What no kind frees is the main dictionary's table and the server's own (scripts, clients).",
         `Redis gives a stream's newest node min(4096, stream-node-max-bytes) bytes up front: with the default every aggregate stream costs ~4 KB however few its events; a hash with a value longer than hash-max-listpack-value (default 64) becomes a dictionary. docs/capacity.md recommends \`${RECOMMENDED_REDIS_SERVER_ARGS.join(' ')}\` (ADR 0020, workers/redis-memory-settings.ts).`,
+        `Rebuild of the team projection (\`rebuildProjection\`, what \`npm run projections:rebuild\` runs; after the figures were read, nothing else running): ${measured
+          .map(
+            ({ settings, rebuild }) =>
+              `${settings}: ${rebuild.events.toLocaleString('en-US')} events in ${rebuild.seconds.toFixed(1)} s, ${((1_000_000 * rebuild.seconds) / Math.max(1, rebuild.events)).toFixed(0)} s per million events`,
+          )
+          .join('; ')}.`,
         'No request ids: an HTTP command with a `requestId` also keeps, for 24 h, the request hash and times of its aggregate and its remembered answer (those expire; see docs/capacity.md).',
       ],
       problems,

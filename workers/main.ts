@@ -22,6 +22,7 @@ import { DeliveryLog } from '../shared/webhook-subscription/delivery-log';
 import { WebhookSecrets } from '../shared/webhook-subscription/webhook-secrets';
 import { startImportWorker } from './imports/import.worker';
 import { ALL_PROJECTIONS } from './projector/all-projections';
+import { checkLegacyUsersLayout } from './projector/legacy-users-layout';
 import { projectionsLogConsumer } from './projector/projections-log-consumer';
 import { Projector } from './projector/projector';
 import { readProjectorLag } from './projector/projector-lag';
@@ -102,6 +103,7 @@ async function main(): Promise<void> {
   await waitForRedis(redis, logger);
   await checkRedisMemorySettings(redis, logger);
   const runs = (consumer: WorkerConsumer) => config.workerConsumers.includes(consumer);
+  if (runs('projections')) await checkLegacyUsersLayout(redis, services.keys, logger);
   if (runs('projections')) projector.start();
   // The log is trimmed where the projections run: every deployment has such a worker.
   if (runs('projections')) logTrimmer.start();

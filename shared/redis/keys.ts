@@ -2,8 +2,6 @@ import { partitionOf, partitionTag } from './partitions';
 
 /** The one hash tag of every sport projection key. */
 const SPORT_TAG = '{sport}';
-/** The one hash tag of every key of the users projection (ListUsers). */
-const USERS_TAG = '{users}';
 
 /**
  * Every Redis key the service uses is built here and nowhere else, so the key layout (and its
@@ -140,26 +138,37 @@ export function createKeys(prefix: string) {
       seasonRounds: () => `${prefix}${SPORT_TAG}:season-rounds`,
     }),
     /**
-     * The users projection keeps every key under one tag, so a batch can update an account's
-     * document and the e-mail indexes spanning all accounts in one script (one cluster slot).
+     * The users projection (ListUsers) keeps each account's document and index entries in the
+     * account's partition, beside its checkpoint there (ADR 0032): a batch of one log partition
+     * writes one slot, and the projection spreads over the 16 partitions as the aggregates do.
      */
     users: Object.freeze({
-      checkpoint: (projection: string, partition: number) =>
-        `${prefix}${USERS_TAG}:checkpoint:${projection}:${partition}`,
-      /** Every key of the users projection (documents, indexes and checkpoints), for rebuilds. */
-      patterns: (projection: string, ...others: string[]) => [
-        `${prefix}${USERS_TAG}:checkpoint:${projection}:*`,
-        ...others.map((name) => `${prefix}${USERS_TAG}:${name}`),
-      ],
-      /** An account's ListUsers item (JSON), by user id. */
-      user: (userId: string) => `${prefix}${USERS_TAG}:user:${userId.toLowerCase()}`,
+      /** The last log entry the users projection applied from one partition, in its slot. */
+      checkpoint: (partition: number) => `${prefix}${partitionTag(partition)}:users:checkpoint`,
+      /** Every key of the users projection, in every partition (for rebuilds). */
+      patterns: () => [`${prefix}{p*}:users:*`],
       /**
-       * Sorted set, every score 0, members `<e-mail>\0<user id>` in byte order: the accounts of one
-       * filter combination (`role`, `userType`, `enabled`/`disabled`, each `all` when not
-       * filtered), ordered by e-mail, so a prefix is a ZRANGEBYLEX range (see users-index.ts).
+       * What the document key of every account of one partition starts with, its lower-cased id
+       * following (user): how the projector's read script reads them beside the events.
        */
-      byEmail: (role: string, userType: string, state: string) =>
-        `${prefix}${USERS_TAG}:users:by-email:${role}:${userType}:${state}`,
+      usersIn: (partition: number) => `${prefix}${partitionTag(partition)}:users:user:`,
+      /** An account's ListUsers item (JSON), by user id, in the account's partition. */
+      user: (userId: string) =>
+        `${prefix}${partitionTag(partitionOf(userId))}:users:user:${userId.toLowerCase()}`,
+      /**
+       * Sorted set, every score 0, members `<e-mail>\0<user id>` in byte order: one partition's
+       * accounts of one filter combination (`role`, `userType`, `enabled`/`disabled`, each `all`
+       * when not filtered), ordered by e-mail, so a prefix is a ZRANGEBYLEX range in each partition
+       * and ListUsers merges the 16 (see users-index.ts).
+       */
+      byEmail: (partition: number, role: string, userType: string, state: string) =>
+        `${prefix}${partitionTag(partition)}:users:by-email:${role}:${userType}:${state}`,
+      /**
+       * Every key of the layout before ADR 0032 (everything under one `{users}` tag), which an
+       * upgrade deletes; its every-account index (`legacyIndex`) tells a start that it is still there.
+       */
+      legacyPatterns: () => [`${prefix}{users}:*`],
+      legacyIndex: () => `${prefix}{users}:users:by-email:all:all:all`,
     }),
     /**
      * Set: the ids of every webhook subscription ever created (deleted ones stay, skipped). The delivery

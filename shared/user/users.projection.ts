@@ -31,17 +31,19 @@ function stateOf(view: UserView): ActiveUser {
 
 /**
  * The account table behind ListUsers: one document per live account (its ListUsers item, ready to
- * send) and the e-mail indexes of users-index.ts, all under the `{users}` tag so one batch script
- * updates documents and indexes. A deleted account leaves no document or index entry. Evolves
+ * send) and the e-mail indexes of users-index.ts, in the account's partition (ADR 0032), so one
+ * batch script of a log partition updates documents, indexes and checkpoint in one slot. A deleted account leaves no document or index entry. Evolves
  * through the aggregate's own evolve, so the table never disagrees with the write side; events
  * written before accounts had a security stamp fold the same.
  */
 export const usersProjection: Projection<UserView> = {
   name: NAME,
   aggregateType: userDecider.aggregateType,
-  checkpointKey: (keys, partition) => keys.users.checkpoint(NAME, partition),
+  checkpointKey: (keys, partition) => keys.users.checkpoint(partition),
   documentKey: (keys, userId) => keys.users.user(userId),
-  keyPatterns: (keys) => keys.users.patterns(NAME, 'user:*', 'users:*'),
+  documentsIn: (keys, partition) => keys.users.usersIn(partition),
+  // The layout before ADR 0032 is deleted with it: a rebuild is the upgrade.
+  keyPatterns: (keys) => [...keys.users.patterns(), ...keys.users.legacyPatterns()],
 
   evolve(doc, event) {
     if (doc && event.version <= doc.version) return doc; // already applied

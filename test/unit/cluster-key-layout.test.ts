@@ -92,23 +92,36 @@ describe('The key layout on Redis Cluster', () => {
     expect(slotsOf(...sportKeys).size).toBe(1);
   });
 
-  it('When a users projection batch is applied, then every users key (documents, every e-mail index, every checkpoint) shares one slot, apart from the sport one', () => {
-    const usersKeys: string[] = [];
+  it("When a users projection batch of one partition is applied, then its checkpoint, the documents and every e-mail index entry of its accounts share the partition's slot", () => {
+    const users = Array.from({ length: 400 }, (_, n) => ({
+      ...SAMPLE_USER,
+      id: randomUUID(),
+      email: `slot${n}@example.com`,
+      roles: n % 2 ? (['Member'] as const) : (['Admin', 'UserManager', 'Member', 'ServiceAccount'] as const),
+      userType: n % 3 ? ('Human' as const) : ('ServiceAccount' as const),
+      disabled: n % 5 === 0,
+    }));
+    const slotsSeen = new Set<number>();
     for (let partition = 0; partition < LOG_PARTITIONS; partition++) {
-      usersKeys.push(usersProjection.checkpointKey(keys, partition));
-    }
-    for (const id of ids) usersKeys.push(usersProjection.documentKey(keys, id));
-    // Every index key an account can imply: each role, type and state, and the unfiltered ones.
-    for (const roles of [[], ['Member'], ['Admin', 'UserManager', 'Member', 'ServiceAccount']] as const) {
-      for (const userType of ['Human', 'ServiceAccount'] as const) {
-        for (const disabled of [false, true]) {
-          const view = { ...SAMPLE_USER, roles, userType, disabled };
-          usersKeys.push(...(usersProjection.indexEntries?.(view, keys) ?? []).map((entry) => entry.key));
-        }
+      const batchKeys = [usersProjection.checkpointKey(keys, partition)];
+      batchKeys.push(keys.projectionAppliedCount(batchKeys[0] ?? ''));
+      for (const user of users.filter((candidate) => partitionOf(candidate.id) === partition)) {
+        batchKeys.push(usersProjection.documentKey(keys, user.id));
+        batchKeys.push(...(usersProjection.indexEntries?.(user, keys) ?? []).map((entry) => entry.key));
       }
+      expect(batchKeys.length).toBeGreaterThan(2);
+      // The read script finds a document as documentsIn + id: the same key.
+      const user = users.find((candidate) => partitionOf(candidate.id) === partition);
+      expect(usersProjection.documentsIn?.(keys, partition) + (user?.id ?? '')).toBe(
+        usersProjection.documentKey(keys, user?.id ?? ''),
+      );
+      const slots = slotsOf(...batchKeys);
+      expect(slots).toEqual(slotsOf(keys.logPartition(partition)));
+      for (const slot of slots) slotsSeen.add(slot);
     }
-    expect(slotsOf(...usersKeys).size).toBe(1);
-    expect(slotsOf(usersKeys[0] ?? '', keys.sport.playersByFeedId()).size).toBe(2);
+    // Spread like the aggregates: 16 slots, none of them the sport projection's.
+    expect(slotsSeen.size).toBe(LOG_PARTITIONS);
+    expect(slotsSeen.has(keySlot(keys.sport.playersByFeedId()))).toBe(false);
   });
 
   it('When every projection is listed, then each is covered by one of the tests above', () => {

@@ -1,16 +1,22 @@
+import fc from 'fast-check';
+
 import type { EventEnvelope } from '../../shared/event-store/envelope';
 import { createKeys } from '../../shared/redis/keys';
+import { partitionOf } from '../../shared/redis/partitions';
 import { ASSIGNABLE_ROLES } from '../../shared/roles';
 import type { UserEvent } from '../../shared/user/user.events';
 import { USER_VIEW_MEMBERS, type UserView } from '../../shared/user/user-view';
 import { usersProjection } from '../../shared/user/users.projection';
 import {
+  afterEmailBound,
   emailPrefixRange,
+  higherLowerBound,
   indexMember,
   listingIndexKey,
   listingIndexKeysOf,
   userIdOfMember,
   type UserListingFilter,
+  utf8Order,
 } from '../../shared/user/users-index';
 import { planBatch } from '../../workers/projector/batch-plan';
 
@@ -148,10 +154,10 @@ describe('The users projection (pure)', () => {
     expect(usersProjection.evolve(view, disabled)).not.toBe(view);
   });
 
-  it('When a Member is indexed, then it is in the 8 sets of its combinations (role Member or all, Human or all, enabled or all), member <email>\\0<id>, score 0', () => {
+  it('When a Member is indexed, then it is in the 8 sets of its combinations in its partition (role Member or all, Human or all, enabled or all), member <email>\\0<id>, score 0', () => {
     const entries = usersProjection.indexEntries?.(fresh, keys) ?? [];
     const sets = (role: string, type: string, state: string) =>
-      `users-unit:{users}:users:by-email:${role}:${type}:${state}`;
+      `users-unit:{p${partitionOf(USER)}}:users:by-email:${role}:${type}:${state}`;
     expect(entries).toEqual(
       ['all', 'Member'].flatMap((role) =>
         ['all', 'Human'].flatMap((type) =>
@@ -191,13 +197,17 @@ describe('The users projection (pure)', () => {
           (filter.role === undefined || account.roles.includes(filter.role)) &&
           (filter.userType === undefined || account.userType === filter.userType) &&
           (filter.disabled === undefined || account.disabled === filter.disabled);
-        expect([filter, sets.has(listingIndexKey(keys, filter))]).toEqual([filter, matches]);
+        const partition = partitionOf(account.id);
+        expect([filter, sets.has(listingIndexKey(keys, filter, partition))]).toEqual([filter, matches]);
       }
     }
     // An Admin holding only Admin is not listed under Member or UserManager.
     const admin = new Set(listingIndexKeysOf(keys, { ...fresh, roles: ['Admin'] }));
-    expect(admin.has(listingIndexKey(keys, { role: 'Member' }))).toBe(false);
-    expect(admin.has(listingIndexKey(keys, { role: 'UserManager' }))).toBe(false);
+    const partition = partitionOf(fresh.id);
+    expect(admin.has(listingIndexKey(keys, { role: 'Member' }, partition))).toBe(false);
+    expect(admin.has(listingIndexKey(keys, { role: 'UserManager' }, partition))).toBe(false);
+    expect(admin.has(listingIndexKey(keys, { role: 'Admin' }, partition))).toBe(true);
+    expect(admin.has(listingIndexKey(keys, { role: 'Admin' }, (partition + 1) % 16))).toBe(false);
   });
 
   it('When a prefix is given, then the range runs from it to it followed by the byte 0xFF (no UTF-8 text holds 0xFF); without one, everything', () => {
@@ -263,9 +273,41 @@ describe('The users projection (pure)', () => {
       ...['all', 'Human'].flatMap((type) =>
         ['all', 'enabled'].map((state) => [
           'zadd',
-          `users-unit:{users}:users:by-email:UserManager:${type}:${state}`,
+          `users-unit:{p${partitionOf(USER)}}:users:by-email:UserManager:${type}:${state}`,
         ]),
       ),
     ]);
+  });
+});
+
+describe('The order ListUsers merges the partitions by', () => {
+  it('When any two strings are compared, then utf8Order orders them as their UTF-8 bytes are (as Redis orders index members)', () => {
+    const sign = (value: number) => Math.sign(value);
+    fc.assert(
+      fc.property(fc.string({ unit: 'grapheme' }), fc.string({ unit: 'grapheme' }), (a, b) => {
+        expect(sign(utf8Order(a, b))).toBe(sign(Buffer.compare(Buffer.from(a), Buffer.from(b))));
+      }),
+    );
+    // Where JavaScript's own order is wrong: U+FF41 sorts before U+1F600 in UTF-8, after it in UTF-16.
+    expect('\u{1f600}' < '\uff41').toBe(true);
+    expect(utf8Order('\u{1f600}', '\uff41')).toBeGreaterThan(0);
+  });
+
+  it('When a page starts after an e-mail, then its bound lies above every member of that e-mail and at or below every greater one', () => {
+    const bound = afterEmailBound('bo@x').slice(1);
+    const members = [
+      'bo@x\u0000id-1',
+      'bo@x\u0000zz',
+      'bo@x.uk\u0000id-2',
+      'bo@y\u0000id-3',
+      'bo@w\u0000id-4',
+    ];
+    expect(members.filter((member) => utf8Order(member, bound) >= 0)).toEqual([
+      'bo@x.uk\u0000id-2',
+      'bo@y\u0000id-3',
+    ]);
+    expect(higherLowerBound('-', '[b')).toBe('[b');
+    expect(higherLowerBound('[bo', '[bo@x\u0001')).toBe('[bo@x\u0001');
+    expect(higherLowerBound('[c', '[bo@x\u0001')).toBe('[c');
   });
 });

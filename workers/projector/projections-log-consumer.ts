@@ -18,7 +18,7 @@ export function projectionsLogConsumer(
     name: 'projections',
     async oldestPositions() {
       const partitions = Array.from({ length: LOG_PARTITIONS }, (_, partition) => partition);
-      // One GET each: a projection's checkpoints live in its own slot (partition tag, {users}, {sport}).
+      // One GET each: a projection's checkpoints live in its own slot (partition tag or {sport}).
       const checkpoints = await Promise.all(
         partitions.map((partition) =>
           Promise.all(projections.map((projection) => redis.get(projection.checkpointKey(keys, partition)))),

@@ -17,11 +17,14 @@ interface ListUsersBody {
   readonly query: UserListingQuery;
   readonly skip: number;
   readonly take: number;
+  readonly after?: string;
 }
 
 /**
- * `ListUsers`: accounts ordered by e-mail, a page at a time (`skip`, `take`), with the exact
- * number of matches in `totalCount`, to a UserManager or an Admin. Filters: an assigned `role`
+ * `ListUsers`: accounts ordered by e-mail, a page at a time (`skip`, `take`, and optionally
+ * `after`: only the accounts whose e-mail sorts after the one given, the last of the previous
+ * page, which costs a deep page no more than the first), with the exact number of matches in
+ * `totalCount` (whatever `after` says), to a UserManager or an Admin. Filters: an assigned `role`
  * (not the hierarchy's: an Admin is not listed under Member unless it holds Member), `userType`,
  * `disabled`, and an `emailPrefix` (case-insensitive). Answered from the users projection
  * (eventually consistent: a change shows once the projector has applied it); deleted accounts
@@ -31,7 +34,7 @@ export function listUsersQuery(reader: UsersReader): RegisteredQuery {
   return defineQuery<ListUsersBody>({
     queryType: 'ListUsers',
     description:
-      'Accounts by e-mail, paged (skip, take <= 1000), with the exact totalCount; filters role (assigned), userType, disabled, emailPrefix.',
+      'Accounts by e-mail, paged (skip, take <= 1000; after: the e-mail the previous page ended with), with the exact totalCount; filters role (assigned), userType, disabled, emailPrefix.',
     schemes: ['Basic', 'Bearer'],
     roles: ACCOUNT_READER_ROLES,
     schema: querySchema<ListUsersBody>(
@@ -50,11 +53,16 @@ export function listUsersQuery(reader: UsersReader): RegisteredQuery {
           .min(1)
           .max(MAX_LIST_USERS_TAKE)
           .default(DEFAULT_LIST_USERS_TAKE),
+        after: text({ min: 1, max: 254, notBlank: true })
+          .trim()
+          .description(
+            'Only the accounts whose e-mail sorts after this one (any case): the last e-mail of the previous page. `skip` counts from there; `totalCount` counts every match.',
+          ),
       },
     ),
     response: listingSchema('ListUsersResult', USER_ITEM_SCHEMA),
     async handle({ body }) {
-      const { totalCount, items } = await reader.list(body.query, body.skip, body.take);
+      const { totalCount, items } = await reader.list(body.query, body);
       return { json: `{"results":[${items.join(',')}],"totalCount":${totalCount}}` };
     },
   });

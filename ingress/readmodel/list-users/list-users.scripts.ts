@@ -4,24 +4,34 @@ import type { Result } from 'ioredis';
 
 import { defineScript, type ScriptDefinition } from '../../../shared/redis/scripts';
 
-/** ListUsers' read of one page of an e-mail index (lua/users-page-1.lua). */
+/** ListUsers' reads of one partition's e-mail index (lua/users-range-1.lua, lua/users-ranks-1.lua). */
 export const LIST_USERS_SCRIPTS: readonly ScriptDefinition[] = [
   defineScript({
-    name: 'usersPage',
-    file: path.join(__dirname, 'lua', 'users-page-1.lua'),
+    name: 'usersRange',
+    file: path.join(__dirname, 'lua', 'users-range-1.lua'),
+    numberOfKeys: 1,
+  }),
+  defineScript({
+    name: 'usersRanks',
+    file: path.join(__dirname, 'lua', 'users-ranks-1.lua'),
     numberOfKeys: 1,
   }),
 ];
 
 declare module 'ioredis' {
   interface RedisCommander<Context> {
-    /** `[count, members]` of the range [min, max] of `key`, the page from `skip`, at most `take`. */
-    usersPage(
+    /**
+     * `[matches, inPage, first, head]`: how many members of `key` lie in [min, max] and in
+     * [pageMin, max], the latter's first rank, and its first `head` members.
+     */
+    usersRange(
       key: string,
       min: string,
       max: string | Buffer,
-      skip: number,
-      take: number,
-    ): Result<[number, string[]], Context>;
+      pageMin: string,
+      head: number,
+    ): Result<[number, number, number, string[]], Context>;
+    /** For each candidate, how many members of `key` lie in [pageMin, candidate). */
+    usersRanks(key: string, pageMin: string, ...candidates: string[]): Result<number[], Context>;
   }
 }

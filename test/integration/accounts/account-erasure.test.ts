@@ -11,6 +11,7 @@ import { randomUUID } from 'node:crypto';
 import request from 'supertest';
 
 import { bootstrapAdmin } from '../../../ingress/auth/bootstrap-admin';
+import { partitionOf } from '../../../shared/redis/partitions';
 import { userIdForEmail } from '../../../shared/user/user-id';
 import { ALL_PROJECTIONS } from '../../../workers/projector/all-projections';
 import { Projector } from '../../../workers/projector/projector';
@@ -198,7 +199,7 @@ describe('DeleteUser: erasure of an account', () => {
       expect.arrayContaining([
         keys().aggregateRecord('user', userId),
         keys().users.user(userId),
-        keys().users.byEmail('all', 'all', 'all'),
+        keys().users.byEmail(partitionOf(userId), 'all', 'all', 'all'),
         keys().importResult(ownImport.importJobId),
         expect.stringContaining(':idempotency:command:'),
       ]),

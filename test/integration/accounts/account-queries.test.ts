@@ -4,6 +4,7 @@ import request from 'supertest';
 
 import { SYSTEM_ACTOR } from '../../../shared/accounts/account';
 import { scanKeys } from '../../../shared/redis/connections';
+import { partitionOf } from '../../../shared/redis/partitions';
 import type { AssignableRole } from '../../../shared/roles';
 import { userIdForEmail } from '../../../shared/user/user-id';
 import { USER_VIEW_MEMBERS, type UserView } from '../../../shared/user/user-view';
@@ -289,6 +290,37 @@ describe('GetUser and ListUsers (POST /api/readmodel)', () => {
       expect(fromRecord.body).toEqual({ queryType: 'GetUser', results: [first], totalCount: 1 });
     });
 
+    it('When a page is asked for `after` an e-mail, then it starts after that e-mail (in any case), skip counts from there, and totalCount still counts every match', async () => {
+      const tag = newTag();
+      const names = ['amy', 'ben', 'cat', 'dan', 'eve', 'fay', 'gus'];
+      await createAccounts(names.map((name) => ({ email: `${tag}-${name}@example.com` })));
+      await settled();
+      const at = (name: string) => `${tag}-${name}@example.com`;
+      const after = async (envelope: object) => {
+        const answer = await listed({ emailPrefix: tag }, envelope);
+        return [emailsOf(answer), answer.totalCount];
+      };
+      expect(await after({ after: at('cat'), take: 2 })).toEqual([[at('dan'), at('eve')], 7]);
+      expect(await after({ after: at('CAT').toUpperCase(), take: 2 })).toEqual([[at('dan'), at('eve')], 7]);
+      expect(await after({ after: at('cat'), skip: 2, take: 2 })).toEqual([[at('fay'), at('gus')], 7]);
+      // Not an account's e-mail: where it would sort.
+      expect(await after({ after: `${tag}-c`, take: 1 })).toEqual([[at('cat')], 7]);
+      expect(await after({ after: at('gus') })).toEqual([[], 7]);
+      expect(await after({ after: 'a', take: 1 })).toEqual([[at('amy')], 7]);
+      // Walking by `after` gives the pages skip gives.
+      const walked: string[] = [];
+      let last: string | undefined;
+      for (let page = 0; page < 5; page++) {
+        const answer = await listed(
+          { emailPrefix: tag },
+          last === undefined ? { take: 3 } : { take: 3, after: last },
+        );
+        walked.push(...emailsOf(answer));
+        last = emailsOf(answer).at(-1) ?? last;
+      }
+      expect(walked).toEqual(names.map(at));
+    });
+
     it('When filtering by role, userType, disabled and their combinations, then each listing holds exactly the matching accounts, roles as assigned', async () => {
       const tag = newTag();
       const at = (name: string) => `${tag}-${name}@example.com`;
@@ -442,6 +474,8 @@ describe('GetUser and ListUsers (POST /api/readmodel)', () => {
       [{ query: { userType: 'Robot' } }, { UserType: ['UserType must be one of: [Human, ServiceAccount]'] }],
       [{ query: { disabled: 'true' } }, { Disabled: ['Disabled must be true or false'] }],
       [{ query: { emailPrefix: '  ' } }, { EmailPrefix: ['EmailPrefix must not be empty'] }],
+      [{ query: {}, after: '  ' }, { After: ['After must not be empty'] }],
+      [{ query: {}, after: 7 }, { After: ['After must be a string'] }],
       [{ query: { email: 'a@example.com' } }, { Email: ['Email is not allowed'] }],
       [{ query: { sortBy: 'name' } }, { SortBy: ['SortBy is not allowed'] }],
     ])('When the body is %j, then it answers the 400 validation problem %j', async (body, errors) => {
@@ -508,7 +542,7 @@ describe('ListUsers over a whole table', () => {
     await subject?.close();
   });
 
-  it('When no filter is given, then every account of the deployment is listed by e-mail (byte order of the lower-case e-mail), and every key it wrote carries the deployment prefix and the {users} tag', async () => {
+  it("When no filter is given, then every account of the deployment is listed by e-mail (byte order of the lower-case e-mail), and every key it wrote carries the deployment prefix and its account's partition tag", async () => {
     const admin = 'whole-admin@example.com';
     await subject.createUser({ email: admin, password: PASSWORD, roles: ['Admin'] });
     const emails = [
@@ -540,12 +574,18 @@ describe('ListUsers over a whole table', () => {
       expected.length,
     ]);
 
-    // Every key the projection wrote carries the deployment's prefix and the one {users} tag.
+    // Every key the projection wrote carries the deployment's prefix and a partition's tag: a
+    // document its account's, and nothing is left under the tag of the layout before ADR 0032.
     const { keys } = subject.services;
+    const written: string[] = [];
     for (const pattern of usersProjection.keyPatterns(keys)) {
-      for await (const found of scanKeys(subject.redis, pattern)) {
-        for (const key of found) expect(key.startsWith(`${keys.prefix}{users}:`)).toBe(true);
-      }
+      for await (const found of scanKeys(subject.redis, pattern)) written.push(...found);
+    }
+    expect(written.length).toBeGreaterThan(expected.length);
+    for (const key of written) expect(key).toMatch(new RegExp(`^${keys.prefix}\\{p(\\d|1[0-5])\\}:users:`));
+    for (const user of answer.results) {
+      expect(written).toContain(keys.users.user(user.id));
+      expect(keys.users.user(user.id).startsWith(`${keys.prefix}{p${partitionOf(user.id)}}:`)).toBe(true);
     }
   });
 });

@@ -25,7 +25,7 @@ export interface paths {
          *     | `AvailableImporters` | Basic, Bearer | any account |  | The registered importers, with the roles their commands need. |
          *     | `GetImportJobResult` | Basic, Bearer | any account |  | An import job's status, progress and result (its submitter or an Admin). |
          *     | `GetUser` | Basic, Bearer | UserManager, Admin |  | One account by id or e-mail (exactly one): e-mail, names, type, roles, disabled, dates, version. |
-         *     | `ListUsers` | Basic, Bearer | UserManager, Admin |  | Accounts by e-mail, paged (skip, take <= 1000), with the exact totalCount; filters role (assigned), userType, disabled, emailPrefix. |
+         *     | `ListUsers` | Basic, Bearer | UserManager, Admin |  | Accounts by e-mail, paged (skip, take <= 1000; after: the e-mail the previous page ended with), with the exact totalCount; filters role (assigned), userType, disabled, emailPrefix. |
          *     | `ListWebhookSubscriptions` | Basic, Bearer | Admin |  | Webhook subscriptions (never their secrets), oldest first, paged (skip, take <= 1000). |
          *     | `GetWebhookDeliveries` | Basic, Bearer | Admin |  | A webhook subscription's delivery attempts (7 days), newest first, paged (skip, take <= 1000), filtered by status. |
          *
@@ -1626,7 +1626,7 @@ export interface components {
         };
         /**
          * ListUsersQuery
-         * @description Accounts by e-mail, paged (skip, take <= 1000), with the exact totalCount; filters role (assigned), userType, disabled, emailPrefix.
+         * @description Accounts by e-mail, paged (skip, take <= 1000; after: the e-mail the previous page ended with), with the exact totalCount; filters role (assigned), userType, disabled, emailPrefix.
          */
         ListUsersQuery: {
             query: {
@@ -1643,6 +1643,8 @@ export interface components {
             skip?: number;
             /** @description Default: `100`. */
             take?: number;
+            /** @description Only the accounts whose e-mail sorts after this one (any case): the last e-mail of the previous page. `skip` counts from there; `totalCount` counts every match. */
+            after?: string;
         };
         /** ListUsersResult */
         ListUsersResult: {

@@ -74,8 +74,7 @@ export async function measureTracingFloor(): Promise<TracingFloor> {
   );
   enableSpans();
   const tracer = trace.getTracer('floor');
-  const request = () =>
-    tracer.startActiveSpan('POST', (span) => work(span).finally(() => span.end()));
+  const request = () => tracer.startActiveSpan('POST', (span) => work(span).finally(() => span.end()));
   const unsampledSpanPerRequest = (await nanosPer(request)) - (await nanosPer(work));
   return { offAddedPerCommand, unsampledSpanPerRequest };
 }

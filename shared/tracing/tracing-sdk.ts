@@ -33,10 +33,15 @@ export function startSdk(role: TracedProcess, untracedPaths: readonly string[]):
 }
 
 /** One instrumentation, as the SDK takes them. */
-type Instrumentation = NonNullable<NonNullable<ConstructorParameters<typeof NodeSDK>[0]>['instrumentations']>[number];
+type Instrumentation = NonNullable<
+  NonNullable<ConstructorParameters<typeof NodeSDK>[0]>['instrumentations']
+>[number];
 
 /** The maintained instrumentations, by the names `instrumentationNames` reads the environment with. */
-function instrumentationsFor(untraced: ReadonlySet<string>, env: NodeJS.ProcessEnv = process.env): Instrumentation[] {
+function instrumentationsFor(
+  untraced: ReadonlySet<string>,
+  env: NodeJS.ProcessEnv = process.env,
+): Instrumentation[] {
   const all: Record<string, () => Instrumentation> = {
     http: () =>
       new HttpInstrumentation({

@@ -25,8 +25,12 @@ describe('Spans with tracing off, and the trace context an event carries (no SDK
   it('When no SDK was started, then a span builds no attributes, the work runs as it would, and an event carries no trace', async () => {
     expect(tracingOn()).toBe(false);
     const attributes = jest.fn(() => ({}));
-    await expect(inSpan('command X', attributes, () => Promise.resolve(sampledTraceparent()))).resolves.toBeUndefined();
-    await expect(inEventSpan('webhook', TRACEPARENT, attributes, () => Promise.resolve('sent'))).resolves.toBe('sent');
+    await expect(
+      inSpan('command X', attributes, () => Promise.resolve(sampledTraceparent())),
+    ).resolves.toBeUndefined();
+    await expect(
+      inEventSpan('webhook', TRACEPARENT, attributes, () => Promise.resolve('sent')),
+    ).resolves.toBe('sent');
     recordEventSpan('project teams', TRACEPARENT, new Date(), attributes);
     expect(attributes).not.toHaveBeenCalled();
   });
@@ -78,7 +82,8 @@ describe('Spans with an SDK registered: sampled and unsampled traces', () => {
     const carried = await inSpan(
       'command LinkFantasyTeam',
       () => ({ 'fts.command.type': 'LinkFantasyTeam' }),
-      () => inScriptSpan('appendEvents', 'fantasy-team', 'a', () => Promise.resolve()).then(sampledTraceparent),
+      () =>
+        inScriptSpan('appendEvents', 'fantasy-team', 'a', () => Promise.resolve()).then(sampledTraceparent),
     );
     const [script, command] = exporter.getFinishedSpans();
     expect(command?.name).toBe('command LinkFantasyTeam');
@@ -103,7 +108,12 @@ describe('Spans with an SDK registered: sampled and unsampled traces', () => {
     );
     expect(carried).toBeUndefined();
     expect(attributes).not.toHaveBeenCalled();
-    recordEventSpan('project fantasy-teams', `00-${'4b'.repeat(16)}-${'a1'.repeat(8)}-00`, new Date(), attributes);
+    recordEventSpan(
+      'project fantasy-teams',
+      `00-${'4b'.repeat(16)}-${'a1'.repeat(8)}-00`,
+      new Date(),
+      attributes,
+    );
     expect(exporter.getFinishedSpans()).toEqual([]);
   });
 });

@@ -34,6 +34,10 @@ describe('The leftover Redis an earlier start left behind', () => {
     const redis = await startLocalRedis({ dataDir, pidFile });
     try {
       expect(await stopLeftoverRedis(pidFile)).toBe(redis.pid);
+      // Gone from /proc's view once it exits; this process, its parent here, reaps it a moment later.
+      const reapedBy = Date.now() + 5_000;
+      while (isRunning(redis.pid) && Date.now() < reapedBy)
+        await new Promise((resolve) => setTimeout(resolve, 20));
       expect(isRunning(redis.pid)).toBe(false);
     } finally {
       await redis.stop().catch(() => undefined);

@@ -38,15 +38,18 @@ interface Ran {
 }
 
 /**
- * What a new shell of the integrator's has: the PATH, the home folder, npm's cache and registry and
- * a proxy, nothing of this test run (no NODE_OPTIONS, no `npm_*` of the npm running the tests, whose
+ * What a new shell of the integrator's has: the PATH, the home folder, npm's cache and registry, a
+ * proxy and the certificate authorities its TLS trusts (a registry behind an inspecting proxy needs
+ * them), nothing of this test run (no NODE_OPTIONS, no `npm_*` of the npm running the tests, whose
  * local prefix is this repository).
  */
 const SHELL_ENV = Object.fromEntries(
   Object.entries(process.env).filter(
     (entry): entry is [string, string] =>
       entry[1] !== undefined &&
-      /^(PATH|HOME|TMPDIR|npm_config_(cache|registry)|(https?|no)_proxy)$/i.test(entry[0]),
+      /^(PATH|HOME|TMPDIR|npm_config_(cache|registry|cafile|ca)|(https?|no)_proxy|NODE_EXTRA_CA_CERTS|SSL_CERT_(FILE|DIR))$/i.test(
+        entry[0],
+      ),
   ),
 );
 

@@ -26,10 +26,11 @@ import { expectCommandAnswer } from '../helpers/response-shapes';
 
 /**
  * The first answer to a requestId is remembered for replay, refusals included (docs/integrators.md: the same
- * command with the same requestId gets its first answer again). That record is about the answer,
- * not the domain, so it is left out of "nothing changed".
+ * command with the same requestId gets its first answer again). That record (the answer in the
+ * aggregate's partition, the request id's use and the answers naming their caller in the caller's,
+ * ADR 0030) is about the answer, not the domain, so it is left out of "nothing changed".
  */
-const REMEMBERED_ANSWERS = [/:idempotency:command:/];
+const REMEMBERED_ANSWERS = [/:idempotency:(command|use|naming):/];
 
 describe('POST /api/command under hostile input', () => {
   let subject: HostileSubject;

@@ -49,16 +49,7 @@ export function inSpan<T>(
   // the work runs under the parent as it is, without a span's ids, attributes and context switch.
   const parent = trace.getActiveSpan();
   if (parent && !parent.isRecording()) return fn(parent);
-  return tracer.startActiveSpan(name, { attributes: attributes(), kind }, async (span) => {
-    try {
-      return await fn(span);
-    } catch (error) {
-      span.setStatus({ code: SpanStatusCode.ERROR, message: error instanceof Error ? error.name : 'error' });
-      throw error;
-    } finally {
-      span.end();
-    }
-  });
+  return tracer.startActiveSpan(name, { attributes: attributes(), kind }, (span) => endedWith(span, fn));
 }
 
 /**
@@ -139,14 +130,19 @@ export function inEventSpan<T>(
   if (!enabled) return fn(UNTRACED);
   const parent = contextOfTraceparent(traceparent);
   if (!parent) return fn(UNTRACED);
-  return tracer.startActiveSpan(name, { kind, attributes: attributes() }, parent, async (span) => {
-    try {
-      return await fn(span);
-    } catch (error) {
-      span.setStatus({ code: SpanStatusCode.ERROR, message: error instanceof Error ? error.name : 'error' });
-      throw error;
-    } finally {
-      span.end();
-    }
-  });
+  return tracer.startActiveSpan(name, { kind, attributes: attributes() }, parent, (span) =>
+    endedWith(span, fn),
+  );
+}
+
+/** Runs `fn` in `span` and ends it when it settles; an error thrown marks the span failed and is thrown on. */
+async function endedWith<T>(span: Span, fn: (span: Span) => Promise<T>): Promise<T> {
+  try {
+    return await fn(span);
+  } catch (error) {
+    span.setStatus({ code: SpanStatusCode.ERROR, message: error instanceof Error ? error.name : 'error' });
+    throw error;
+  } finally {
+    span.end();
+  }
 }

@@ -84,3 +84,16 @@ export class OtlpReceiver {
     }
   }
 }
+
+/**
+ * The standard variables that point a service process at `endpoint` (a receiver's `start()`): OTLP/HTTP
+ * JSON, spans sent every 100 ms so a test sees them soon.
+ */
+export function tracingEnv(endpoint: string): Record<string, string> {
+  return {
+    OTEL_TRACES_EXPORTER: 'otlp',
+    OTEL_EXPORTER_OTLP_ENDPOINT: endpoint,
+    OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+    OTEL_BSP_SCHEDULE_DELAY: '100',
+  };
+}

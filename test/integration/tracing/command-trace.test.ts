@@ -1,7 +1,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 
 import { createTestApp, type TestApp, testRedisEnv } from '../../helpers/app-fixture';
-import { OtlpReceiver } from '../../helpers/otlp-receiver';
+import { OtlpReceiver, tracingEnv } from '../../helpers/otlp-receiver';
 import {
   eventually,
   type IngressProcess,
@@ -41,10 +41,7 @@ describe('A command traced through the standard OpenTelemetry variables', () => 
       ...testRedisEnv(),
       REDIS_KEY_PREFIX: subject.config.redisKeyPrefix,
       JWT_SECRET,
-      OTEL_TRACES_EXPORTER: 'otlp',
-      OTEL_EXPORTER_OTLP_ENDPOINT: endpoint,
-      OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
-      OTEL_BSP_SCHEDULE_DELAY: '100',
+      ...tracingEnv(endpoint),
       OTEL_RESOURCE_ATTRIBUTES: 'deployment.environment.name=tracing-test',
     };
     worker = startServiceProcess('workers/main.ts', env);

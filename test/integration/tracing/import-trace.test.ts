@@ -5,7 +5,7 @@ import { Queue } from 'bullmq';
 import { IMPORT_QUEUE_NAME } from '../../../shared/importers/import-queue';
 import { closeConnections } from '../../../shared/redis/connections';
 import { createTestApp, openTestRedis, type TestApp, testRedisEnv } from '../../helpers/app-fixture';
-import { OtlpReceiver, type ReceivedSpan } from '../../helpers/otlp-receiver';
+import { OtlpReceiver, type ReceivedSpan, tracingEnv } from '../../helpers/otlp-receiver';
 import {
   eventually,
   type IngressProcess,
@@ -75,10 +75,7 @@ describe("An import's trace, from its request to its commands", () => {
       ...testRedisEnv(),
       REDIS_KEY_PREFIX: subject.config.redisKeyPrefix,
       JWT_SECRET,
-      OTEL_TRACES_EXPORTER: 'otlp',
-      OTEL_EXPORTER_OTLP_ENDPOINT: endpoint,
-      OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
-      OTEL_BSP_SCHEDULE_DELAY: '100',
+      ...tracingEnv(endpoint),
       // The stalled-job check every second: BullMQ's upkeep runs often while the tests watch it.
       IMPORT_JOB_LOCK_MS: '2000',
     };

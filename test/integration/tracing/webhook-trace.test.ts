@@ -1,7 +1,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 
 import { createTestApp, type TestApp, testRedisEnv } from '../../helpers/app-fixture';
-import { OtlpReceiver } from '../../helpers/otlp-receiver';
+import { OtlpReceiver, tracingEnv } from '../../helpers/otlp-receiver';
 import {
   eventually,
   type IngressProcess,
@@ -84,10 +84,7 @@ describe('A webhook delivery in the trace of the command that wrote its event', 
       WEBHOOK_RETRY_SCHEDULE: '2s',
     };
     tracing = {
-      OTEL_TRACES_EXPORTER: 'otlp',
-      OTEL_EXPORTER_OTLP_ENDPOINT: endpoint,
-      OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
-      OTEL_BSP_SCHEDULE_DELAY: '100',
+      ...tracingEnv(endpoint),
     };
     ingress = await startIngressProcess({ ...env, ...tracing }, 60_000);
     await startWorker(tracing);

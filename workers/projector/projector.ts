@@ -230,7 +230,7 @@ export class Projector {
     const outcomes = await Promise.allSettled(
       partitions.map(async (owned) => {
         if (!this.running) return;
-        const startedAt = new Date();
+        const startedAt = tracingOn() ? new Date() : undefined;
         const result = await applyNextBatch(
           this.redis,
           this.keys,
@@ -246,7 +246,7 @@ export class Projector {
           return;
         }
         owned.checkpoint = result.checkpoint;
-        if (tracingOn()) recordProjectionSpans(owned.projection, result.events, result.entries, startedAt);
+        if (startedAt) recordProjectionSpans(owned.projection, result.events, result.entries, startedAt);
         // Changes projected, not entries read: a full pass steps over many entries of other types
         // (skipped by each projection), which says nothing about changes arriving side by side.
         changes += result.projected.size;

@@ -88,6 +88,21 @@ export async function startIngressProcess(
   return { process: ingress, baseUrl: `http://127.0.0.1:${port}` };
 }
 
+/** POSTs `body` as JSON to a running ingress: its status and its parsed JSON answer. */
+export async function postJsonTo(
+  ingress: IngressProcess,
+  path: string,
+  body: object,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; body: Record<string, unknown> }> {
+  const response = await fetch(`${ingress.baseUrl}${path}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...headers },
+    body: JSON.stringify(body),
+  });
+  return { status: response.status, body: (await response.json()) as Record<string, unknown> };
+}
+
 /** Whether a process started by a test is still running (neither exited nor killed). */
 export function isAlive(service: ServiceProcess): boolean {
   return service.child.exitCode === null && service.child.signalCode === null;

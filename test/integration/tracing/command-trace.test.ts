@@ -6,6 +6,7 @@ import {
   eventually,
   type IngressProcess,
   killAll,
+  postJsonTo,
   type ServiceProcess,
   startIngressProcess,
   startServiceProcess,
@@ -21,14 +22,8 @@ describe('A command traced through the standard OpenTelemetry variables', () => 
   let worker: ServiceProcess | undefined;
   let token: string;
 
-  const post = async (path: string, body: object, headers: Record<string, string> = {}) => {
-    const response = await fetch(`${ingress!.baseUrl}${path}`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', ...headers },
-      body: JSON.stringify(body),
-    });
-    return { status: response.status, body: (await response.json()) as Record<string, unknown> };
-  };
+  const post = (path: string, body: object, headers: Record<string, string> = {}) =>
+    postJsonTo(ingress!, path, body, headers);
 
   beforeAll(async () => {
     receiver = new OtlpReceiver();

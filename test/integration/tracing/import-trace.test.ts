@@ -10,6 +10,7 @@ import {
   eventually,
   type IngressProcess,
   killAll,
+  postJsonTo,
   type ServiceProcess,
   startIngressProcess,
   startServiceProcess,
@@ -41,14 +42,8 @@ describe("An import's trace, from its request to its commands", () => {
   let worker: ServiceProcess | undefined;
   let authorization: string;
 
-  const post = async (path: string, body: object, headers: Record<string, string> = {}) => {
-    const response = await fetch(`${ingress!.baseUrl}${path}`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', authorization, ...headers },
-      body: JSON.stringify(body),
-    });
-    return { status: response.status, body: (await response.json()) as Record<string, unknown> };
-  };
+  const post = (path: string, body: object, headers: Record<string, string> = {}) =>
+    postJsonTo(ingress!, path, body, { authorization, ...headers });
 
   /** Sends a UserSeeding import of three new Members inside the caller's span `callerSpanId` of `traceId`. */
   const submitSeeding = (priority: 'Normal' | 'High', traceId: string, callerSpanId: string) =>

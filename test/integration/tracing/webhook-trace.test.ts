@@ -6,6 +6,7 @@ import {
   eventually,
   type IngressProcess,
   killAll,
+  postJsonTo,
   type ServiceProcess,
   startIngressProcess,
   startServiceProcess,
@@ -36,14 +37,8 @@ describe('A webhook delivery in the trace of the command that wrote its event', 
   let subscriptionId: string;
   let secret: string;
 
-  const post = async (path: string, body: object, headers: Record<string, string> = {}) => {
-    const response = await fetch(`${ingress!.baseUrl}${path}`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', authorization: `Bearer ${token}`, ...headers },
-      body: JSON.stringify(body),
-    });
-    return { status: response.status, body: (await response.json()) as Record<string, unknown> };
-  };
+  const post = (path: string, body: object, headers: Record<string, string> = {}) =>
+    postJsonTo(ingress!, path, body, { authorization: `Bearer ${token}`, ...headers });
   const command = async (commandType: string, fields: object, traceparent?: string) => {
     const answer = await post(
       '/api/command',

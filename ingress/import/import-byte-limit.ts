@@ -47,22 +47,30 @@ export function tooManyImportBytes(bytesPerMinute: number, retryAfterSeconds: nu
 }
 
 /**
- * What a request is charged before its body is read: its declared Content-Length; when it
- * declares none but sends a body (chunked), the route's body limit, the most it may read, until
- * the body is read (see {@link isChargedTheLimit}). A body declared larger than the limit is
- * charged nothing: the body reader refuses it unread (413).
+ * What a request is charged before its body is read: its declared Content-Length when that is
+ * what will be read (an uncompressed body); otherwise (chunked, or compressed: 123 bytes of br can
+ * inflate to 16 MB) the route's body limit, the most it may read once decoded, until the body is
+ * read and it is charged the decoded bytes it held (see {@link isChargedTheLimit}). A body
+ * declared larger than the limit is charged nothing: the body reader refuses it unread (413).
  */
 export function chargedBytes(req: Request, bodyLimitBytes: number): number {
+  if (isChargedTheLimit(req)) return bodyLimitBytes;
   const declared = req.headers['content-length'];
-  if (declared !== undefined) {
-    const length = /^[0-9]{1,15}$/.test(declared) ? Number(declared) : 0;
-    return length > bodyLimitBytes ? 0 : length;
-  }
-  return isChargedTheLimit(req) ? bodyLimitBytes : 0;
+  if (declared === undefined) return 0;
+  const length = /^[0-9]{1,15}$/.test(declared) ? Number(declared) : 0;
+  return length > bodyLimitBytes ? 0 : length;
 }
 
-/** A body of unknown length (chunked), charged the body limit before it is read. */
+/**
+ * A body whose decoded length is unknown before it is read: chunked, or in a Content-Encoding
+ * other than identity (which an unknown or refused encoding is too: charged, then given back).
+ */
 function isChargedTheLimit(req: Request): boolean {
+  const encoding = req.headers['content-encoding'];
+  const compressed = encoding !== undefined && encoding.trim().toLowerCase() !== 'identity';
+  const declaresBody =
+    req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length'] ?? 0) > 0;
+  if (compressed) return declaresBody;
   return req.headers['content-length'] === undefined && req.headers['transfer-encoding'] !== undefined;
 }
 
@@ -71,7 +79,8 @@ function isChargedTheLimit(req: Request): boolean {
  * 0 for no cap), counted in Redis so the cap holds across replicas. It runs after authentication
  * and before the body is read, so an account past its bytes gets its 429 without a byte read or
  * parsed (the answer closes the connection, see closeWhenBodyUnread), and is refused from memory
- * until the window ends. A chunked body, charged the body limit up front, is charged what it held.
+ * until the window ends. A chunked or compressed body, charged the body limit up front, is then
+ * charged the bytes it held once decoded: the budget counts what the ingress inflates and parses.
  */
 export class ImportByteLimit {
   private readonly limiter: RateLimiterRedis | undefined;
@@ -124,8 +133,8 @@ export class ImportByteLimit {
 
   /**
    * The route's body step: charges the authenticated caller's request (see chargedBytes) before
-   * `readBody` reads it; a chunked body, charged the whole `bodyLimitBytes`, gets back what it did
-   * not hold once `readBody` is done with it, whether it took the body or refused it.
+   * `readBody` reads it; a chunked or compressed body, charged the whole `bodyLimitBytes`, gets back
+   * what it did not hold once decoded when `readBody` is done with it, whether it took or refused it.
    */
   charge(bodyLimitBytes: number, readBody: RequestHandler): RequestHandler {
     return (req, res, next) => {

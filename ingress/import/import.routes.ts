@@ -9,6 +9,7 @@ import type { Authentication } from '../auth/passport';
 import { authenticatedPrincipal } from '../auth/principal';
 import { jsonObjectBody } from '../http/json-body';
 import { labelOperation } from '../metrics/http-metrics';
+import { importBodyBounds } from './import-body-bounds';
 import type { ImportByteLimit } from './import-byte-limit';
 import { parseImportRequest } from './import-request';
 import { type ImportAnswer, importAnswer, unknownImporterAnswer } from './import-response';
@@ -49,7 +50,10 @@ export function registerImportRoutes(routes: RouteTable, deps: ImportRouteDeps):
     IMPORT_PATH,
     labelOperation(['importerType'], (importerType) => IMPORTERS.has(importerType)),
     authenticate(deps.authentication, 'empty'),
-    deps.importByteLimit.charge(deps.config.importBodyLimitBytes, jsonBody(deps.config.importBodyLimitBytes)),
+    deps.importByteLimit.charge(
+      deps.config.importBodyLimitBytes,
+      jsonBody(deps.config.importBodyLimitBytes, importBodyBounds(deps.config.imports.maxRows)),
+    ),
     handle,
   );
 }

@@ -21,6 +21,8 @@ export const BODY_MESSAGES = {
   notJson: 'The request body is not valid JSON.',
   unreadable: 'The request body could not be read.',
   tooDeep: `The request body is nested deeper than ${MAX_JSON_DEPTH} levels.`,
+  tooManyContainers: (max: number) => `The request body holds more than ${max} objects and arrays.`,
+  tooManyItems: (max: number) => `The request body holds more than ${max} keys and values.`,
   notUtf8: 'The request body must be UTF-8 (JSON has no other charset).',
   encoding: (encoding: string) =>
     `Content-Encoding ${encoding} is not accepted: send ${ACCEPTED_CONTENT_ENCODINGS.join(', ')}.`,
@@ -31,7 +33,12 @@ export class BodyRefusal extends Error {
   readonly expose = true;
   constructor(
     message: string,
-    readonly type: 'entity.too.deep' | 'charset.not.utf8' | 'encoding.not.accepted' | 'entity.too.large',
+    readonly type:
+      | 'entity.too.deep'
+      | 'entity.too.many.values'
+      | 'charset.not.utf8'
+      | 'encoding.not.accepted'
+      | 'entity.too.large',
     readonly status: 400 | 413,
     readonly limit?: number,
   ) {
@@ -48,14 +55,43 @@ const OPEN_BRACE = 0x7b;
 const CLOSE_BRACE = 0x7d;
 
 /**
- * Whether the JSON text in `bytes` (UTF-8) opens more than `max` arrays and objects inside each
- * other. One pass over the raw bytes, string-aware (brackets inside strings do not count, nor an
- * escaped quote), stopping at the first level too deep. In UTF-8 these ASCII bytes never occur
- * inside a multi-byte character. Malformed text is JSON.parse's to refuse, not this scan's.
+ * What a JSON body may hold beyond its bytes, for a route whose largest valid request is known
+ * (the import route: IMPORT_MAX_ROWS rows). JSON.parse builds every object and array it reads:
+ * 16 MB of `[{},{},...]` is 5.6 million objects, over 1.7 s of CPU and 500 MB to build, where 16 MB
+ * of real rows takes a tenth of that (bench/RESULTS.md, issue 38). Counted in the scan that bounds
+ * depth, so a body past them is refused before JSON.parse sees it.
  */
-export function jsonNestedDeeperThan(bytes: Uint8Array, max: number): boolean {
+export interface JsonValueBounds {
+  /** Objects and arrays, at most (each costs JSON.parse an allocation: the expensive part). */
+  readonly maxContainers: number;
+  /** Keys and values, at most: counted as the `:` and `,` between them. */
+  readonly maxItems: number;
+}
+
+/** What the raw-byte scan found wrong with a JSON text's shape, if anything. */
+export type JsonShapeFault = 'tooDeep' | 'tooManyContainers' | 'tooManyItems';
+
+const COLON = 0x3a;
+const COMMA = 0x2c;
+
+/**
+ * One pass over the raw bytes of a JSON text (UTF-8): whether it opens more than `maxDepth` arrays
+ * and objects inside each other, or holds more than the `bounds` allow; stops at the first fault.
+ * String-aware (brackets, colons and commas inside strings do not count, nor an escaped quote); in
+ * UTF-8 these ASCII bytes never occur inside a multi-byte character. Malformed text is
+ * JSON.parse's to refuse, not this scan's.
+ */
+export function jsonShapeFault(
+  bytes: Uint8Array,
+  maxDepth: number,
+  bounds?: JsonValueBounds,
+): JsonShapeFault | undefined {
   const length = bytes.length;
+  const maxContainers = bounds?.maxContainers ?? Infinity;
+  const maxItems = bounds?.maxItems ?? Infinity;
   let depth = 0;
+  let containers = 0;
+  let items = 0;
   for (let i = 0; i < length; i++) {
     const byte = bytes[i];
     if (byte === QUOTE) {
@@ -65,12 +101,50 @@ export function jsonNestedDeeperThan(bytes: Uint8Array, max: number): boolean {
         else if (inString === QUOTE) break;
       }
     } else if (byte === OPEN_BRACKET || byte === OPEN_BRACE) {
-      if (++depth > max) return true;
+      if (++depth > maxDepth) return 'tooDeep';
+      if (++containers > maxContainers) return 'tooManyContainers';
     } else if (byte === CLOSE_BRACKET || byte === CLOSE_BRACE) {
       depth--;
+    } else if (byte === COMMA || byte === COLON) {
+      if (++items > maxItems) return 'tooManyItems';
     }
   }
-  return false;
+  return undefined;
+}
+
+/** Whether the JSON text in `bytes` (UTF-8) opens more than `max` arrays and objects inside each other. */
+export function jsonNestedDeeperThan(bytes: Uint8Array, max: number): boolean {
+  return jsonShapeFault(bytes, max) === 'tooDeep';
+}
+
+/** The 400 refusal of a body whose shape the scan faulted. */
+function shapeRefusal(fault: JsonShapeFault, bounds: JsonValueBounds | undefined): BodyRefusal {
+  switch (fault) {
+    case 'tooDeep':
+      return new BodyRefusal(BODY_MESSAGES.tooDeep, 'entity.too.deep', 400);
+    case 'tooManyContainers':
+      return new BodyRefusal(
+        BODY_MESSAGES.tooManyContainers(bounds?.maxContainers ?? 0),
+        'entity.too.many.values',
+        400,
+      );
+    case 'tooManyItems':
+      return new BodyRefusal(
+        BODY_MESSAGES.tooManyItems(bounds?.maxItems ?? 0),
+        'entity.too.many.values',
+        400,
+      );
+    default: {
+      const exhaustive: never = fault;
+      return exhaustive;
+    }
+  }
+}
+
+/** Throws the 400 refusal when the raw JSON text is nested too deep or holds more than `bounds`. */
+function refuseFaultyShape(body: Uint8Array, bounds: JsonValueBounds | undefined): void {
+  const fault = jsonShapeFault(body, MAX_JSON_DEPTH, bounds);
+  if (fault !== undefined) throw shapeRefusal(fault, bounds);
 }
 
 /** The bytes body-parser took from each request's body it read (see {@link bytesReadByBodyParser}). */
@@ -94,14 +168,14 @@ function noteBytesReceived(req: object, error: unknown): void {
 }
 
 /** body-parser's `verify` hook: runs on the whole (inflated) body, before JSON.parse. */
-function verifyJson(req: object, _res: unknown, body: Buffer, encoding: string): void {
-  bodyParserBytes.set(req, body.length);
-  if (encoding !== 'utf-8' && encoding !== 'utf8') {
-    throw new BodyRefusal(BODY_MESSAGES.notUtf8, 'charset.not.utf8', 400);
-  }
-  if (jsonNestedDeeperThan(body, MAX_JSON_DEPTH)) {
-    throw new BodyRefusal(BODY_MESSAGES.tooDeep, 'entity.too.deep', 400);
-  }
+function verifyJson(bounds?: JsonValueBounds) {
+  return (req: object, _res: unknown, body: Buffer, encoding: string): void => {
+    bodyParserBytes.set(req, body.length);
+    if (encoding !== 'utf-8' && encoding !== 'utf8') {
+      throw new BodyRefusal(BODY_MESSAGES.notUtf8, 'charset.not.utf8', 400);
+    }
+    refuseFaultyShape(body, bounds);
+  };
 }
 
 function declaresBody(req: Request): boolean {
@@ -194,10 +268,8 @@ const JSON_BLANKS = new Set([0x20, 0x09, 0x0a, 0x0d]);
  * byte-order mark dropped, as iconv-lite's UTF-8 decoder drops it; nothing after it is `{}`, blanks
  * alone are not JSON), on the whole body, after the depth scan.
  */
-function parseJsonBody(body: Buffer): unknown {
-  if (jsonNestedDeeperThan(body, MAX_JSON_DEPTH)) {
-    throw new BodyRefusal(BODY_MESSAGES.tooDeep, 'entity.too.deep', 400);
-  }
+function parseJsonBody(body: Buffer, bounds: JsonValueBounds | undefined): unknown {
+  refuseFaultyShape(body, bounds);
   const start = body[0] === UTF8_BOM[0] && body[1] === UTF8_BOM[1] && body[2] === UTF8_BOM[2] ? 3 : 0;
   if (start === body.length) return {};
   let first = start;
@@ -222,12 +294,17 @@ function parseJsonBody(body: Buffer): unknown {
  * arrived (it usually comes in the packet that carried the headers, and is buffered while the
  * caller is authenticated) it is taken in one read() with no listener at all.
  */
-function readDirectly(req: Request, length: number, next: NextFunction): void {
+function readDirectly(
+  req: Request,
+  length: number,
+  bounds: JsonValueBounds | undefined,
+  next: NextFunction,
+): void {
   req.body = undefined;
   const take = (body: Buffer) => {
     let parsed: unknown;
     try {
-      parsed = parseJsonBody(body);
+      parsed = parseJsonBody(body, bounds);
     } catch (error) {
       next(error);
       return;
@@ -300,19 +377,20 @@ function readDirectly(req: Request, length: number, next: NextFunction): void {
 
 /**
  * Reads a JSON body of at most `limitBytes` (after inflation) into req.body: UTF-8, nested at most
- * {@link MAX_JSON_DEPTH} deep, in one of the {@link ACCEPTED_CONTENT_ENCODINGS}. Place it after
+ * {@link MAX_JSON_DEPTH} deep, holding at most `bounds` (when given: a route whose largest valid
+ * body is known), in one of the {@link ACCEPTED_CONTENT_ENCODINGS}. Place it after
  * authentication. A plain JSON body (`application/json`, UTF-8, not compressed, of a declared
  * length within the limit: what clients send) is read directly; every other body goes through the
  * gate and body-parser, whose answers the direct reader gives for the same bodies.
  */
-export function jsonBody(limitBytes: number): RequestHandler {
+export function jsonBody(limitBytes: number, bounds?: JsonValueBounds): RequestHandler {
   const throughBodyParser = chain([
     gate(limitBytes),
-    express.json({ limit: limitBytes, strict: true, verify: verifyJson }),
+    express.json({ limit: limitBytes, strict: true, verify: verifyJson(bounds) }),
   ]);
   return (req, res, next) => {
     const length = directlyReadableLength(req, limitBytes);
-    if (length !== undefined) readDirectly(req, length, next);
+    if (length !== undefined) readDirectly(req, length, bounds, next);
     else
       throughBodyParser(req, res, (error?: unknown) => {
         noteBytesReceived(req, error);
@@ -325,7 +403,7 @@ export function jsonBody(limitBytes: number): RequestHandler {
 export function tokenRequestBody(): RequestHandler {
   return chain([
     gate(TOKEN_BODY_LIMIT_BYTES),
-    express.json({ limit: TOKEN_BODY_LIMIT_BYTES, strict: true, verify: verifyJson }),
+    express.json({ limit: TOKEN_BODY_LIMIT_BYTES, strict: true, verify: verifyJson() }),
     express.urlencoded({ extended: false, limit: TOKEN_BODY_LIMIT_BYTES }),
   ]);
 }

@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 
-import { jsonNestedDeeperThan, MAX_JSON_DEPTH } from '../../shared/http/request-body';
+import { IMPORT_ROW_BOUNDS, importBodyBounds } from '../../ingress/import/import-body-bounds';
+import { jsonNestedDeeperThan, jsonShapeFault, MAX_JSON_DEPTH } from '../../shared/http/request-body';
 
 const deeper = (text: string, max = MAX_JSON_DEPTH) => jsonNestedDeeperThan(Buffer.from(text, 'utf8'), max);
 
@@ -40,5 +41,91 @@ describe('JSON nesting depth scan', () => {
       }),
       { numRuns: 500 },
     );
+  });
+});
+
+/** The objects and arrays JSON.parse builds for `value`. */
+function containersOf(value: unknown): number {
+  if (Array.isArray(value)) return 1 + value.reduce((sum: number, item) => sum + containersOf(item), 0);
+  if (typeof value === 'object' && value !== null)
+    return 1 + Object.values(value).reduce((sum: number, item) => sum + containersOf(item), 0);
+  return 0;
+}
+
+/** The `:` and `,` of `value`'s JSON text: a key's colon, and the commas between entries. */
+function itemsOf(value: unknown): number {
+  if (Array.isArray(value))
+    return Math.max(0, value.length - 1) + value.reduce((sum: number, item) => sum + itemsOf(item), 0);
+  if (typeof value === 'object' && value !== null) {
+    const entries = Object.values(value);
+    return (
+      entries.length +
+      Math.max(0, entries.length - 1) +
+      entries.reduce((sum: number, item) => sum + itemsOf(item), 0)
+    );
+  }
+  return 0;
+}
+
+describe('JSON value bounds scan', () => {
+  const fault = (value: unknown, maxContainers: number, maxItems: number) =>
+    jsonShapeFault(Buffer.from(JSON.stringify(value), 'utf8'), 1_000, { maxContainers, maxItems });
+
+  it('When any JSON value is scanned, then it is refused exactly when it holds more objects and arrays, or keys and values, than allowed', () => {
+    fc.assert(
+      fc.property(
+        fc.jsonValue({ maxDepth: 6 }),
+        fc.integer({ min: 0, max: 40 }),
+        fc.integer({ min: 0, max: 80 }),
+        (value, maxContainers, maxItems) => {
+          const tooMany = containersOf(value) > maxContainers || itemsOf(value) > maxItems;
+          expect(fault(value, maxContainers, maxItems) !== undefined).toBe(tooMany);
+        },
+      ),
+      { numRuns: 500 },
+    );
+  });
+
+  it('When IMPORT_MAX_ROWS players each hold every field, 20 positions and a 12-round breakdown, then the import body passes the bounds', () => {
+    const breakdown = Object.fromEntries(
+      Array.from({ length: 12 }, (_, round) => [String(round), { projectedPoints: 1.5, priceDelta: -2 }]),
+    );
+    const player = {
+      feedId: 1,
+      feedFirstName: 'A',
+      feedLastName: 'B',
+      feedFullName: 'A B',
+      feedShortName: 'AB',
+      leaguePlayerId: 'x',
+      leagueFirstName: 'A',
+      leagueLastName: 'B',
+      fantasyId: 2,
+      platformId: '3fa85f64-5717-4562-b3fc-2c963f66afa6',
+      platformFullName: 'A B',
+      platformSlug: 'a-b',
+      stats: {
+        rating: 1.2,
+        price: 100,
+        fantasyPositions: Array.from({ length: 20 }, (_, i) => i),
+        breakdown,
+      },
+    };
+    expect(containersOf(player)).toBeLessThanOrEqual(IMPORT_ROW_BOUNDS.maxContainers);
+    expect(itemsOf(player) + 1).toBeLessThanOrEqual(IMPORT_ROW_BOUNDS.maxItems);
+    const rows = 10_000;
+    const body = {
+      requestId: '3fa85f64-5717-4562-b3fc-2c963f66afa6',
+      importerType: 'PlayerSeeding',
+      priority: 'High',
+      dryRun: true,
+      importData: {
+        season: '2026',
+        round: 1,
+        finalRound: 38,
+        players: Array.from({ length: rows }, () => player),
+      },
+    };
+    const bytes = Buffer.from(JSON.stringify(body), 'utf8');
+    expect(jsonShapeFault(bytes, MAX_JSON_DEPTH, importBodyBounds(rows))).toBeUndefined();
   });
 });

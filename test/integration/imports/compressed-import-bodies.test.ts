@@ -1,0 +1,150 @@
+/**
+ * Issue 38, item 1: a compressed import is charged, and bounded, by what it inflates to. A 123-byte
+ * br body inflating to 16 MB of `{"importData":{"users":[{},{},...]}}` was charged 123 bytes and
+ * built 5.6 million objects in JSON.parse (1.7 s of the ingress's event loop, 500 MB). Now the
+ * budget counts the decoded bytes and the raw-byte scan refuses a body holding more objects,
+ * arrays, keys and values than the largest valid import, before JSON.parse sees it.
+ */
+import { randomUUID } from 'node:crypto';
+import { brotliCompressSync, constants as zlib, gzipSync } from 'node:zlib';
+
+import request from 'supertest';
+
+import { importBodyBounds } from '../../../ingress/import/import-body-bounds';
+import { PROBLEMS } from '../../../shared/http/problem';
+import { BODY_MESSAGES } from '../../../shared/http/request-body';
+import { createTestApp, type TestApp } from '../../helpers/app-fixture';
+
+const PASSWORD = 'compressed-import-password';
+const MB = 1024 * 1024;
+/** The defaults an operator runs with: IMPORT_BODY_LIMIT 16mb, IMPORT_MAX_ROWS 10,000, 50mb a minute. */
+const BODY_LIMIT = 16 * MB;
+const BUDGET = 50 * MB;
+const MAX_ROWS = 10_000;
+
+/** Sends a Buffer body as its bytes (superagent would write a Buffer as JSON). */
+const asIs = (body: unknown) => body as string;
+const basic = (email: string) => `Basic ${Buffer.from(`${email}:${PASSWORD}`).toString('base64')}`;
+
+/** The issue's bomb: as many empty objects as fit in `bytes` of `{"importData":{"users":[...]}}`. */
+function emptyObjectsBody(bytes: number): Buffer {
+  const head = `{"requestId":"${randomUUID()}","importerType":"UserSeeding","importData":{"users":[`;
+  const tail = ']}}';
+  const count = Math.floor((bytes - head.length - tail.length + 1) / 3);
+  return Buffer.from(head + Array.from({ length: count }, () => '{}').join(',') + tail);
+}
+
+const brotli = (body: Buffer) => brotliCompressSync(body, { params: { [zlib.BROTLI_PARAM_QUALITY]: 11 } });
+
+/** A dry-run UserSeeding of `rows` users: a valid import of the size an operator allows. */
+function userSeedingBody(rows: number): Buffer {
+  const users = Array.from({ length: rows }, (_, i) => ({
+    email: `compressed-${i}-${randomUUID().slice(0, 8)}@example.com`,
+    userType: 'Human',
+    roles: ['Member'],
+  }));
+  return Buffer.from(
+    JSON.stringify({
+      requestId: randomUUID(),
+      importerType: 'UserSeeding',
+      dryRun: true,
+      importData: { users },
+    }),
+  );
+}
+
+describe('Compressed import bodies', () => {
+  let subject: TestApp;
+
+  beforeAll(async () => {
+    subject = await createTestApp({
+      IMPORT_BODY_LIMIT: String(BODY_LIMIT),
+      IMPORT_MAX_ROWS: String(MAX_ROWS),
+      IMPORT_BYTES_PER_ACCOUNT_PER_MINUTE: String(BUDGET),
+    });
+  });
+  afterAll(async () => {
+    await subject.services.importQueue.close();
+    await subject.close();
+  });
+
+  /** A new account with `roles`, its Basic credentials and what its byte counter holds. */
+  const account = async (roles: string[]) => {
+    const email = `compressed-${randomUUID().slice(0, 8)}@example.com`;
+    const userId = await subject.createUser({ email, password: PASSWORD, roles: roles as never });
+    const counter = `${subject.services.keys.importBytesPrefix()}:${userId}`;
+    return { authorization: basic(email), counted: async () => Number(await subject.redis.get(counter)) };
+  };
+
+  const send = (body: Buffer, encoding: string, authorization: string) =>
+    request(subject.app)
+      .post('/api/import')
+      .set('Authorization', authorization)
+      .set('Content-Type', 'application/json')
+      .set('Content-Encoding', encoding)
+      .serialize(asIs)
+      .send(body);
+
+  const tooManyContainers = (res: request.Response) => ({
+    ...PROBLEMS[400],
+    status: 400,
+    errors: { $: [BODY_MESSAGES.tooManyContainers(importBodyBounds(MAX_ROWS).maxContainers)] },
+    traceId: res.headers['x-request-id'],
+  });
+
+  it.each([
+    ['br', brotli],
+    ['gzip', (body: Buffer) => gzipSync(body, { level: 9 })],
+  ])(
+    'When a role-less Member sends a %s body of a few bytes that inflates to 16 MB of empty objects, then it gets the 400 problem and is charged the 16 MB it inflated to',
+    async (encoding, compress) => {
+      const { authorization, counted } = await account([]);
+      const inflated = emptyObjectsBody(BODY_LIMIT - 1024);
+      const body = compress(inflated);
+      expect(body.length).toBeLessThan(20 * 1024);
+
+      const res = await send(body, encoding, authorization);
+
+      expect(res.status).toBe(400);
+      expect(res.body).toEqual(tooManyContainers(res));
+      expect(await counted()).toBe(inflated.length);
+    },
+  );
+
+  it('When an account sends compressed bombs in a row, then the budget runs out after three: each needs the body limit free before it is inflated', async () => {
+    const { authorization, counted } = await account([]);
+    const body = brotli(emptyObjectsBody(BODY_LIMIT - 1024));
+    const statuses: number[] = [];
+    for (let i = 0; i < 4; i++) statuses.push((await send(body, 'br', authorization)).status);
+    expect(statuses).toEqual([400, 400, 400, 429]);
+    expect(await counted()).toBeGreaterThan(3 * (BODY_LIMIT - 2048));
+  });
+
+  it('When a valid import comes compressed, then it passes and costs the bytes it inflated to, not the compressed ones', async () => {
+    const { authorization, counted } = await account(['UserManager']);
+    const inflated = userSeedingBody(200);
+    const res = await send(gzipSync(inflated), 'gzip', authorization);
+    expect(res.status).toBe(200);
+    expect(await counted()).toBe(inflated.length);
+  });
+
+  it('When the largest valid import (IMPORT_MAX_ROWS users) comes compressed, then the scan lets it through', async () => {
+    const { authorization } = await account(['UserManager']);
+    const res = await send(brotli(userSeedingBody(MAX_ROWS)), 'br', authorization);
+    expect(res.status).toBe(200);
+  });
+
+  it('When an uncompressed import holds more objects than the largest valid one, then it is refused the same way, uncharged beyond its length', async () => {
+    const { authorization, counted } = await account([]);
+    const body = emptyObjectsBody(2 * MB);
+    const res = await request(subject.app)
+      .post('/api/import')
+      .set('Authorization', authorization)
+      .set('Content-Type', 'application/json')
+      .serialize(asIs)
+      .send(body);
+    expect(res.status).toBe(400);
+    expect(res.body).toEqual(tooManyContainers(res));
+    expect(await counted()).toBe(body.length);
+  });
+});

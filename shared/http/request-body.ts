@@ -1,3 +1,5 @@
+import zlib from 'node:zlib';
+
 import express, { type NextFunction, type Request, type RequestHandler, type Response } from 'express';
 
 /**
@@ -75,41 +77,91 @@ const COLON = 0x3a;
 const COMMA = 0x2c;
 
 /**
- * One pass over the raw bytes of a JSON text (UTF-8): whether it opens more than `maxDepth` arrays
- * and objects inside each other, or holds more than the `bounds` allow; stops at the first fault.
+ * The raw-byte scan of a JSON text (UTF-8), fed in chunks as they arrive (a compressed body is
+ * scanned as it inflates, so a bomb stops inflating at its first fault): whether it opens more
+ * than `maxDepth` arrays and objects inside each other, or holds more than the `bounds` allow.
  * String-aware (brackets, colons and commas inside strings do not count, nor an escaped quote); in
  * UTF-8 these ASCII bytes never occur inside a multi-byte character. Malformed text is
  * JSON.parse's to refuse, not this scan's.
  */
+export class JsonShapeScan {
+  private depth = 0;
+  private containers = 0;
+  private items = 0;
+  private inString = false;
+  /** The previous chunk ended on a backslash inside a string: this one's first byte is escaped. */
+  private escaped = false;
+  private fault: JsonShapeFault | undefined;
+  private readonly maxContainers: number;
+  private readonly maxItems: number;
+
+  constructor(
+    private readonly maxDepth: number,
+    bounds?: JsonValueBounds,
+  ) {
+    this.maxContainers = bounds?.maxContainers ?? Infinity;
+    this.maxItems = bounds?.maxItems ?? Infinity;
+  }
+
+  /** Scans the next chunk; the first fault found (then and after), or undefined. */
+  feed(bytes: Uint8Array): JsonShapeFault | undefined {
+    if (this.fault !== undefined) return this.fault;
+    const length = bytes.length;
+    if (length === 0) return undefined;
+    let i = 0;
+    if (this.inString) {
+      i = this.skipString(bytes, this.escaped ? 1 : 0);
+      if (i >= length) return undefined;
+      i++;
+    }
+    for (; i < length; i++) {
+      const byte = bytes[i];
+      if (byte === QUOTE) {
+        this.inString = true;
+        i = this.skipString(bytes, i + 1);
+      } else if (byte === OPEN_BRACKET || byte === OPEN_BRACE) {
+        if (++this.depth > this.maxDepth) return (this.fault = 'tooDeep');
+        if (++this.containers > this.maxContainers) return (this.fault = 'tooManyContainers');
+      } else if (byte === CLOSE_BRACKET || byte === CLOSE_BRACE) {
+        this.depth--;
+      } else if (byte === COMMA || byte === COLON) {
+        if (++this.items > this.maxItems) return (this.fault = 'tooManyItems');
+      }
+    }
+    return undefined;
+  }
+
+  /**
+   * From `from`, inside a string: the index of its closing quote (the string ends), or `length`
+   * when the chunk ends first (noting whether it ended on an escaping backslash).
+   */
+  private skipString(bytes: Uint8Array, from: number): number {
+    const length = bytes.length;
+    this.escaped = false;
+    for (let i = from; i < length; i++) {
+      const byte = bytes[i];
+      if (byte === BACKSLASH) {
+        if (i + 1 === length) {
+          this.escaped = true;
+          return length;
+        }
+        i++;
+      } else if (byte === QUOTE) {
+        this.inString = false;
+        return i;
+      }
+    }
+    return length;
+  }
+}
+
+/** {@link JsonShapeScan} over one whole text: its first fault, or undefined. */
 export function jsonShapeFault(
   bytes: Uint8Array,
   maxDepth: number,
   bounds?: JsonValueBounds,
 ): JsonShapeFault | undefined {
-  const length = bytes.length;
-  const maxContainers = bounds?.maxContainers ?? Infinity;
-  const maxItems = bounds?.maxItems ?? Infinity;
-  let depth = 0;
-  let containers = 0;
-  let items = 0;
-  for (let i = 0; i < length; i++) {
-    const byte = bytes[i];
-    if (byte === QUOTE) {
-      for (i++; i < length; i++) {
-        const inString = bytes[i];
-        if (inString === BACKSLASH) i++;
-        else if (inString === QUOTE) break;
-      }
-    } else if (byte === OPEN_BRACKET || byte === OPEN_BRACE) {
-      if (++depth > maxDepth) return 'tooDeep';
-      if (++containers > maxContainers) return 'tooManyContainers';
-    } else if (byte === CLOSE_BRACKET || byte === CLOSE_BRACE) {
-      depth--;
-    } else if (byte === COMMA || byte === COLON) {
-      if (++items > maxItems) return 'tooManyItems';
-    }
-  }
-  return undefined;
+  return new JsonShapeScan(maxDepth, bounds).feed(bytes);
 }
 
 /** Whether the JSON text in `bytes` (UTF-8) opens more than `max` arrays and objects inside each other. */
@@ -270,6 +322,11 @@ const JSON_BLANKS = new Set([0x20, 0x09, 0x0a, 0x0d]);
  */
 function parseJsonBody(body: Buffer, bounds: JsonValueBounds | undefined): unknown {
   refuseFaultyShape(body, bounds);
+  return parseScannedJsonBody(body);
+}
+
+/** {@link parseJsonBody} of a body the shape scan has already passed. */
+function parseScannedJsonBody(body: Buffer): unknown {
   const start = body[0] === UTF8_BOM[0] && body[1] === UTF8_BOM[1] && body[2] === UTF8_BOM[2] ? 3 : 0;
   if (start === body.length) return {};
   let first = start;
@@ -375,13 +432,106 @@ function readDirectly(
   req.on('close', onClose);
 }
 
+/** The decompressor of each compressed Content-Encoding, as body-parser picks it (looked up per body, as it does). */
+const DECOMPRESSORS = {
+  gzip: () => zlib.createGunzip(),
+  deflate: () => zlib.createInflate(),
+  br: () => zlib.createBrotliDecompress(),
+} as const;
+type CompressedEncoding = keyof typeof DECOMPRESSORS;
+
+const CHARSET_PARAMETER = /;\s*charset\s*=\s*"?([^";\s]*)/i;
+
+/**
+ * The encoding of a compressed JSON body this module inflates itself, scanning as it inflates, or
+ * undefined (an uncompressed body, another type or charset: body-parser's case, and its answers).
+ */
+function inflatedHereEncoding(req: Request): CompressedEncoding | undefined {
+  const encoding = req.headers['content-encoding']?.trim().toLowerCase();
+  if (encoding !== 'gzip' && encoding !== 'deflate' && encoding !== 'br') return undefined;
+  const type = req.headers['content-type'];
+  if (type === undefined || !declaresBody(req) || req.is('application/json') !== 'application/json')
+    return undefined;
+  const charset = CHARSET_PARAMETER.exec(type)?.[1]?.toLowerCase();
+  if (charset !== undefined && charset !== 'utf-8' && charset !== 'utf8') return undefined;
+  if (req.readableFlowing !== null || req.readableEncoding !== null || req.readableEnded) return undefined;
+  return encoding;
+}
+
+/**
+ * Inflates a compressed JSON body, scanning each inflated chunk as it comes: the first byte past
+ * `limitBytes` (413), or the first fault of its shape (400), stops the inflation there. body-parser
+ * inflates the whole body before its `verify` hook sees a byte: 123 bytes of br became 16 MB of
+ * empty objects, 200 ms of inflating and scanning before the refusal (issue 38). The answers are
+ * body-parser's for the same bodies; what was inflated is what {@link bytesReadByBodyParser} says.
+ */
+function readCompressed(
+  req: Request,
+  encoding: CompressedEncoding,
+  limitBytes: number,
+  bounds: JsonValueBounds | undefined,
+  next: NextFunction,
+): void {
+  req.body = undefined;
+  const inflate = DECOMPRESSORS[encoding]();
+  const scan = new JsonShapeScan(MAX_JSON_DEPTH, bounds);
+  const chunks: Buffer[] = [];
+  let inflated = 0;
+  let settled = false;
+  const settle = (error?: unknown) => {
+    if (settled) return;
+    settled = true;
+    req.unpipe(inflate);
+    req.off('close', onClose);
+    inflate.destroy();
+    bodyParserBytes.set(req, inflated);
+    if (error !== undefined) {
+      next(error);
+      return;
+    }
+    let parsed: unknown;
+    try {
+      parsed = parseScannedJsonBody(
+        chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, inflated),
+      );
+    } catch (parseError) {
+      next(parseError);
+      return;
+    }
+    req.body = parsed;
+    next();
+  };
+  const onClose = () => {
+    if (!req.complete) settle(new BodyUnreadable('request aborted', 'request.aborted'));
+  };
+  inflate.on('data', (chunk: Buffer) => {
+    inflated += chunk.length;
+    if (inflated > limitBytes) {
+      settle(new BodyRefusal('request entity too large', 'entity.too.large', 413, limitBytes));
+      return;
+    }
+    const fault = scan.feed(chunk);
+    if (fault !== undefined) {
+      settle(shapeRefusal(fault, bounds));
+      return;
+    }
+    chunks.push(chunk);
+  });
+  inflate.on('end', () => settle());
+  // A corrupt or cut stream: body-parser's answer for it is the 400 of an unreadable body.
+  inflate.on('error', (error: Error) => settle(new BodyUnreadable(error.message, 'request.aborted')));
+  req.on('close', onClose);
+  req.pipe(inflate);
+}
+
 /**
  * Reads a JSON body of at most `limitBytes` (after inflation) into req.body: UTF-8, nested at most
  * {@link MAX_JSON_DEPTH} deep, holding at most `bounds` (when given: a route whose largest valid
  * body is known), in one of the {@link ACCEPTED_CONTENT_ENCODINGS}. Place it after
  * authentication. A plain JSON body (`application/json`, UTF-8, not compressed, of a declared
- * length within the limit: what clients send) is read directly; every other body goes through the
- * gate and body-parser, whose answers the direct reader gives for the same bodies.
+ * length within the limit: what clients send) is read directly; a compressed JSON body is inflated
+ * here, scanned as it inflates; every other body goes through the gate and body-parser, whose
+ * answers both readers give for the same bodies.
  */
 export function jsonBody(limitBytes: number, bounds?: JsonValueBounds): RequestHandler {
   const throughBodyParser = chain([
@@ -390,7 +540,9 @@ export function jsonBody(limitBytes: number, bounds?: JsonValueBounds): RequestH
   ]);
   return (req, res, next) => {
     const length = directlyReadableLength(req, limitBytes);
+    const compressed = length === undefined ? inflatedHereEncoding(req) : undefined;
     if (length !== undefined) readDirectly(req, length, bounds, next);
+    else if (compressed !== undefined) readCompressed(req, compressed, limitBytes, bounds, next);
     else
       throughBodyParser(req, res, (error?: unknown) => {
         noteBytesReceived(req, error);

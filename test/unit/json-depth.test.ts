@@ -1,7 +1,12 @@
 import fc from 'fast-check';
 
 import { IMPORT_ROW_BOUNDS, importBodyBounds } from '../../ingress/import/import-body-bounds';
-import { jsonNestedDeeperThan, jsonShapeFault, MAX_JSON_DEPTH } from '../../shared/http/request-body';
+import {
+  jsonNestedDeeperThan,
+  jsonShapeFault,
+  JsonShapeScan,
+  MAX_JSON_DEPTH,
+} from '../../shared/http/request-body';
 
 const deeper = (text: string, max = MAX_JSON_DEPTH) => jsonNestedDeeperThan(Buffer.from(text, 'utf8'), max);
 
@@ -84,6 +89,36 @@ describe('JSON value bounds scan', () => {
       ),
       { numRuns: 500 },
     );
+  });
+
+  it('When a JSON text arrives cut into chunks anywhere (inside strings, between a backslash and what it escapes), then the scan finds what it finds in the whole text', () => {
+    fc.assert(
+      fc.property(
+        fc.jsonValue({ maxDepth: 6 }),
+        fc.array(fc.nat(), { maxLength: 6 }),
+        fc.integer({ min: 0, max: 6 }),
+        fc.integer({ min: 0, max: 30 }),
+        (value, cuts, maxDepth, maxContainers) => {
+          const bytes = Buffer.from(JSON.stringify(value), 'utf8');
+          const bounds = { maxContainers, maxItems: 2 * maxContainers };
+          const at = [...new Set(cuts.map((cut) => cut % (bytes.length + 1)))].sort((a, b) => a - b);
+          const scan = new JsonShapeScan(maxDepth, bounds);
+          let fault: ReturnType<JsonShapeScan['feed']>;
+          let from = 0;
+          for (const to of [...at, bytes.length]) {
+            fault = scan.feed(bytes.subarray(from, to));
+            from = to;
+          }
+          expect(fault).toBe(jsonShapeFault(bytes, maxDepth, bounds));
+        },
+      ),
+      { numRuns: 1000 },
+    );
+    // The cut the property may miss: between an escaping backslash and the quote it escapes.
+    const scan = new JsonShapeScan(1);
+    expect(scan.feed(Buffer.from('["a\\'))).toBeUndefined();
+    expect(scan.feed(Buffer.from('"[[["]'))).toBeUndefined();
+    expect(scan.feed(Buffer.from('[[1]]'))).toBe('tooDeep');
   });
 
   it('When IMPORT_MAX_ROWS players each hold every field, 20 positions and a 12-round breakdown, then the import body passes the bounds', () => {

@@ -96,7 +96,7 @@ describe('Compressed import bodies', () => {
     ['br', brotli],
     ['gzip', (body: Buffer) => gzipSync(body, { level: 9 })],
   ])(
-    'When a role-less Member sends a %s body of a few bytes that inflates to 16 MB of empty objects, then it gets the 400 problem and is charged the 16 MB it inflated to',
+    'When a role-less Member sends a %s body of a few bytes that inflates to 16 MB of empty objects, then it gets the 400 problem, inflated only up to the first object past the bounds, and is charged what was inflated',
     async (encoding, compress) => {
       const { authorization, counted } = await account([]);
       const inflated = emptyObjectsBody(BODY_LIMIT - 1024);
@@ -107,17 +107,24 @@ describe('Compressed import bodies', () => {
 
       expect(res.status).toBe(400);
       expect(res.body).toEqual(tooManyContainers(res));
-      expect(await counted()).toBe(inflated.length);
+      // The bounds are passed 480 KB in: the inflation stopped within a chunk of that, and that is the charge.
+      const charged = await counted();
+      expect(charged).toBeGreaterThanOrEqual(3 * importBodyBounds(MAX_ROWS).maxContainers);
+      expect(charged).toBeLessThan(MB);
     },
   );
 
-  it('When an account sends compressed bombs in a row, then the budget runs out after three: each needs the body limit free before it is inflated', async () => {
-    const { authorization, counted } = await account([]);
-    const body = brotli(emptyObjectsBody(BODY_LIMIT - 1024));
+  it('When an account sends compressed imports that inflate to 15 MB each, then each is charged its 15 MB and the fourth gets the 429 before it is inflated', async () => {
+    const { authorization, counted } = await account(['UserManager']);
+    const json = userSeedingBody(1);
+    const inflated = Buffer.concat([json, Buffer.alloc(15 * MB - json.length, ' ')]);
+    const body = gzipSync(inflated);
+    expect(body.length).toBeLessThan(64 * 1024);
     const statuses: number[] = [];
-    for (let i = 0; i < 4; i++) statuses.push((await send(body, 'br', authorization)).status);
-    expect(statuses).toEqual([400, 400, 400, 429]);
-    expect(await counted()).toBeGreaterThan(3 * (BODY_LIMIT - 2048));
+    for (let i = 0; i < 4; i++) statuses.push((await send(body, 'gzip', authorization)).status);
+    // 15, 30 and 45 MB counted; the fourth would need the 16 MB body limit free of the 50 MB budget.
+    expect(statuses).toEqual([200, 200, 200, 429]);
+    expect(await counted()).toBe(3 * inflated.length + BODY_LIMIT);
   });
 
   it('When a valid import comes compressed, then it passes and costs the bytes it inflated to, not the compressed ones', async () => {

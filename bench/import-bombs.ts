@@ -136,8 +136,8 @@ async function measureOne(dir: string, redisUrl: string, body: Body): Promise<Me
       await response.arrayBuffer();
       return { status: response.status, ms: performance.now() - sentAt };
     };
-    await send(); // warm-up
     const baseRss = peakRss(ingress.pid);
+    await send(); // warm-up
     const cpuBefore = cpuSeconds(ingress.pid);
     const answers = [];
     for (let i = 0; i < REQUESTS; i++) answers.push(await send());
@@ -179,7 +179,7 @@ async function main(): Promise<void> {
     '',
     `${JSON.stringify(machine)}; ${REQUESTS} requests a round after one warm-up, median of ${ROUNDS} rounds (every round's figure in brackets).`,
     '',
-    '| ingress | body (inflated MB) | answer | ingress CPU ms / request | peak RSS MB (before the measured requests) | p50 ms |',
+    '| ingress | body (inflated MB) | answer | ingress CPU ms / request | peak RSS MB (before the first body) | p50 ms |',
     '|---|---|---|---:|---:|---:|',
   ];
   for (const [label] of dirs) {

@@ -19,16 +19,21 @@ const LEASE_SHARE_OF_REMAINING = 1 / 20;
 const MAX_LEASE = 1_000;
 /** Accounts whose leases one process remembers; the least recently active are forgotten first. */
 const MAX_LEASED_ACCOUNTS = 10_000;
-/** When the account's counter is not counted (ADR 0030). */
-export const ACCOUNT_RATE_LIMIT_FAIL_OPEN = Object.freeze({
-  /**
-   * How long a reservation may wait for the counter's master before the request is admitted
-   * uncounted: far below a command's 2 s timeout and a failover's seconds, far above a round trip.
-   */
-  afterMs: 200,
-  /** How long one process then admits the account's requests uncounted before asking again. */
-  forMs: 1_000,
-});
+/**
+ * While the master holding an account's counter is known to be away (a failover, ADR 0030), each
+ * replica admits the account this share of its limit per window, uncounted, and refuses the rest:
+ * a failover never lifts the limit, and the caller cannot open it (ADR 0034).
+ */
+export const FAIL_OPEN_SHARE_OF_LIMIT = 1 / 10;
+
+/** How a reservation ended: a lease kept for the account's requests, or one request admitted uncounted. */
+type Reservation = 'leased' | 'admitted uncounted';
+
+/** What one replica still admits of an account uncounted while its counter's master is away. */
+interface OpenAllowance {
+  left: number;
+  windowEndsAtMs: number;
+}
 
 /** Points one process reserved in Redis for one account, in one window. */
 interface Lease {
@@ -53,7 +58,9 @@ export class AccountRateLimit {
   private readonly maxLease: number;
   private readonly leases = new LRUCache<string, Lease>({ max: MAX_LEASED_ACCOUNTS });
   /** One reservation in flight per account: requests arriving meanwhile wait for it. */
-  private readonly reserving = new Map<string, Promise<void>>();
+  private readonly reserving = new Map<string, Promise<Reservation>>();
+  private readonly openAllowances = new LRUCache<string, OpenAllowance>({ max: MAX_LEASED_ACCOUNTS });
+  private readonly windowMs: number;
 
   constructor(
     private readonly redis: RedisClient,
@@ -62,6 +69,7 @@ export class AccountRateLimit {
     private readonly metrics?: Partial<RateLimitMetrics>,
   ) {
     this.limit = settings.requestsPerAccount;
+    this.windowMs = settings.windowSeconds * 1000;
     this.maxLease = Math.min(MAX_LEASE, Math.max(1, Math.floor(this.limit * LEASE_SHARE_OF_LIMIT)));
     if (this.limit === 0) return;
     this.limiter = new RateLimiterRedis({
@@ -100,7 +108,8 @@ export class AccountRateLimit {
       const reservation = this.reserve(limiter, userId, lease);
       this.reserving.set(userId, reservation);
       try {
-        await reservation;
+        // Admitted from the allowance: this request only; one that waited asks for itself.
+        if ((await reservation) === 'admitted uncounted') return;
       } finally {
         this.reserving.delete(userId);
       }
@@ -114,33 +123,38 @@ export class AccountRateLimit {
 
   /**
    * Reserves a lease of at least one point in Redis, or throws the 429 problem. While the counter's
-   * master is away (a failover: Redis itself is ready, its other masters serve) the request is
-   * admitted at once, uncounted, rather than held for the failover (ADR 0030).
+   * master is known to be away (its connection is down, or Redis says the cluster or the slot is
+   * not served: a failover; Redis itself is ready, its other masters serve) the request is admitted
+   * from a small local allowance rather than held for the failover (ADR 0030, 0034). Elapsed time
+   * alone never opens it: a slow answer is waited for, since a caller can stall this process's event
+   * loop (a large body) and make any timer here fire late.
    */
-  private async reserve(limiter: RateLimiterRedis, userId: string, spent: Lease | undefined): Promise<void> {
+  private async reserve(
+    limiter: RateLimiterRedis,
+    userId: string,
+    spent: Lease | undefined,
+  ): Promise<Reservation> {
     // A new window (or an account new to this process) is assumed untouched: if the others used
     // it meanwhile, a too-large ask is still answered exactly below.
     const remaining = spent?.remainingInWindow ?? this.limit;
     const size = Math.min(this.maxLease, Math.max(1, Math.floor(remaining * LEASE_SHARE_OF_REMAINING)));
     const key = this.keys.accountRequests(userId);
-    if (!this.counterMasterReady(key)) return this.failOpen(userId);
+    if (!this.counterMasterReady(key)) return this.admitUncounted(userId);
     try {
-      const granted = await withinFailOpenBound(limiter.consume(key, size));
-      if (granted === TIMED_OUT) return this.failOpen(userId);
+      const granted = await limiter.consume(key, size);
       this.keep(userId, size, granted.remainingPoints, granted.msBeforeNext);
+      return 'leased';
     } catch (error) {
-      if (isRedisUnavailable(error)) return this.failOpen(userId);
+      if (isMasterKnownAway(error)) return this.admitUncounted(userId);
       if (!(error instanceof RateLimiterRes)) throw error;
       // Redis added the whole ask and refused it for crossing the limit; the points that were
       // left before it are still ours to spend. (A refusal from memory says consumedPoints 0.)
       const leftBefore = error.consumedPoints > 0 ? this.limit - (error.consumedPoints - size) : 0;
       if (leftBefore >= 1) {
         this.keep(userId, leftBefore, 0, error.msBeforeNext);
-        return;
+        return 'leased';
       }
-      throw new AppError('TOO_MANY_REQUESTS', 'Too many requests for this account. Try again later.', 429, {
-        retryAfterSeconds: Math.max(1, Math.ceil(error.msBeforeNext / 1000)),
-      });
+      throw tooManyRequests(error.msBeforeNext);
     }
   }
 
@@ -153,10 +167,24 @@ export class AccountRateLimit {
     }
   }
 
-  /** Admits requests of `userId` uncounted for a while: its counter's master is away. */
-  private failOpen(userId: string): void {
+  /**
+   * Admits one request of `userId` uncounted, from this replica's allowance for the window
+   * ({@link FAIL_OPEN_SHARE_OF_LIMIT} of the limit), or throws the 429 problem once it is spent.
+   */
+  private admitUncounted(userId: string): Reservation {
+    const now = Date.now();
+    let allowance = this.openAllowances.get(userId);
+    if (!allowance || allowance.windowEndsAtMs <= now) {
+      allowance = {
+        left: Math.max(1, Math.floor(this.limit * FAIL_OPEN_SHARE_OF_LIMIT)),
+        windowEndsAtMs: now + this.windowMs,
+      };
+      this.openAllowances.set(userId, allowance);
+    }
+    if (allowance.left <= 0) throw tooManyRequests(allowance.windowEndsAtMs - now);
+    allowance.left -= 1;
     this.metrics?.recordRateLimitFailOpen?.();
-    this.keep(userId, this.limit, this.limit, ACCOUNT_RATE_LIMIT_FAIL_OPEN.forMs);
+    return 'admitted uncounted';
   }
 
   private keep(userId: string, unspent: number, remainingInWindow: number, msBeforeNext: number): void {
@@ -164,19 +192,18 @@ export class AccountRateLimit {
   }
 }
 
-const TIMED_OUT = Symbol('timed out');
-
-/** The reservation's answer, or TIMED_OUT once the fail-open bound passed (its late end ignored). */
-async function withinFailOpenBound<T>(reservation: Promise<T>): Promise<T | typeof TIMED_OUT> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<typeof TIMED_OUT>((resolve) => {
-    timer = setTimeout(() => resolve(TIMED_OUT), ACCOUNT_RATE_LIMIT_FAIL_OPEN.afterMs);
+/** The 429 problem of an account over its limit, with the seconds until it may try again. */
+function tooManyRequests(msBeforeNext: number): AppError {
+  return new AppError('TOO_MANY_REQUESTS', 'Too many requests for this account. Try again later.', 429, {
+    retryAfterSeconds: Math.max(1, Math.ceil(msBeforeNext / 1000)),
   });
-  // A late refusal or failure has no one to tell.
-  reservation.catch(() => undefined);
-  try {
-    return await Promise.race([reservation, timeout]);
-  } finally {
-    clearTimeout(timer);
-  }
+}
+
+/**
+ * Whether a failed reservation says the counter's master is away (its connection closed, the
+ * cluster or the slot not served, a slot moving), not merely slow: a command timeout is elapsed
+ * time on this process's clock, which a caller stalling the event loop can make pass.
+ */
+function isMasterKnownAway(error: unknown): boolean {
+  return isRedisUnavailable(error) && !/Command timed out/.test((error as Error).message);
 }

@@ -152,7 +152,7 @@ export class Metrics implements SignInMetrics, EventStreamMetrics, RateLimitMetr
 
   private readonly rateLimitFailOpen = new Counter({
     name: `${METRIC_PREFIX}rate_limit_fail_open_total`,
-    help: "Requests the account rate limit admitted without counting them, because the master holding the account's counter was away or did not answer within 200 ms (a failover): at most the failover's length per account and process.",
+    help: "Requests the account rate limit admitted without counting them, because the master holding the account's counter was away (a failover): at most a tenth of the account's limit per window and process.",
     registers: [this.registry],
   });
 

@@ -178,5 +178,9 @@ describe('What a caller writes reaches a trace only bounded, and a job or an eve
     const holdingTrace = Object.keys(contents).filter((key) => contents[key]!.includes(`00-${traceId}-`));
     expect(holdingTrace.length).toBeGreaterThan(0);
     expect(Object.keys(contents).filter((key) => contents[key]!.includes(marker))).toEqual([]);
+    // Exported, the baggage is nowhere, and the tracestate the spans keep is the SDK's bound of it.
+    const exported = receiver.ofTrace(traceId) as (ReceivedSpan & { readonly traceState?: string })[];
+    expect(exported.filter((span) => JSON.stringify(span).includes('b'.repeat(100)))).toEqual([]);
+    expect(exported.filter((span) => (span.traceState ?? '').length > 512)).toEqual([]);
   }, 240_000);
 });

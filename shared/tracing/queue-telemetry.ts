@@ -2,6 +2,7 @@ import { type Context, context, INVALID_SPAN_CONTEXT, isSpanContextValid, trace 
 import { SpanKind, type Telemetry } from 'bullmq';
 import type * as BullMqOtel from 'bullmq-otel';
 
+import { contextOfTraceparent, traceparentOf } from './spans';
 import { tracingRequested } from './tracing';
 
 let telemetry: Telemetry<Context> | undefined;
@@ -22,7 +23,11 @@ export function queueTelemetry(env: NodeJS.ProcessEnv = process.env): {
 }
 
 /**
- * bullmq-otel as it comes, but for one thing: an internal span BullMQ starts outside any trace is its
+ * bullmq-otel as it comes, but for two things. A job keeps only the `traceparent` of the span that
+ * added it (ADR 0036): the library's context manager writes whatever the propagators carry, so a
+ * caller's `tracestate` and `baggage` (kilobytes, the caller's to fill) would be stored in the job's
+ * options and handed to the worker; reading, only a `traceparent` is taken, from jobs added before
+ * too. And an internal span BullMQ starts outside any trace is its
  * upkeep (the stalled-job check's timer, with every check under it, an idle worker's poll, close),
  * which would be a trace that never ends beside the jobs'. Those are not recorded, nor what runs under
  * them; a job's spans (added, fetched, processed, completed) have a parent or are the producer's or
@@ -34,8 +39,15 @@ function withoutUpkeepRoots(): Telemetry<Context> {
   const { BullMQOtel, BullMQOTelSpan } = require('bullmq-otel') as typeof BullMqOtel;
   const otel = new BullMQOtel('bullmq');
   const unrecorded = new BullMQOTelSpan(trace.wrapSpanContext(INVALID_SPAN_CONTEXT));
+  const manager = otel.contextManager;
   return {
-    contextManager: otel.contextManager,
+    contextManager: {
+      active: (): Context => context.active(),
+      with: (active: Context, fn) => manager.with(active, fn),
+      getMetadata: (active: Context) => JSON.stringify({ traceparent: traceparentOf(active) }),
+      fromMetadata: (active: Context, metadata: string): Context =>
+        contextOfTraceparent(storedTraceparent(metadata), active) ?? active,
+    },
     tracer: {
       startSpan(name, options, parent?: Context) {
         const inTrace = isSpanContextValid(
@@ -46,4 +58,18 @@ function withoutUpkeepRoots(): Telemetry<Context> {
       },
     },
   };
+}
+
+/** The `traceparent` a job's telemetry metadata (JSON) holds, if it holds one. */
+function storedTraceparent(metadata: string): string | undefined {
+  try {
+    const parsed: unknown = JSON.parse(metadata);
+    const traceparent =
+      typeof parsed === 'object' && parsed !== null
+        ? (parsed as Record<string, unknown>).traceparent
+        : undefined;
+    return typeof traceparent === 'string' ? traceparent : undefined;
+  } catch {
+    return undefined;
+  }
 }

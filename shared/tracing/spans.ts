@@ -87,14 +87,31 @@ export function sampledTraceparent(): string | undefined {
 
 const TRACEPARENT = /^00-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})$/;
 
-/** The context a stored `traceparent` names, as a remote parent; undefined for anything else. */
-export function contextOfTraceparent(traceparent: string | undefined): Context | undefined {
+/**
+ * The W3C `traceparent` of the span `context` holds, sampled or not, and nothing else of it: no
+ * `tracestate`, no baggage, which a caller writes and a stored job must not keep (ADR 0036).
+ */
+export function traceparentOf(context: Context): string | undefined {
+  const spanContext = trace.getSpanContext(context);
+  if (!spanContext || !trace.isSpanContextValid(spanContext)) return undefined;
+  const flags = (spanContext.traceFlags & 0xff).toString(16).padStart(2, '0');
+  return `00-${spanContext.traceId}-${spanContext.spanId}-${flags}`;
+}
+
+/**
+ * The context a stored `traceparent` names, as a remote parent in `base`; undefined for anything
+ * else.
+ */
+export function contextOfTraceparent(
+  traceparent: string | undefined,
+  base: Context = ROOT_CONTEXT,
+): Context | undefined {
   const parts = traceparent === undefined ? null : TRACEPARENT.exec(traceparent);
   if (!parts) return undefined;
   const [, traceId = '', spanId = '', flags = '00'] = parts;
   const spanContext = { traceId, spanId, traceFlags: Number.parseInt(flags, 16), isRemote: true };
   if (!trace.isSpanContextValid(spanContext)) return undefined;
-  return trace.setSpanContext(ROOT_CONTEXT, spanContext);
+  return trace.setSpanContext(base, spanContext);
 }
 
 /**

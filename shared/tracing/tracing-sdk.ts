@@ -6,6 +6,7 @@ import { NodeSDK } from '@opentelemetry/sdk-node';
 import { ATTR_SERVICE_NAME } from '@opentelemetry/semantic-conventions';
 
 import { instrumentationNames } from './instrumentation-names';
+import { boundedServerSpanAttributes, clientAddressOnEnd } from './server-span';
 
 /** The process a resource names: its `service.name` is `fantasy-team-service-<role>`. */
 export type TracedProcess = 'ingress' | 'worker';
@@ -52,6 +53,10 @@ function instrumentationsFor(
         // for an event that carries none. The dispatcher writes the delivery span and sets the
         // `traceparent` itself (workers/webhooks/webhook-dispatcher.ts).
         disableOutgoingRequestInstrumentation: true,
+        // What a caller writes in the URL and headers is exported only bounded and never believed
+        // (ADR 0036): no query string, a cut user agent, the client's address as Express decides it.
+        startIncomingSpanHook: boundedServerSpanAttributes,
+        applyCustomAttributesOnSpan: clientAddressOnEnd,
       }),
     // Routers and handlers only: a span per middleware would drown the request's own.
     express: () => new ExpressInstrumentation({ ignoreLayersType: [ExpressLayerType.MIDDLEWARE] }),

@@ -21,6 +21,7 @@ import { AccountCache, DEFAULT_HEARTBEAT } from './auth/account-cache';
 import { AccountRateLimit } from './auth/account-rate-limit';
 import { CredentialVerifier } from './auth/credential-verifier';
 import { type Authentication, createAuthentication } from './auth/passport';
+import { refusedSandboxAccounts } from './auth/sandbox-admin';
 import { SignInThrottle } from './auth/sign-in-throttle';
 import { TokenService } from './auth/token-service';
 import type { CurrentPasswordCheck, NewPasswordHasher } from './command/account-commands';
@@ -112,12 +113,13 @@ async function buildIngressServices(
     { publisher: redis, ...DEFAULT_HEARTBEAT },
   );
   opened.push(() => accountCache.close());
+  const refusedUserIds = refusedSandboxAccounts(config);
   const verifier = await CredentialVerifier.create(
     core.accounts,
     accountCache,
     core.hasher,
     throttle,
-    config.auth,
+    { ...config.auth, refusedUserIds },
     signInMetrics,
   );
   const tokens = await TokenService.create(config, redis, core.keys);
@@ -126,6 +128,7 @@ async function buildIngressServices(
     tokens,
     accountCache,
     new AccountRateLimit(redis, core.keys, config.rateLimit, signInMetrics),
+    refusedUserIds,
   );
   const idempotency = new CommandIdempotency(redis, core.keys);
   const teamLimit = new OwnerTeamLimit(redis, core.keys, core.store, config.teams.maxPerOwner);

@@ -9,7 +9,12 @@ import { buildMetricsApp } from '../shared/metrics/metrics-app';
 import { closeConnections, createRedisConnection, waitForRedis } from '../shared/redis/connections';
 import { buildApp } from './app';
 import { bootstrapAdmin } from './auth/bootstrap-admin';
-import { bootstrapSandboxAdmin, sandboxBanner } from './auth/sandbox-admin';
+import {
+  bootstrapSandboxAdmin,
+  sandboxAccountsPresent,
+  sandboxAccountsRefusedLine,
+  sandboxBanner,
+} from './auth/sandbox-admin';
 import { createIngressServices, type IngressServices } from './composition-root';
 
 /** The HTTP ingress process: config -> logger -> redis -> services -> app -> listen. */
@@ -49,6 +54,8 @@ async function main(): Promise<void> {
   // (before the sandbox, which asks it whether the service has an administrator).
   await services.admins.ensureBuilt(services.store);
   const sandbox = await bootstrapSandboxAdmin(config, services.accounts, services.admins, logger);
+  // Read once here, never per request: the refusal itself is a set lookup (ADR 0037).
+  const refusedPresent = config.localDevelopment ? [] : await sandboxAccountsPresent(services.accounts);
   // And indexes every team under its owner once: an Admin's were not before erasure (ADR 0014).
   await services.teamLimit.ensureIndexed();
 
@@ -64,6 +71,11 @@ async function main(): Promise<void> {
     process.stdout.write(`${listeningLine(config.host, running.port, config.localDevelopment)}\n`);
     if (!config.localDevelopment)
       process.stdout.write(`[sandbox] ${developmentBeyondLoopback(config.host)}\n`);
+  }
+  if (refusedPresent.length > 0) {
+    const line = sandboxAccountsRefusedLine(config.host, refusedPresent);
+    if (config.nodeEnv === 'production') logger.warn(line);
+    else process.stdout.write(`${line}\n`);
   }
   // Straight to the console, never through the logger: the password must not reach a log shipper.
   if (sandbox)

@@ -1,9 +1,10 @@
 import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 
 import { loadConfigOrExit } from '../shared/lifecycle';
-import { stopLeftoverRedis } from './lib/leftover-redis';
+import { runningSupervisorOf, stopLeftoverRedis, supervisorPidFile } from './lib/leftover-redis';
 import { workerMetricsPort } from './lib/metrics-ports';
 import { watchParent } from './lib/parent-watch';
 import { chooseRedis, redisChoiceLine } from './lib/redis-choice';
@@ -27,12 +28,22 @@ async function startRedis(dataDir: string): Promise<LocalRedis> {
     process.exit(1);
   }
   const pidFile = path.join(dataDir, 'redis-server.pid');
+  const running = runningSupervisorOf(pidFile);
+  if (running !== undefined) {
+    // Two servers must never share one AOF folder, and stopping it would take the other start's data away.
+    process.stderr.write(
+      `[start] another start (pid ${running}) runs the private redis-server in ${dataDir}: stop that one first, or give this one its own PRIVATE_REDIS_DIR or a REDIS_URL\n`,
+    );
+    process.exit(1);
+  }
   const leftover = await stopLeftoverRedis(pidFile);
   if (leftover !== undefined) {
     process.stderr.write(
       `[start] stopped the private redis-server (pid ${leftover}) an earlier start left running\n`,
     );
   }
+  mkdirSync(dataDir, { recursive: true });
+  writeFileSync(supervisorPidFile(pidFile), `${process.pid}\n`);
   return startLocalRedis({ dataDir, pidFile });
 }
 

@@ -35,6 +35,11 @@ export interface VerifierSettings {
   readonly cacheTtlSeconds: number;
   /** Real verifications allowed to run or wait at once in this process (AUTH_MAX_PENDING_VERIFICATIONS). */
   readonly maxPendingVerifications: number;
+  /**
+   * Accounts whose credentials are refused as a disabled account's are: the sandbox and demo
+   * accounts on a start that is not a local development one (refusedSandboxAccounts, ADR 0037).
+   */
+  readonly refusedUserIds?: ReadonlySet<string>;
 }
 
 /**
@@ -66,6 +71,7 @@ export class CredentialVerifier {
   /** Real verifications running or waiting for a hashing thread (see check()). */
   private pendingVerifications = 0;
   private readonly maxPendingVerifications: number;
+  private readonly refusedUserIds: ReadonlySet<string>;
 
   private constructor(
     private readonly accounts: AccountService,
@@ -74,10 +80,11 @@ export class CredentialVerifier {
     private readonly throttle: SignInThrottle,
     /** Verified against for unknown e-mails, so they cost what a wrong password costs. */
     private readonly decoyHash: string,
-    { cacheTtlSeconds, maxPendingVerifications }: VerifierSettings,
+    { cacheTtlSeconds, maxPendingVerifications, refusedUserIds }: VerifierSettings,
     private readonly metrics?: SignInMetrics,
   ) {
     this.maxPendingVerifications = maxPendingVerifications;
+    this.refusedUserIds = refusedUserIds ?? new Set();
     metrics?.collectPendingVerifications(() => this.pendingVerifications);
     this.cache =
       cacheTtlSeconds > 0
@@ -241,11 +248,16 @@ export class CredentialVerifier {
     return hash('sha256', `${this.cacheKeySecret}${header}`, 'base64url');
   }
 
+  /** Enabled, and not a sandbox or demo account this start refuses. */
+  private usable(account: Account): boolean {
+    return !account.disabled && !this.refusedUserIds.has(account.userId);
+  }
+
   private recallByKey(cacheKey: string): Promise<Account | null> | undefined {
     const cached = this.cache?.get(cacheKey);
     if (!cached) return undefined;
     return this.accountCache.findById(cached.userId).then((account) => {
-      if (account && !account.disabled && account.securityStamp === cached.securityStamp) return account;
+      if (account && this.usable(account) && account.securityStamp === cached.securityStamp) return account;
       this.cache?.delete(cacheKey);
       return null;
     });
@@ -286,7 +298,8 @@ export class CredentialVerifier {
       const matches = await this.hasher.verify(credential ?? this.decoyHash, password);
       // A disabled account's right password is refused as a wrong one, and counts as one below: an
       // answer (or a throttle) that differed would tell a guesser the password was right.
-      verified = account && !account.disabled && credential && matches ? account : null;
+      // A refused sandbox account's is refused the same way (ADR 0037).
+      verified = account && this.usable(account) && credential && matches ? account : null;
     } catch (error) {
       await attempt.abandoned().catch(() => undefined);
       throw error;

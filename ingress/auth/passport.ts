@@ -82,6 +82,8 @@ export function createAuthentication(
   tokens: TokenService,
   accounts: AccountCache,
   rateLimit: AccountRateLimit,
+  /** Refused by every scheme, as a disabled account is (refusedSandboxAccounts, ADR 0037). */
+  refusedUserIds: ReadonlySet<string> = new Set(),
 ): Authentication {
   /**
    * Every authenticated request counts against its account's rate limit before it goes on. A
@@ -89,7 +91,7 @@ export function createAuthentication(
    * credentials are refused anyway; this says it where admission happens.
    */
   const admit = async (account: Account | null, scheme: AuthenticationScheme): Promise<Principal | false> => {
-    if (!account || account.disabled) return false;
+    if (!account || account.disabled || refusedUserIds.has(account.userId)) return false;
     await rateLimit.consume(account.userId);
     return principalOf(account, scheme);
   };

@@ -6,6 +6,7 @@ import type { EnabledAdmins } from '../../shared/accounts/enabled-admins';
 import type { Config } from '../../shared/config';
 import type { Logger } from '../../shared/logger';
 import { userIdForEmail } from '../../shared/user/user-id';
+import { EXAMPLE_IDS } from '../openapi/spec-examples';
 
 /**
  * The sandbox: a development service started on loopback with no ADMIN_EMAIL gets a local
@@ -13,6 +14,46 @@ import { userIdForEmail } from '../../shared/user/user-id';
  * Never in production, nor on a development start that listens beyond this machine.
  */
 export const SANDBOX_ADMIN_EMAIL = 'sandbox-admin@example.com';
+
+/** The Member `npm run seed:demo` makes (scripts/lib/demo-season.ts). */
+export const DEMO_MEMBER_EMAIL = 'demo-member@example.com';
+/** The service account `npm run seed:demo` makes: the one GetMappedPlayers' example is read with. */
+export const DEMO_SERVICE_ACCOUNT_EMAIL = EXAMPLE_IDS.serviceAccount;
+
+/**
+ * Every account the sandbox and `npm run seed:demo` make, with passwords printed to a console. They
+ * sign in only on a local development start (ADR 0037): the same Redis may later be served by an
+ * ingress that listens beyond this machine, or by a production one.
+ */
+export const SANDBOX_ACCOUNT_EMAILS = [
+  SANDBOX_ADMIN_EMAIL,
+  DEMO_MEMBER_EMAIL,
+  DEMO_SERVICE_ACCOUNT_EMAIL,
+] as const;
+
+/**
+ * The user ids refused at sign-in (Basic, the token endpoint, a bearer token) by this start: the
+ * sandbox and demo accounts unless it is a local development one (loopback, not production). Fixed
+ * at start-up, so a request pays a set lookup, never a Redis read.
+ */
+export function refusedSandboxAccounts(config: Pick<Config, 'localDevelopment'>): ReadonlySet<string> {
+  return new Set(config.localDevelopment ? [] : SANDBOX_ACCOUNT_EMAILS.map((email) => userIdForEmail(email)));
+}
+
+/** What a start that refuses them says, once, when its Redis holds any of them. */
+export function sandboxAccountsRefusedLine(host: string, present: readonly string[]): string {
+  return `[sandbox] this start is not a local development one (HOST=${host || 'unset'}, or NODE_ENV=production): the sandbox and demo accounts it found (${present.join(', ')}) cannot sign in; delete them, or start on loopback to use them`;
+}
+
+/** Which of the sandbox and demo accounts this service holds (read once, at start-up). */
+export async function sandboxAccountsPresent(accounts: Pick<AccountService, 'findById'>): Promise<string[]> {
+  const found = await Promise.all(
+    SANDBOX_ACCOUNT_EMAILS.map(async (email) =>
+      (await accounts.findById(userIdForEmail(email))) ? email : undefined,
+    ),
+  );
+  return found.filter((email): email is (typeof SANDBOX_ACCOUNT_EMAILS)[number] => email !== undefined);
+}
 
 /** 24 base64url characters: 144 random bits, and nothing a shell or a URL would need quoted. */
 const SANDBOX_PASSWORD_BYTES = 18;

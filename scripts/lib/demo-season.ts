@@ -1,4 +1,8 @@
-import { SANDBOX_ADMIN_EMAIL } from '../../ingress/auth/sandbox-admin';
+import {
+  DEMO_MEMBER_EMAIL,
+  DEMO_SERVICE_ACCOUNT_EMAIL,
+  SANDBOX_ADMIN_EMAIL,
+} from '../../ingress/auth/sandbox-admin';
 import { EXAMPLE_IDS } from '../../ingress/openapi/spec-examples';
 import { SELECTION_STATUS } from '../../shared/fantasy-team/fantasy-team.commands';
 import { importJobIdFor } from '../../shared/importers/import-queue';
@@ -11,9 +15,7 @@ import { userIdForEmail } from '../../shared/user/user-id';
  */
 export const DEMO_SEASON = '2026';
 
-export const DEMO_MEMBER_EMAIL = 'demo-member@example.com';
-/** The service account GetMappedPlayers (Basic only) is read with. */
-export const DEMO_SERVICE_ACCOUNT_EMAIL = EXAMPLE_IDS.serviceAccount;
+export { DEMO_MEMBER_EMAIL, DEMO_SERVICE_ACCOUNT_EMAIL };
 /** The team the Member owns: the one the examples read, link and unlink. */
 export const DEMO_TEAM_ID = EXAMPLE_IDS.team;
 export const DEMO_TEAM_NAME = 'Sandbox Strikers';

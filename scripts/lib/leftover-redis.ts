@@ -20,6 +20,47 @@ function isPrivateRedis(pid: number, dataDir: string): boolean {
   }
 }
 
+/** The parent pid of `pid` from /proc, or undefined when it cannot be read. */
+function parentOf(pid: number): number | undefined {
+  try {
+    // `pid (comm) state ppid ...`: comm may hold spaces and parentheses, so read after the last `)`.
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const parent = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+    return Number.isInteger(parent) ? parent : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The file a start writes its own pid to, beside the pidfile of the Redis it starts. */
+export function supervisorPidFile(pidFile: string): string {
+  return path.join(path.dirname(pidFile), 'supervisor.pid');
+}
+
+function readPid(file: string): number | undefined {
+  try {
+    const pid = Number(readFileSync(file, 'utf8').trim());
+    return Number.isInteger(pid) && pid > 1 ? pid : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The pid of the start that still supervises the private redis-server named by `pidFile`, or
+ * undefined when there is none (no Redis, or one whose supervisor is gone). A running start is
+ * recognised by the parent link, not by its pid alone: the Redis's parent is still the process
+ * the supervisor file names, which a reused pid cannot fake (a dead supervisor's Redis is
+ * reparented). A second start in the same checkout must leave that Redis alone.
+ */
+export function runningSupervisorOf(pidFile: string): number | undefined {
+  const redisPid = readPid(pidFile);
+  const supervisor = readPid(supervisorPidFile(pidFile));
+  if (redisPid === undefined || supervisor === undefined) return undefined;
+  if (!isPrivateRedis(redisPid, path.dirname(pidFile))) return undefined;
+  return parentOf(redisPid) === supervisor ? supervisor : undefined;
+}
+
 /** Sends `signal`; false when the process is already gone. */
 function signal(pid: number, name: NodeJS.Signals): boolean {
   try {
@@ -32,7 +73,7 @@ function signal(pid: number, name: NodeJS.Signals): boolean {
 
 /**
  * Stops the private redis-server a supervisor that died without stopping it (SIGKILL, a crash)
- * left behind, named by the pidfile Redis writes in its data folder, and resolves with its pid,
+ * left behind (never one whose supervisor still runs: see {@link runningSupervisorOf}), named by the pidfile Redis writes in its data folder, and resolves with its pid,
  * or undefined when there was none. Two servers must never share one AOF folder, and the leftover
  * listens on a port nobody knows any more.
  */
@@ -45,6 +86,8 @@ export async function stopLeftoverRedis(pidFile: string, timeoutMs = 10_000): Pr
     return undefined;
   }
   if (!Number.isInteger(pid) || pid <= 1 || !isPrivateRedis(pid, dataDir)) return undefined;
+  // Its supervisor still runs (another terminal's start): not a leftover.
+  if (runningSupervisorOf(pidFile) !== undefined) return undefined;
   // SIGTERM: Redis finishes writing its AOF before it exits.
   if (!signal(pid, 'SIGTERM')) return pid;
   const deadline = Date.now() + timeoutMs;

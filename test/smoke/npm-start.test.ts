@@ -9,7 +9,7 @@ import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 
-import { redisAnswers } from '../../scripts/lib/redis-server';
+import { freePort, redisAnswers } from '../../scripts/lib/redis-server';
 import { eventually, PROJECT_ROOT } from '../helpers/processes';
 
 /** `npm run build`, without blocking this process's event loop. */
@@ -102,7 +102,7 @@ interface Started {
 }
 
 /** A start with no Redis setting, a private data folder and free ports. */
-function start(command: 'npm' | 'supervisor', dataDir: string): Started {
+function start(command: 'npm' | 'supervisor', dataDir: string, overrides: NodeJS.ProcessEnv = {}): Started {
   const env = {
     ...process.env,
     NODE_ENV: 'development',
@@ -117,6 +117,7 @@ function start(command: 'npm' | 'supervisor', dataDir: string): Started {
     ADMIN_EMAIL: '',
     ADMIN_PASSWORD: '',
     LOG_LEVEL: 'info',
+    ...overrides,
   };
   // `--ignore-scripts` skips `prestart` (built once in beforeAll) and runs `start` as it is.
   const [file, args] =
@@ -252,5 +253,36 @@ describe('`npm start` uses only what it was given, and stops whichever process i
     expect(isRunning(redisPid)).toBe(false);
     second.root.kill('SIGTERM');
     await eventually(() => second.root.exitCode !== null, 60_000);
+  }, 300_000);
+
+  it('When a second start runs in the same checkout with another PORT while the first runs, then it refuses in one line and the first keeps its Redis and keeps serving', async () => {
+    const dataDir = mkdtempSync(path.join(tmpdir(), 'fts-start-'));
+    const first = start('npm', dataDir);
+    let processes: number[] = [];
+    track(first, () => processes);
+    const { httpPort, redisPid, redisPort } = await ready(first);
+    const supervisor = parentOf(redisPid);
+    processes = [supervisor, ...childrenOf(supervisor)];
+
+    const second = start('supervisor', dataDir, { PORT: String(await freePort()) });
+    let secondProcesses: number[] = [];
+    track(second, () => secondProcesses);
+    await eventually(() => second.root.exitCode !== null, 60_000, 100);
+    secondProcesses = childrenOf(second.root.pid ?? 0);
+    expect(second.root.exitCode).toBe(1);
+    const refusals = second
+      .output()
+      .split('\n')
+      .filter((line) => line.startsWith('[start] another start'));
+    expect(refusals).toEqual([
+      `[start] another start (pid ${supervisor}) runs the private redis-server in ${dataDir}: stop that one first, or give this one its own PRIVATE_REDIS_DIR or a REDIS_URL`,
+    ]);
+    expect(isRunning(redisPid)).toBe(true);
+    expect(await ask(redisPort, 'INFO', 'server')).toContain(`process_id:${redisPid}\r\n`);
+    const health = await fetch(`http://127.0.0.1:${httpPort}/readyz`);
+    expect(health.status).toBe(200);
+
+    first.root.kill('SIGTERM');
+    await eventually(() => processes.every((pid) => !isRunning(pid)), 60_000, 200);
   }, 300_000);
 });

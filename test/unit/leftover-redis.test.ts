@@ -3,8 +3,9 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 
-import { stopLeftoverRedis } from '../../scripts/lib/leftover-redis';
+import { runningSupervisorOf, stopLeftoverRedis, supervisorPidFile } from '../../scripts/lib/leftover-redis';
 import { startLocalRedis } from '../../scripts/lib/redis-server';
+import { eventually } from '../helpers/processes';
 
 function isRunning(pid: number): boolean {
   try {
@@ -68,6 +69,38 @@ describe('The leftover Redis an earlier start left behind', () => {
       expect(isRunning(redis.pid)).toBe(true);
     } finally {
       await redis.stop();
+    }
+  }, 30_000);
+
+  it('When the Redis is still the child of the start its supervisor file names, then it is left running and that start is named', async () => {
+    const dataDir = folder();
+    const pidFile = path.join(dataDir, 'redis-server.pid');
+    // This process started it and stays its parent, as a start in another terminal does.
+    const redis = await startLocalRedis({ dataDir, pidFile });
+    try {
+      writeFileSync(supervisorPidFile(pidFile), `${process.pid}\n`);
+      await eventually(() => runningSupervisorOf(pidFile) !== undefined);
+      expect(runningSupervisorOf(pidFile)).toBe(process.pid);
+      expect(await stopLeftoverRedis(pidFile, 500)).toBeUndefined();
+      expect(isRunning(redis.pid)).toBe(true);
+    } finally {
+      await redis.stop();
+    }
+  }, 30_000);
+
+  it('When the supervisor file names a live process that is not the parent of the Redis, then the Redis is a leftover and is stopped', async () => {
+    const dataDir = folder();
+    const pidFile = path.join(dataDir, 'redis-server.pid');
+    const redis = await startLocalRedis({ dataDir, pidFile });
+    // A pid reused since the supervisor died: alive, but not the Redis's parent.
+    const other = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 60000)'], { stdio: 'ignore' });
+    children.push(other);
+    try {
+      writeFileSync(supervisorPidFile(pidFile), `${other.pid}\n`);
+      await eventually(() => isRunning(redis.pid));
+      expect(await stopLeftoverRedis(pidFile)).toBe(redis.pid);
+    } finally {
+      await redis.stop().catch(() => undefined);
     }
   }, 30_000);
 });

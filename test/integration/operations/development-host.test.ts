@@ -7,7 +7,11 @@ import { randomUUID } from 'node:crypto';
 import { type AddressInfo, connect, createServer } from 'node:net';
 import { networkInterfaces } from 'node:os';
 
-import { SANDBOX_ADMIN_EMAIL, SANDBOX_BANNER_TITLE } from '../../../ingress/auth/sandbox-admin';
+import {
+  SANDBOX_ADMIN_EMAIL,
+  SANDBOX_BANNER_TITLE,
+  sandboxAccountsRefusedLine,
+} from '../../../ingress/auth/sandbox-admin';
 import { developmentBeyondLoopback } from '../../../shared/config';
 import { createLogger } from '../../../shared/logger';
 import { closeConnections, waitForRedis } from '../../../shared/redis/connections';
@@ -20,7 +24,7 @@ import {
   testRedisEnv,
   uniquePrefix,
 } from '../../helpers/app-fixture';
-import { bearerToken, commandBody, exchange } from '../../helpers/http-client';
+import { basicAuth, bearerToken, commandBody, exchange } from '../../helpers/http-client';
 import {
   eventually,
   type IngressProcess,
@@ -179,6 +183,45 @@ describe('development stays on the developer machine', () => {
     expect(keys).not.toContain(createKeys(prefix).generatedJwtSecret());
     expect(keys.filter((key) => key.includes(userIdForEmail(SANDBOX_ADMIN_EMAIL)))).toEqual([]);
   }, 60_000);
+
+  it('When the Redis of a loopback sandbox is later served by an ingress on 0.0.0.0, then the sandbox administrator cannot sign in by any scheme and the start says so in one line', async () => {
+    const prefix = uniquePrefix();
+    const currentUser = async (baseUrl: string, authorization: string) => {
+      const answer = await exchange(baseUrl, 'POST', '/api/readmodel', {
+        authorization,
+        body: { query: { queryType: 'CurrentUser' } },
+      });
+      return { status: answer.ok ? answer.status : undefined };
+    };
+    // On loopback, as before: the banner's password signs in, with Basic and with a token.
+    const local = await startIngress(prefix, { JWT_SECRET: SECRET });
+    await local.process.waitForOutput(SANDBOX_BANNER_TITLE, 30_000);
+    const password = /^ {4}password: {2}(\S+)$/m.exec(local.process.stdout())?.[1] ?? '';
+    const basic = basicAuth(SANDBOX_ADMIN_EMAIL, password);
+    expect((await currentUser(local.baseUrl, basic)).status).toBe(200);
+    const bearer = await bearerToken(local.baseUrl, SANDBOX_ADMIN_EMAIL, password);
+    expect((await currentUser(local.baseUrl, bearer)).status).toBe(200);
+    local.process.child.kill('SIGTERM');
+    await local.process.exited;
+
+    // The same Redis (prefix), now served beyond loopback; requests still go to 127.0.0.1.
+    const wide = await startIngress(prefix, { HOST: '0.0.0.0', JWT_SECRET: SECRET });
+    const refusedLine = sandboxAccountsRefusedLine('0.0.0.0', [SANDBOX_ADMIN_EMAIL]);
+    await eventually(() => wide.process.stdout().includes(refusedLine), 15_000);
+    expect(
+      wide.process
+        .stdout()
+        .split('\n')
+        .filter((line) => line === refusedLine),
+    ).toHaveLength(1);
+    expect((await currentUser(wide.baseUrl, basic)).status).toBe(401);
+    expect((await currentUser(wide.baseUrl, bearer)).status).toBe(401);
+    const token = await exchange(wide.baseUrl, 'POST', '/api/auth/token', {
+      body: { grant_type: 'password', username: SANDBOX_ADMIN_EMAIL, password },
+    });
+    // As a wrong password is answered: nothing tells a guesser the password was right.
+    expect(token).toMatchObject({ status: 400, body: { error: 'invalid_grant' } });
+  }, 120_000);
 
   it('When NODE_ENV=production and HOST is unset, then the ingress binds every interface as before and prints no console line', async () => {
     const prefix = uniquePrefix();

@@ -10,6 +10,7 @@ import { trimmedThrough } from '../../shared/event-stream/log-retention';
 import type { RedisClient } from '../../shared/redis/connections';
 import type { Keys } from '../../shared/redis/keys';
 import { hasAnyRole, lacksRolesMessage } from '../../shared/roles';
+import { userDecider } from '../../shared/user/user.decider';
 import {
   newSigningSecret,
   SECRETS_FIELD,
@@ -193,11 +194,26 @@ async function runOnSubscription(
   // A rotation read the secret at some version: a rotation in between would drop a secret, so the
   // append is fenced on that version (unless the caller named one of its own).
   const expectedVersion = request.expectedVersion || prepared.readAtVersion || 0;
+  // The caller's account version now: a take-over records it, and the workers count the owner's
+  // lapses after it by its account's versions, not by this process's clock (ADR 0038). Read after
+  // the authentication, so a change in between counts against the ownership, never for it.
+  const actorAccountVersion = Number(
+    (await services.redis.hget(
+      services.keys.aggregateRecord(userDecider.aggregateType, caller.userId),
+      'version',
+    )) ?? 0,
+  );
   const input: CommandInput<WebhookSubscriptionCommand> = {
     aggregateId,
     command: prepared.command,
     expectedVersion,
-    context: { now, actorUserId: caller.userId, actorRoles: caller.roles, actorEmail: caller.email },
+    context: {
+      now,
+      actorUserId: caller.userId,
+      actorRoles: caller.roles,
+      actorEmail: caller.email,
+      actorAccountVersion,
+    },
     metadata: {
       actorUserId: caller.userId,
       requestId: request.requestId,

@@ -64,6 +64,12 @@ interface Owner {
   /** The security stamp the stream was authenticated under: when it changes, the stream ends. */
   readonly stamp: string;
 }
+/**
+ * The waits between the attempts to read a held stream's account again (after a change was
+ * announced) when a read fails: four reads within ~1 s of the first, then the stream ends.
+ */
+export const HELD_CHECK_RETRY_DELAYS_MS: readonly number[] = [100, 250, 500];
+
 /** Entries one catch-up read takes across partitions: with the socket's buffer, a stream's memory bound. */
 const CATCH_UP_ENTRIES = 512;
 
@@ -270,29 +276,52 @@ export class EventStreams {
     if (!sessions) return;
     for (const session of [...sessions]) {
       session.hold();
-      void this.checkOwner(session).finally(() => session.release());
+      void this.checkHeld(session).finally(() => session.release());
     }
+  }
+
+  /**
+   * The check of a held stream: it goes on only once a read of its account says so. A failed read
+   * is tried again after each of HELD_CHECK_RETRY_DELAYS_MS, the stream still held (a failure is
+   * no answer: releasing on it would send, under a change not yet read, what the change may
+   * forbid); when every attempt fails, the stream ends and its client reconnects through
+   * authentication, which reads the account afresh.
+   */
+  private async checkHeld(session: EventStreamSession): Promise<void> {
+    for (const delayMs of [...HELD_CHECK_RETRY_DELAYS_MS, undefined]) {
+      if ((await this.checkOwner(session)) !== 'unread') return;
+      if (delayMs === undefined) break;
+      await new Promise((resolve) => setTimeout(resolve, delayMs).unref());
+    }
+    const owner = this.owners.get(session);
+    if (!owner) return;
+    this.deps.logger.warn('event stream ended: its account could not be read again after a change', {
+      userId: owner.userId,
+    });
+    session.end('error');
   }
 
   /**
    * Ends the stream when its account may no longer read it (disabled, deleted, lost its role, or
    * its credentials were revoked: the stamp changed). A read of the account cache, which every
-   * change to the account evicts; a failed read leaves the stream alone until the next check.
+   * change to the account evicts. 'unread' when the read failed (Redis away): an unheld stream is
+   * left alone until the next heartbeat checks again; a held one is checked again (checkHeld).
    */
-  private async checkOwner(session: EventStreamSession): Promise<void> {
+  private async checkOwner(session: EventStreamSession): Promise<'allowed' | 'ended' | 'unread'> {
     const owner = this.owners.get(session);
-    if (!owner) return;
+    if (!owner) return 'ended';
+    let account: Account | null;
     try {
-      const account = await this.deps.accounts.findById(owner.userId);
-      if (!streamStillAllowed(account, owner.stamp)) {
-        this.deps.logger.info('event stream ended: its account may no longer read it', {
-          userId: owner.userId,
-        });
-        session.end('revoked');
-      }
+      account = await this.deps.accounts.findById(owner.userId);
     } catch {
-      // Redis away: the next heartbeat checks again.
+      return this.owners.has(session) ? 'unread' : 'ended';
     }
+    if (streamStillAllowed(account, owner.stamp)) return 'allowed';
+    this.deps.logger.info('event stream ended: its account may no longer read it', {
+      userId: owner.userId,
+    });
+    session.end('revoked');
+    return 'ended';
   }
 
   private startHeartbeat(): void {

@@ -7,13 +7,13 @@ export const COMMAND_ERRORS = {
   COMMAND_VALIDATION_ERROR: {
     status: 400,
     meaning:
-      "A rule of the spec's tables 3.2 and 7 (the decider's message), a field error naming the field, a requestId that is not a GUID, or a CreateFantasyTeam beyond the owner's MAX_TEAMS_PER_OWNER teams. For account commands: a rule of the account (a non-existent user, a wrong current password, the last enabled Admin, an account disabling or deleting itself).",
+      "A rule of the spec's tables 3.2 and 7 (the decider's message), a field error naming the field, a requestId that is not a GUID, a team command on a team that is neither the caller's nor an Admin's (answered as a missing team), or a CreateFantasyTeam beyond the owner's MAX_TEAMS_PER_OWNER teams. For account commands: a rule of the account (a non-existent user, a wrong current password, the last enabled Admin, an account disabling or deleting itself).",
   },
   UNKNOWN_COMMAND_TYPE: { status: 400, meaning: 'commandType names no command.' },
   COMMAND_FORBIDDEN: {
     status: 403,
     meaning:
-      "The caller lacks the command's roles (Member for team commands; each account command's are in x-command-types), is neither the team's owner nor an Admin, or the grant rule forbids the account command (a UserManager acts only on Member accounts and grants only Member).",
+      "The caller lacks the command's roles (Member for team commands; each account command's are in x-command-types), or the grant rule forbids the account command (a UserManager acts only on Member accounts and grants only Member).",
   },
   CONCURRENCY_CONFLICT: {
     status: 409,

@@ -20,6 +20,12 @@ export interface DecisionContext {
   readonly actorRoles: readonly string[];
   /** The actor's e-mail, for refusals that name the actor (the grant rule's); absent for the service. */
   readonly actorEmail?: string;
+  /**
+   * The version of the actor's account stream as read when the command ran: what takes a webhook
+   * subscription over records it, so the owner's later lapses are placed by that stream's own
+   * versions, never by comparing two processes' clocks (ADR 0038). Absent where nothing needs it.
+   */
+  readonly actorAccountVersion?: number;
 }
 
 /**

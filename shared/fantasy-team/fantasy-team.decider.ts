@@ -54,10 +54,13 @@ function guardExisting(
   context: DecisionContext,
 ): Decision<FantasyTeamEvent> | Existing {
   const verb = VERBS[command.type];
-  if (state === null) return reject(TEAM_MESSAGES.nonExistent(verb));
-  // Only the owner or an Admin: anyone else learns nothing more about the team.
-  if (!isOwnerOrAdmin({ userId: context.actorUserId, roles: context.actorRoles }, state.ownerUserId)) {
-    return forbid(TEAM_MESSAGES.forbidden);
+  // Only the owner or an Admin may act; anyone else gets the answer of a missing team, word for
+  // word, so a command cannot tell another owner's team from none (GetFantasyTeam hides it too).
+  if (
+    state === null ||
+    !isOwnerOrAdmin({ userId: context.actorUserId, roles: context.actorRoles }, state.ownerUserId)
+  ) {
+    return reject(TEAM_MESSAGES.nonExistent(verb));
   }
   if (state.archived) return reject(TEAM_MESSAGES.archived(verb));
   return state;

@@ -33,8 +33,14 @@ export type WebhookSubscriptionState = {
    * account is disabled, erased or loses Admin.
    */
   readonly ownerUserId: string;
-  /** Since when (ISO 8601): an account created after it under the same id is another account. */
+  /** Since when (ISO 8601): shown, and compared only for an ownership without ownerSinceVersion. */
   readonly ownerSince: string;
+  /**
+   * The version of the owner's account stream when it took the subscription over: a lapse of the
+   * account at a later version counts against it (ADR 0038). null: taken over before this was
+   * recorded; then ownerSince is compared with the account's event times, as before.
+   */
+  readonly ownerSinceVersion: number | null;
   readonly createdAt: string;
   readonly updatedAt: string;
   /** Set while a rotated-out secret still signs (ISO 8601), else null. */
@@ -46,11 +52,20 @@ export type WebhookSubscriptionState = {
 type Existing = NonNullable<WebhookSubscriptionState>;
 
 /** The ownership an Admin takes by enabling, redirecting or re-keying a subscription. */
-function takenOverBy(event: { readonly at: string; readonly byUserId: string }): {
+function takenOverBy(event: {
+  readonly at: string;
+  readonly byUserId: string;
+  readonly byUserVersion?: number;
+}): {
   ownerUserId: string;
   ownerSince: string;
+  ownerSinceVersion: number | null;
 } {
-  return { ownerUserId: event.byUserId, ownerSince: event.at };
+  return {
+    ownerUserId: event.byUserId,
+    ownerSince: event.at,
+    ownerSinceVersion: event.byUserVersion ?? null,
+  };
 }
 
 function sameEventTypes(left: readonly string[], right: readonly string[]): boolean {
@@ -87,14 +102,20 @@ export const webhookSubscriptionDecider: Decider<
   initialState: null,
   // 2: statusReason, createdBy, ownerUserId and ownerSince joined the state.
   // 3: an update of url or eventTypes, and a rotation, pass the ownership to their Admin.
-  stateVersion: 3,
+  // 4: ownerSinceVersion joined the state.
+  stateVersion: 4,
 
   decide(command, state, context) {
     const at = context.now.toISOString();
     const byUserId = context.actorUserId;
+    // Recorded by what takes the subscription over (ADR 0038).
+    const byOwner =
+      context.actorAccountVersion === undefined
+        ? { at, byUserId }
+        : { at, byUserId, byUserVersion: context.actorAccountVersion };
     if (command.type === 'CreateWebhookSubscription') {
       if (state !== null) return reject(WEBHOOK_MESSAGES.alreadyExists);
-      return accept({ type: 'WebhookSubscriptionCreatedEvent', data: { ...command.data, at, byUserId } });
+      return accept({ type: 'WebhookSubscriptionCreatedEvent', data: { ...command.data, ...byOwner } });
     }
     if (state === null) return reject(WEBHOOK_MESSAGES.nonExistent);
     if (state.status === 'deleted') return reject(WEBHOOK_MESSAGES.deleted);
@@ -110,13 +131,12 @@ export const webhookSubscriptionDecider: Decider<
             url: url ?? state.url,
             eventTypes: eventTypes ?? state.eventTypes,
             description: description === undefined ? state.description : description,
-            at,
-            byUserId,
+            ...byOwner,
           },
         });
       }
       case 'RotateWebhookSecret':
-        return accept({ type: 'WebhookSecretRotatedEvent', data: { ...command.data, at, byUserId } });
+        return accept({ type: 'WebhookSecretRotatedEvent', data: { ...command.data, ...byOwner } });
       case 'DisableWebhookSubscription':
         if (state.status === 'disabled') return reject(WEBHOOK_MESSAGES.alreadyDisabled);
         return accept({ type: 'WebhookSubscriptionDisabledEvent', data: { ...command.data, at, byUserId } });
@@ -124,7 +144,7 @@ export const webhookSubscriptionDecider: Decider<
         return decideSuspension(command, state, context);
       case 'EnableWebhookSubscription':
         if (state.status === 'enabled') return reject(WEBHOOK_MESSAGES.alreadyEnabled);
-        return accept({ type: 'WebhookSubscriptionEnabledEvent', data: { at, byUserId } });
+        return accept({ type: 'WebhookSubscriptionEnabledEvent', data: byOwner });
       case 'DeleteWebhookSubscription':
         return accept({ type: 'WebhookSubscriptionDeletedEvent', data: { at, byUserId } });
       case 'ReplayWebhookEvents':
@@ -142,7 +162,7 @@ export const webhookSubscriptionDecider: Decider<
 
   evolve(state, event) {
     if (event.type === 'WebhookSubscriptionCreatedEvent') {
-      const { url, eventTypes, description, at, byUserId } = event.data;
+      const { url, eventTypes, description, at, byUserId, byUserVersion } = event.data;
       return {
         url,
         eventTypes,
@@ -152,6 +172,7 @@ export const webhookSubscriptionDecider: Decider<
         createdBy: byUserId,
         ownerUserId: byUserId,
         ownerSince: at,
+        ownerSinceVersion: byUserVersion ?? null,
         createdAt: at,
         updatedAt: at,
         previousSecretUntil: null,

@@ -5,10 +5,18 @@ interface ByActor {
   readonly byUserId: string;
 }
 
+/**
+ * An event by which `byUserId` takes the subscription over. `byUserVersion`: the version of that
+ * account's stream when it did (ADR 0038); absent in events written before it was recorded.
+ */
+interface ByOwner extends ByActor {
+  readonly byUserVersion?: number;
+}
+
 /** Never carries the signing secret (events reach the global log and every consumer of it). */
 export type WebhookSubscriptionCreatedEvent = DomainEvent<
   'WebhookSubscriptionCreatedEvent',
-  ByActor & {
+  ByOwner & {
     readonly url: string;
     readonly eventTypes: readonly string[];
     readonly description: string | null;
@@ -17,7 +25,7 @@ export type WebhookSubscriptionCreatedEvent = DomainEvent<
 
 export type WebhookSubscriptionUpdatedEvent = DomainEvent<
   'WebhookSubscriptionUpdatedEvent',
-  ByActor & {
+  ByOwner & {
     readonly url: string;
     readonly eventTypes: readonly string[];
     readonly description: string | null;
@@ -26,7 +34,7 @@ export type WebhookSubscriptionUpdatedEvent = DomainEvent<
 
 export type WebhookSecretRotatedEvent = DomainEvent<
   'WebhookSecretRotatedEvent',
-  ByActor & { readonly previousSecretUntil: string }
+  ByOwner & { readonly previousSecretUntil: string }
 >;
 
 export type WebhookSubscriptionDisabledEvent = DomainEvent<
@@ -35,7 +43,7 @@ export type WebhookSubscriptionDisabledEvent = DomainEvent<
 >;
 
 /** `byUserId`, the enabling Admin, becomes the subscription's owner. */
-export type WebhookSubscriptionEnabledEvent = DomainEvent<'WebhookSubscriptionEnabledEvent', ByActor>;
+export type WebhookSubscriptionEnabledEvent = DomainEvent<'WebhookSubscriptionEnabledEvent', ByOwner>;
 
 /**
  * The service stopped deliveries because the owner lost its authority (`byUserId` is the service's

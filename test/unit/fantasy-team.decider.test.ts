@@ -431,14 +431,17 @@ describe('fantasyTeamDecider: who may act', () => {
   ];
 
   it.each(COMMANDS)(
-    'When a Member who does not own the team sends %s, then it is rejected as forbidden and nothing is raised',
+    'When a Member who does not own the team sends %s, then it gets the answer of a missing team, word for word, and nothing is raised',
     (_type, _eventType, history, command) => {
-      team.given(history).when(command, asStranger()).thenRejectedWith(TEAM_MESSAGES.forbidden, 'forbidden');
+      const missing = fantasyTeamDecider.decide(command, null, asStranger());
+      expect(missing.accepted).toBe(false);
+      if (missing.accepted) return;
+      team.given(history).when(command, asStranger()).thenRejectedWith(missing.message, 'invalid');
       // A role that includes Member but not Admin does not help either.
       team
         .given(history)
         .when(command, asStranger(['UserManager']))
-        .thenRejectedWith(TEAM_MESSAGES.forbidden, 'forbidden');
+        .thenRejectedWith(missing.message, 'invalid');
     },
   );
 
@@ -459,11 +462,11 @@ describe('fantasyTeamDecider: who may act', () => {
     expect(state?.ownerUserId).toBe(OWNER);
   });
 
-  it('When a stranger acts on an archived team, then the answer is forbidden (it learns nothing about the team)', () => {
+  it('When a stranger acts on an archived team, then the answer is that of a missing team (it learns nothing about the team)', () => {
     team
       .given([created(), archived()])
       .when(link(), asStranger())
-      .thenRejectedWith(TEAM_MESSAGES.forbidden, 'forbidden');
+      .thenRejectedWith('Cannot link non-existent team', 'invalid');
   });
 
   it('When a stranger acts on a team that does not exist, then the answer is the non-existent rejection', () => {
@@ -550,10 +553,10 @@ describe("fantasyTeamDecider: an erased owner's team passes to its tombstone (th
       .thenRejectedWith(TEAM_MESSAGES.forbidden, 'forbidden');
   });
 
-  it('When a team passed to its tombstone gets a command from its old owner, then it is forbidden: the team is no longer theirs', () => {
+  it('When a team passed to its tombstone gets a command from its old owner, then it is missing to them: the team is no longer theirs', () => {
     team
       .given([created(), ownerErased])
       .when(link(), asOwner())
-      .thenRejectedWith(TEAM_MESSAGES.forbidden, 'forbidden');
+      .thenRejectedWith('Cannot link non-existent team', 'invalid');
   });
 });

@@ -240,7 +240,8 @@ describe('A webhook subscription and its owner', () => {
 
 describe("A subscription owner's authority", () => {
   const since = '2026-11-24T08:00:00.000Z';
-  const ownership = { ownerUserId: 'u', ownerSince: since };
+  /** An ownership recorded before versions were (ownerSinceVersion null): compared by time. */
+  const ownership = { ownerUserId: 'u', ownerSince: since, ownerSinceVersion: null };
   const account = (overrides: Partial<ActiveUser> = {}): ActiveUser => ({
     userId: 'u',
     email: 'u@example.com',
@@ -281,11 +282,69 @@ describe("A subscription owner's authority", () => {
   it('When the owner was disabled and enabled again between two reads, then the lapse is seen all the same, and only by ownerships begun before it', () => {
     const disabledAt = '2026-11-24T09:00:00.000Z';
     const seen = lapsesAmong('u', [
-      { state: account({ disabled: true }), at: disabledAt },
-      { state: account(), at: '2026-11-24T09:00:01.000Z' },
+      { state: account({ disabled: true }), version: 4, at: disabledAt },
+      { state: account(), version: 5, at: '2026-11-24T09:00:01.000Z' },
     ]);
-    expect(seen).toEqual([{ lapse: 'disabled', at: disabledAt }]);
+    expect(seen).toEqual([{ lapse: 'disabled', version: 4, at: disabledAt }]);
     expect(lapseSince(ownership, seen)).toBe('disabled');
-    expect(lapseSince({ ownerUserId: 'u', ownerSince: '2026-11-24T10:00:00.000Z' }, seen)).toBeNull();
+    expect(
+      lapseSince({ ownerUserId: 'u', ownerSince: '2026-11-24T10:00:00.000Z', ownerSinceVersion: null }, seen),
+    ).toBeNull();
+  });
+
+  it('When the ownership records its account version, then only versions decide which lapses count: clocks that disagree by an hour either way change nothing', () => {
+    const seen = lapsesAmong('u', [
+      { state: account({ disabled: true }), version: 4, at: '2026-11-24T09:00:00.000Z' },
+      { state: account(), version: 5, at: '2026-11-24T09:00:01.000Z' },
+    ]);
+    for (const ownerSince of ['2026-11-24T08:00:00.000Z', '2026-11-24T10:00:00.000Z']) {
+      // Taken over at version 3 (before the disable): the lapse counts, whatever ownerSince says.
+      expect(lapseSince({ ownerUserId: 'u', ownerSince, ownerSinceVersion: 3 }, seen)).toBe('disabled');
+      // Taken over at version 5 (after it): it does not.
+      expect(lapseSince({ ownerUserId: 'u', ownerSince, ownerSinceVersion: 5 }, seen)).toBeNull();
+    }
+    // A re-registered account's creation time is not compared: its erasure is a lapse seen instead.
+    const later = account({ createdAt: '2026-11-25T00:00:00.000Z' });
+    expect(ownerLapse({ ownerUserId: 'u', ownerSince: since, ownerSinceVersion: 3 }, later)).toBeNull();
+    expect(
+      lapseSince(
+        { ownerUserId: 'u', ownerSince: '2026-11-26T00:00:00.000Z', ownerSinceVersion: 3 },
+        lapsesAmong('u', [
+          {
+            state: { deleted: true, userId: 'u', tombstoneId: 't', deletedAt: since },
+            version: 4,
+            at: since,
+          },
+          { state: later, version: 5, at: since },
+        ]),
+      ),
+    ).toBe('deleted');
+  });
+
+  it('When an Admin takes a subscription over, then the take-over records its account version, and the state keeps it as ownerSinceVersion', () => {
+    const decision = webhookSubscriptionDecider.decide(
+      { type: 'EnableWebhookSubscription', data: {} },
+      fold(webhookSubscriptionDecider, [
+        {
+          type: 'WebhookSubscriptionCreatedEvent',
+          data: {
+            url: 'https://example.com/h',
+            eventTypes: ['*'],
+            description: null,
+            at: since,
+            byUserId: 'u',
+          },
+        },
+        {
+          type: 'WebhookSubscriptionDisabledEvent',
+          data: { reason: null, automatic: false, at: since, byUserId: 'u' },
+        },
+      ]),
+      { now: new Date(since), actorUserId: 'a', actorRoles: ['Admin'], actorAccountVersion: 7 },
+    );
+    expect(decision).toMatchObject({
+      accepted: true,
+      events: [{ data: { byUserId: 'a', byUserVersion: 7 } }],
+    });
   });
 });

@@ -20,6 +20,8 @@ export interface ActiveSubscription {
   /** Whose authority it delivers under, and since when (ISO 8601). */
   readonly ownerUserId: string;
   readonly ownerSince: string;
+  /** The owner's account version at its take-over (ADR 0038); null for one recorded before. */
+  readonly ownerSinceVersion: number | null;
   /** null: every type of the catalogue ("*"). */
   readonly eventTypes: ReadonlySet<string> | null;
   /** When it was created (unix ms): delivery starts with the events appended from then on. */
@@ -85,6 +87,7 @@ export async function loadSubscription(
       enabled: subscription.status === 'enabled',
       ownerUserId: subscription.ownerUserId,
       ownerSince: subscription.ownerSince,
+      ownerSinceVersion: subscription.ownerSinceVersion,
       eventTypes: subscription.eventTypes.includes(ALL_EVENT_TYPES) ? null : new Set(subscription.eventTypes),
       createdAtMs: Date.parse(subscription.createdAt),
       secrets: previousSigns && opened.previous ? [opened.current, opened.previous] : [opened.current],

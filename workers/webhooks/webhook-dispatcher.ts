@@ -25,7 +25,7 @@ import {
   ownerLapseReason,
 } from '../../shared/webhook-subscription/webhook-subscription.messages';
 import { PartitionLeases } from '../projector/partition-leases';
-import { lapsesAmong, type LapseSeen, lapseSince, ownerLapse } from './owner-authority';
+import { lapsedAfter, lapsesAmong, type LapseSeen, lapseSince, ownerLapse } from './owner-authority';
 import { PartitionReads } from './partition-reads';
 import { type ActiveSubscription, loadSubscription, loadSubscriptions } from './subscription-directory';
 import { WEBHOOK_DELIVERY_SCRIPTS } from './webhook-delivery.scripts';
@@ -574,12 +574,12 @@ export class WebhookDispatcher {
     let state = known ? known.state : userDecider.initialState;
     const states = events.map((event) => {
       state = userDecider.evolve(state, { type: event.eventType, data: event.data } as UserEvent);
-      return { state, at: event.occurredAt };
+      return { state, version: event.version, at: event.occurredAt };
     });
     const lapses = lapsesAmong(ownerUserId, states);
     if (lapses.length === 0) return;
     const seen = this.lapsesSeen.get(ownerUserId) ?? [];
-    const fresh = lapses.filter((lapse) => !seen.some((entry) => entry.at === lapse.at));
+    const fresh = lapses.filter((lapse) => !seen.some((entry) => entry.version === lapse.version));
     this.lapsesSeen.set(ownerUserId, [...seen, ...fresh]);
   }
 
@@ -589,10 +589,10 @@ export class WebhookDispatcher {
    */
   private forgetLapsesPassed(): void {
     for (const [ownerUserId, seen] of this.lapsesSeen) {
-      const since = this.subscriptions
-        .filter((subscription) => subscription.ownerUserId === ownerUserId && subscription.enabled)
-        .map((subscription) => Date.parse(subscription.ownerSince));
-      const kept = seen.filter((entry) => since.some((start) => Date.parse(entry.at) >= start));
+      const owned = this.subscriptions.filter(
+        (subscription) => subscription.ownerUserId === ownerUserId && subscription.enabled,
+      );
+      const kept = seen.filter((entry) => owned.some((subscription) => lapsedAfter(subscription, entry)));
       if (kept.length === 0) this.lapsesSeen.delete(ownerUserId);
       else this.lapsesSeen.set(ownerUserId, kept);
     }

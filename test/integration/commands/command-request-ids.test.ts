@@ -55,12 +55,12 @@ describe('POST /api/command: a requestId belongs to its caller', () => {
     requestId,
     success: false,
     eventCount: 0,
-    errorMessage: 'You are not allowed to act on this team.',
-    errorCode: 'COMMAND_FORBIDDEN',
+    errorMessage: 'Cannot link non-existent team',
+    errorCode: 'COMMAND_VALIDATION_ERROR',
     commandType,
   });
 
-  it("When a stranger resends the owner's requestId with the owner's command, then it gets its own 403, never the owner's stored answer or its error text", async () => {
+  it("When a stranger resends the owner's requestId with the owner's command, then it gets its own refusal (that of a missing team), never the owner's stored answer or its error text", async () => {
     const team = randomUUID();
     expect((await create(ownerToken, team)).status).toBe(200);
     const accepted = randomUUID();
@@ -70,10 +70,10 @@ describe('POST /api/command: a requestId belongs to its caller', () => {
     expect(again.body.errorMessage).toMatch(/already linked/);
 
     const replayOfSuccess = await link(strangerToken, team, accepted);
-    expect(replayOfSuccess.status).toBe(403);
+    expect(replayOfSuccess.status).toBe(400);
     expect(replayOfSuccess.body).toEqual(forbidden(accepted, 'LinkFantasyTeam'));
     const replayOfRefusal = await link(strangerToken, team, refused);
-    expect(replayOfRefusal.status).toBe(403);
+    expect(replayOfRefusal.status).toBe(400);
     expect(replayOfRefusal.body).toEqual(forbidden(refused, 'LinkFantasyTeam'));
     expect(await streamOf(team)).toHaveLength(2);
   });
@@ -82,9 +82,9 @@ describe('POST /api/command: a requestId belongs to its caller', () => {
     const team = randomUUID();
     expect((await create(ownerToken, team)).status).toBe(200);
 
-    // The same command on the same team: the stranger's 403 must not be replayed to the owner.
+    // The same command on the same team: the stranger's refusal must not be replayed to the owner.
     const sameCommand = randomUUID();
-    expect((await link(strangerToken, team, sameCommand)).status).toBe(403);
+    expect((await link(strangerToken, team, sameCommand)).status).toBe(400);
     const owners = await link(ownerToken, team, sameCommand);
     expect(owners.status).toBe(200);
     expect(owners.body).toEqual({

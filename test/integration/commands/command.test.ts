@@ -332,15 +332,33 @@ describe('POST /api/command', () => {
       expect(ok.status).toBe(200);
     });
 
-    it('When someone other than the owner acts, then 403 COMMAND_FORBIDDEN and no event; an Admin may act', async () => {
+    it("When someone other than the owner acts on a team, then the answer is the same as for a team that does not exist (400, the spec's message) and no event; an Admin may act", async () => {
       const id = await create();
-      const res = await link(id, 1, 2, strangerToken);
+      const missing = randomUUID();
+      for (const [team, other] of [
+        [id, missing],
+        [missing, id],
+      ] as const) {
+        const onTeam = await link(team, 1, 2, strangerToken);
+        const onNone = await link(other, 1, 2, strangerToken);
+        expect({ status: onTeam.status, body: onTeam.body }).toEqual({
+          status: onNone.status,
+          body: onNone.body,
+        });
+      }
       expectRejected(
-        res,
-        403,
-        'COMMAND_FORBIDDEN',
-        'You are not allowed to act on this team.',
+        await link(id, 1, 2, strangerToken),
+        400,
+        'COMMAND_VALIDATION_ERROR',
+        'Cannot link non-existent team',
         'LinkFantasyTeam',
+      );
+      expectRejected(
+        await unlink(id, strangerToken),
+        400,
+        'COMMAND_VALIDATION_ERROR',
+        'Cannot unlink non-existent team',
+        'UnlinkFantasyTeam',
       );
       expect(await streamOf(id)).toHaveLength(1);
       expect((await link(id, 1, 2, adminToken)).status).toBe(200);

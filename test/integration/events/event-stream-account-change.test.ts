@@ -5,7 +5,11 @@ import request from 'supertest';
 
 import { principalOf } from '../../../ingress/auth/principal';
 import { parseEventStreamRequest } from '../../../ingress/events/event-stream-request';
-import { EventStreams, type StreamReader } from '../../../ingress/events/event-streams';
+import {
+  EventStreams,
+  HELD_CHECK_RETRY_DELAYS_MS,
+  type StreamReader,
+} from '../../../ingress/events/event-streams';
 import type { Account } from '../../../shared/accounts/account';
 import { AppError } from '../../../shared/errors';
 import { listen, type RunningServer } from '../../../shared/http/server';
@@ -39,8 +43,11 @@ describe('An open event stream and its account', () => {
   let base: string;
   let adminBearer: string;
   const clients: SseClient[] = [];
-  /** The accounts whose change this ingress has heard (told after the event streams are). */
-  const heard = new Set<string>();
+  /**
+   * How many changes of each account this ingress has heard (told after the event streams are):
+   * every append to an account's stream announces it once, its creation included.
+   */
+  const heard = new Map<string, number>();
 
   beforeAll(async () => {
     // A heartbeat far beyond the margin: a stream that ends within it was ended by the announcement.
@@ -50,7 +57,7 @@ describe('An open event stream and its account', () => {
     await subject.createUser({ email: ADMIN, password: PASSWORD, roles: ['Admin'] });
     adminBearer = `Bearer ${await passwordGrantToken(subject.app, ADMIN, PASSWORD)}`;
     subject.services.accountCache.onChange((userId) => {
-      if (userId !== undefined) heard.add(userId.toLowerCase());
+      if (userId !== undefined) heard.set(userId.toLowerCase(), (heard.get(userId.toLowerCase()) ?? 0) + 1);
     });
   });
   afterEach(() => {
@@ -95,8 +102,12 @@ describe('An open event stream and its account', () => {
     answeredAt: number,
     userId: string,
   ): Promise<void> {
+    // Heard the change itself, not only the account's creation: one announcement per event of
+    // its stream. (Waiting for any announcement of the account passed at once, on the creation's,
+    // and on a cluster the change's own comes through the cluster bus after the command's answer.)
+    const announced = (await subject.services.store.readStream('user', userId)).length;
     const deadline = Date.now() + END_MARGIN_MS;
-    while (!heard.has(userId.toLowerCase()) && Date.now() < deadline) {
+    while ((heard.get(userId.toLowerCase()) ?? 0) < announced && Date.now() < deadline) {
       await new Promise((resolve) => setTimeout(resolve, 5));
     }
     const later = await subject.createUser({ email: `change-later-${randomUUID()}@example.com` });
@@ -173,14 +184,18 @@ describe('An open event stream and its account', () => {
  */
 class AnsweredAccounts {
   answering = false;
-  readonly pending: { readonly userId: string; answer(account: Account | null): void }[] = [];
+  readonly pending: {
+    readonly userId: string;
+    answer(account: Account | null): void;
+    fail(error: Error): void;
+  }[] = [];
   private listener: ((userId: string | undefined) => void) | undefined;
 
   constructor(private readonly cache: TestApp['services']['accountCache']) {}
 
   findById(userId: string): Promise<Account | null> {
     if (!this.answering) return this.cache.findById(userId);
-    return new Promise((answer) => this.pending.push({ userId, answer }));
+    return new Promise((answer, fail) => this.pending.push({ userId, answer, fail }));
   }
 
   onChange(listener: (userId: string | undefined) => void): () => void {
@@ -331,6 +346,54 @@ describe("An open event stream and its account's checks, answered one by one", (
     await client.until((c) => c.ended, 10_000, 'the end of the stream');
     expect(carries(client, later)).toBe(false);
     expect(client.payloads<Payload>().filter((payload) => payload.data.aggregateId === userId)).toEqual([]);
+  });
+
+  /** Fails every read of the account as it comes, until the stream ends or `deadlineMs` passes. */
+  async function failReadsUntilEnded(client: SseClient, deadlineMs: number): Promise<number> {
+    let failed = 0;
+    const deadline = Date.now() + deadlineMs;
+    while (!client.ended && Date.now() < deadline) {
+      for (const read of accounts.pending.splice(0)) {
+        read.fail(new Error('Connection is closed.'));
+        failed += 1;
+      }
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    return failed;
+  }
+
+  it('When the read that decides a held stream fails, then the stream stays held (sends nothing appended meanwhile), and ends once the bounded retries fail too', async () => {
+    const { userId, client } = await openStream();
+    accounts.answering = true;
+
+    accounts.announce(userId);
+    await eventually(() => accounts.pending.length === 1, 10_000, 'the check');
+    const later = await subject.createUser({ email: `answered-unread-${randomUUID()}@example.com` });
+    const failed = await failReadsUntilEnded(client, 15_000);
+
+    expect(client.ended).toBe(true);
+    expect(failed).toBe(HELD_CHECK_RETRY_DELAYS_MS.length + 1);
+    expect(carries(client, later)).toBe(false);
+    expect(subject.logs.text).toContain(
+      'event stream ended: its account could not be read again after a change',
+    );
+  });
+
+  it('When the read that decides a held stream fails once and the retry reads the account unchanged, then the stream goes on from its position and loses nothing', async () => {
+    const { userId, client } = await openStream();
+    accounts.answering = true;
+
+    accounts.announce(userId);
+    await eventually(() => accounts.pending.length === 1, 10_000, 'the check');
+    const later = await subject.createUser({ email: `answered-retried-${randomUUID()}@example.com` });
+    accounts.pending.splice(0)[0]?.fail(new Error('Connection is closed.'));
+    await client.until((c) => carries(c, later) || c.ended, SEND_WINDOW_MS).catch(() => undefined);
+    expect(carries(client, later)).toBe(false);
+
+    await eventually(() => accounts.pending.length === 1, 10_000, 'the retry');
+    accounts.pending.splice(0)[0]?.answer(await subject.services.accountCache.findById(userId));
+    await client.until((c) => carries(c, later), 10_000, 'the account created while held');
+    expect(client.ended).toBe(false);
   });
 
   it('When announcements may have been lost (the subscription came back), then every stream is held until its account is read again, and sends nothing appended after a change found then', async () => {

@@ -309,7 +309,7 @@ describe('The projector in process, fed through POST /api/command', () => {
     }
   });
 
-  it('When another Member sends a command on the team, then it is refused with 403 and the projection does not move', async () => {
+  it('When another Member sends a command on the team, then it is refused as for a missing team and the projection does not move', async () => {
     const id = randomUUID();
     await sendCommand(subject, owner, 'CreateFantasyTeam', { aggregateRootId: id, name: 'Guarded' }).expect(
       200,
@@ -319,8 +319,13 @@ describe('The projector in process, fed through POST /api/command', () => {
       fantasyTeamExternalId: 1,
       fantasyUserId: 2,
     });
-    expect(res.status).toBe(403);
-    expect(res.body).toMatchObject({ success: false, eventCount: 0, errorCode: 'COMMAND_FORBIDDEN' });
+    expect(res.status).toBe(400);
+    expect(res.body).toMatchObject({
+      success: false,
+      eventCount: 0,
+      errorCode: 'COMMAND_VALIDATION_ERROR',
+      errorMessage: 'Cannot link non-existent team',
+    });
     expect(await streamLength(subject.redis, subject.services.keys, id)).toBe(1);
     await expectProjected(subject, owner, id, {
       id,

@@ -6,7 +6,10 @@
  */
 import { randomUUID } from 'node:crypto';
 
+import request from 'supertest';
+
 import { eventually, killAll, type ServiceProcess } from '../../helpers/processes';
+import { passwordGrantToken } from '../../helpers/tokens';
 import {
   adminCommander,
   createWebhookHarness,
@@ -25,6 +28,29 @@ interface ListedSubscription {
 }
 
 type Admin = Awaited<ReturnType<typeof adminCommander>>;
+
+/** How far the ingress's clock is set from the workers' in the skewed take-overs (under JWT_TTL_SECONDS). */
+const CLOCK_SKEW_MS = 10 * 60_000;
+
+/** Every timer API jest fakes but Date: the skewed ingress keeps real timers, only its clock moves. */
+const EVERYTHING_BUT_DATE: NonNullable<
+  Extract<Parameters<typeof jest.useFakeTimers>[0], { doNotFake?: unknown }>['doNotFake']
+> = [
+  'hrtime',
+  'nextTick',
+  'performance',
+  'queueMicrotask',
+  'requestAnimationFrame',
+  'cancelAnimationFrame',
+  'requestIdleCallback',
+  'cancelIdleCallback',
+  'setImmediate',
+  'clearImmediate',
+  'setInterval',
+  'clearInterval',
+  'setTimeout',
+  'clearTimeout',
+];
 
 /** Long enough for a worker to have delivered what it was going to (the target is under 1 s). */
 const QUIET_MS = 2_000;
@@ -278,6 +304,46 @@ describe('A webhook subscription and its owner', () => {
     expect(target.received.filter((d) => d.receivedAt >= changedAt)).toHaveLength(0);
   });
 
+  /**
+   * A take-over by a fresh Admin on an ingress whose clock disagrees with the one that writes the
+   * account's changes by `skewMs` (this process's Date only: the workers run on the real clock).
+   */
+  const takenOverUnderSkewedClock = async (
+    skewMs: number,
+    beforeTakeOver?: (taker: Admin) => Promise<void>,
+  ) => {
+    const { id, target, marker } = await ownedBySecondAdmin();
+    expect((await harness.admin.send('DisableWebhookSubscription', { aggregateRootId: id })).status).toBe(
+      200,
+    );
+    const taker = await newAdmin();
+    await beforeTakeOver?.(taker);
+    jest.useFakeTimers({ now: Date.now() + skewMs, advanceTimers: true, doNotFake: EVERYTHING_BUT_DATE });
+    try {
+      // A token of the skewed clock's own (and of the account's stamp now: a disable moves it).
+      const token = await passwordGrantToken(harness.subject.app, taker.email, 'webhooks-admin-password');
+      const enabled = await request(harness.subject.app)
+        .post('/api/command')
+        .set('Authorization', `Bearer ${token}`)
+        .send({ commandType: 'EnableWebhookSubscription', command: { aggregateRootId: id } });
+      expect(enabled.status).toBe(200);
+    } finally {
+      jest.useRealTimers();
+    }
+    expect(await listed(id)).toMatchObject({ status: 'enabled', ownerUserId: taker.userId });
+    return { id, target, marker, taker };
+  };
+
+  it('When the ingress that recorded the take-over runs 10 minutes behind, then a disable of the new owner undone before it took over does not suspend the subscription, which keeps delivering', async () => {
+    const { id, target } = await takenOverUnderSkewedClock(-CLOCK_SKEW_MS, async (taker) => {
+      expect((await harness.admin.send('DisableUser', { aggregateRootId: taker.userId })).status).toBe(200);
+      expect((await harness.admin.send('EnableUser', { aggregateRootId: taker.userId })).status).toBe(200);
+    });
+    const team = await harness.teamWithEvents(1);
+    await eventually(() => ofAggregate(target, team).length === 1, 15_000);
+    expect((await listed(id))?.status).toBe('enabled');
+  });
+
   it("When the owner changes its password, then its subscription keeps delivering: ownership is the account's authority, not a session", async () => {
     const { owner, target, id } = await ownedBySecondAdmin();
     const changed = await owner.send('ChangePassword', {
@@ -405,5 +471,60 @@ describe('A webhook subscription whose owner was disabled and enabled again whil
 
     expect((await harness.admin.send('EnableWebhookSubscription', { aggregateRootId: id })).status).toBe(200);
     await eventually(() => inOrderPerAggregate(target, new Map([[meanwhile, 2]])).ok, 15_000);
+  });
+});
+
+describe("A webhook subscription taken over on an ingress whose clock runs ahead of the one that wrote its owner's lapse", () => {
+  let harness: Awaited<ReturnType<typeof createWebhookHarness>>;
+  let worker: ServiceProcess | undefined;
+  const receivers: WebhookReceiver[] = [];
+
+  beforeAll(async () => {
+    harness = await createWebhookHarness();
+  }, 60_000);
+  afterAll(async () => {
+    await Promise.all(receivers.map((r) => r.stop()));
+    await killAll(worker);
+    await harness.close();
+  });
+
+  it('When the owner is disabled and enabled again after a take-over recorded 10 minutes ahead, before any worker reads the account, then a worker that starts suspends the subscription naming the disable: lapses are placed by account versions, not clocks', async () => {
+    const owner = await adminCommander(harness.subject.app, (user) => harness.subject.createUser(user));
+    const target = await startReceiver();
+    receivers.push(target);
+    const id = randomUUID();
+    jest.useFakeTimers({
+      now: Date.now() + CLOCK_SKEW_MS,
+      advanceTimers: true,
+      doNotFake: EVERYTHING_BUT_DATE,
+    });
+    try {
+      const token = await passwordGrantToken(harness.subject.app, owner.email, 'webhooks-admin-password');
+      const created = await request(harness.subject.app)
+        .post('/api/command')
+        .set('Authorization', `Bearer ${token}`)
+        .send({
+          commandType: 'CreateWebhookSubscription',
+          command: { aggregateRootId: id, url: target.url, eventTypes: ['*'] },
+        });
+      expect(created.status).toBe(200);
+    } finally {
+      jest.useRealTimers();
+    }
+    // On the real clock, 10 minutes "before" the take-over by its record's time, after it in fact.
+    expect((await harness.admin.send('DisableUser', { aggregateRootId: owner.userId })).status).toBe(200);
+    expect((await harness.admin.send('EnableUser', { aggregateRootId: owner.userId })).status).toBe(200);
+    worker = await harness.startWorker();
+
+    const listedNow = async () => {
+      const res = await harness.admin.query({ queryType: 'ListWebhookSubscriptions' }, { take: 1000 });
+      return (res.body as { results: ListedSubscription[] }).results.find((entry) => entry.id === id);
+    };
+    await eventually(async () => (await listedNow())?.status === 'suspended', 15_000);
+    expect(await listedNow()).toMatchObject({
+      status: 'suspended',
+      statusReason: `Owner ${owner.userId} was disabled`,
+      ownerUserId: owner.userId,
+    });
   });
 });

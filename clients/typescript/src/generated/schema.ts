@@ -57,9 +57,9 @@ export interface paths {
          *
          *     | errorCode | status | when |
          *     | --- | --- | --- |
-         *     | `COMMAND_VALIDATION_ERROR` | 400 | A rule of the spec's tables 3.2 and 7 (the decider's message), a field error naming the field, a requestId that is not a GUID, or a CreateFantasyTeam beyond the owner's MAX_TEAMS_PER_OWNER teams. For account commands: a rule of the account (a non-existent user, a wrong current password, the last enabled Admin, an account disabling or deleting itself). |
+         *     | `COMMAND_VALIDATION_ERROR` | 400 | A rule of the spec's tables 3.2 and 7 (the decider's message), a field error naming the field, a requestId that is not a GUID, a team command on a team that is neither the caller's nor an Admin's (answered as a missing team), or a CreateFantasyTeam beyond the owner's MAX_TEAMS_PER_OWNER teams. For account commands: a rule of the account (a non-existent user, a wrong current password, the last enabled Admin, an account disabling or deleting itself). |
          *     | `UNKNOWN_COMMAND_TYPE` | 400 | commandType names no command. |
-         *     | `COMMAND_FORBIDDEN` | 403 | The caller lacks the command's roles (Member for team commands; each account command's are in x-command-types), is neither the team's owner nor an Admin, or the grant rule forbids the account command (a UserManager acts only on Member accounts and grants only Member). |
+         *     | `COMMAND_FORBIDDEN` | 403 | The caller lacks the command's roles (Member for team commands; each account command's are in x-command-types), or the grant rule forbids the account command (a UserManager acts only on Member accounts and grants only Member). |
          *     | `CONCURRENCY_CONFLICT` | 409 | expectedVersion is above 0 and is not the aggregate's version (the team's, or the account's). |
          *     | `DUPLICATE_REQUEST_ID` | 409 | The caller used the requestId for another command within 24 hours (a requestId belongs to its caller). |
          *     | `AGGREGATE_BUSY` | 503 | The aggregate's (team's or account's) lock was not obtained within LOCK_WAIT_MS; retry after Retry-After seconds. |
@@ -2715,7 +2715,7 @@ export interface operations {
                     "application/json": components["schemas"]["CommandSucceeded"];
                 };
             };
-            /** @description Refused: `COMMAND_VALIDATION_ERROR`: A rule of the spec's tables 3.2 and 7 (the decider's message), a field error naming the field, a requestId that is not a GUID, or a CreateFantasyTeam beyond the owner's MAX_TEAMS_PER_OWNER teams. For account commands: a rule of the account (a non-existent user, a wrong current password, the last enabled Admin, an account disabling or deleting itself). `UNKNOWN_COMMAND_TYPE`: commandType names no command. A body that is not JSON (or nested deeper than 64 levels, or in an encoding not accepted) gets the 400 problem. */
+            /** @description Refused: `COMMAND_VALIDATION_ERROR`: A rule of the spec's tables 3.2 and 7 (the decider's message), a field error naming the field, a requestId that is not a GUID, a team command on a team that is neither the caller's nor an Admin's (answered as a missing team), or a CreateFantasyTeam beyond the owner's MAX_TEAMS_PER_OWNER teams. For account commands: a rule of the account (a non-existent user, a wrong current password, the last enabled Admin, an account disabling or deleting itself). `UNKNOWN_COMMAND_TYPE`: commandType names no command. A body that is not JSON (or nested deeper than 64 levels, or in an encoding not accepted) gets the 400 problem. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2736,7 +2736,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem401"];
                 };
             };
-            /** @description Refused: `COMMAND_FORBIDDEN`: The caller lacks the command's roles (Member for team commands; each account command's are in x-command-types), is neither the team's owner nor an Admin, or the grant rule forbids the account command (a UserManager acts only on Member accounts and grants only Member). */
+            /** @description Refused: `COMMAND_FORBIDDEN`: The caller lacks the command's roles (Member for team commands; each account command's are in x-command-types), or the grant rule forbids the account command (a UserManager acts only on Member accounts and grants only Member). */
             403: {
                 headers: {
                     [name: string]: unknown;

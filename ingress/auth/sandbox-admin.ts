@@ -5,7 +5,6 @@ import type { AccountService } from '../../shared/accounts/account.service';
 import type { EnabledAdmins } from '../../shared/accounts/enabled-admins';
 import type { Config } from '../../shared/config';
 import type { Logger } from '../../shared/logger';
-import { userIdForEmail } from '../../shared/user/user-id';
 
 /**
  * The sandbox: a development service started on loopback with no ADMIN_EMAIL gets a local
@@ -46,7 +45,7 @@ export async function bootstrapSandboxAdmin(
 ): Promise<SandboxOutcome | undefined> {
   if (!sandboxApplies(config)) return undefined;
   if ((await admins.count()) > 0) {
-    const sandboxIsAdmin = await admins.has(userIdForEmail(SANDBOX_ADMIN_EMAIL));
+    const sandboxIsAdmin = await admins.has(await accounts.userIds.idFor(SANDBOX_ADMIN_EMAIL));
     return sandboxIsAdmin ? { status: 'exists', email: SANDBOX_ADMIN_EMAIL } : { status: 'not-needed' };
   }
   const password = randomBytes(SANDBOX_PASSWORD_BYTES).toString('base64url');

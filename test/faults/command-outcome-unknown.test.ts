@@ -18,7 +18,7 @@ import { createLogger } from '../../shared/logger';
 import { closeConnections, type RedisClient } from '../../shared/redis/connections';
 import { createKeys } from '../../shared/redis/keys';
 import { userDecider } from '../../shared/user/user.decider';
-import { userIdForEmail } from '../../shared/user/user-id';
+import { userIdForEmail } from '../helpers/user-ids';
 import {
   createTestApp,
   onTestCluster,

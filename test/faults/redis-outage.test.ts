@@ -10,7 +10,7 @@ import { randomUUID } from 'node:crypto';
 
 import { importJobIdFor } from '../../shared/importers/import-queue';
 import type { ImportRecord } from '../../shared/importers/import-results';
-import { userIdForEmail } from '../../shared/user/user-id';
+import { userIdForEmail } from '../helpers/user-ids';
 import { faultStacks } from '../helpers/fault-stack';
 import { basicAuth, bearerToken, commandBody, type Exchange, exchange } from '../helpers/http-client';
 import { type ImportJobView, logLines, untilImportsLogFinished } from '../helpers/import-workers';

@@ -18,6 +18,7 @@ import {
   type RedisClient,
   waitForRedis,
 } from '../../shared/redis/connections';
+import { seedTestUserIdKey } from './user-ids';
 import { responseContract } from './openapi-contract';
 
 /**
@@ -116,6 +117,7 @@ export async function createTestApp(
   const metrics = new Metrics(logger);
   metrics.watchConnection('request', redis);
   await waitForRedis(redis, logger);
+  await seedTestUserIdKey(redis, config.redisKeyPrefix);
   const services = await createIngressServices(
     config,
     redis,

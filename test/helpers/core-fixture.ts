@@ -11,6 +11,7 @@ import {
   type RedisClient,
   waitForRedis,
 } from '../../shared/redis/connections';
+import { seedTestUserIdKey } from './user-ids';
 import { testRedisEnv, uniquePrefix } from './app-fixture';
 
 /**
@@ -37,6 +38,7 @@ export function coreFixture() {
     const redis = createRedisConnection(config.redis, 'request', logger);
     connections.push(redis);
     await waitForRedis(redis, logger);
+    await seedTestUserIdKey(redis, config.redisKeyPrefix);
     return { config, redis, ...createCoreServices(config, redis, hooks) };
   }
 

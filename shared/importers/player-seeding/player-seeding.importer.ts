@@ -232,7 +232,7 @@ export const playerSeedingImporter: Importer<PlayerSeedingData> = {
 
   rowCount: (data) => data.players.length,
 
-  refuseWithoutRole(data, actor) {
+  async refuseWithoutRole(data, actor) {
     // Unvalidated: the first player's id only when it is one (a GUID), else the season's, so no
     // text of the body reaches the record.
     const platformId = receivedField(receivedRows(data, 'players')?.[0], 'platformId');

@@ -9,7 +9,7 @@ import { randomUUID } from 'node:crypto';
 import request from 'supertest';
 
 import { USER_MESSAGES } from '../../../shared/user/user.messages';
-import { userIdForEmail } from '../../../shared/user/user-id';
+import { userIdForEmail } from '../../helpers/user-ids';
 import { createTestApp, type TestApp } from '../../helpers/app-fixture';
 import { passwordGrantToken } from '../../helpers/tokens';
 

@@ -12,7 +12,7 @@ import request from 'supertest';
 
 import { bootstrapAdmin } from '../../../ingress/auth/bootstrap-admin';
 import { partitionOf } from '../../../shared/redis/partitions';
-import { userIdForEmail } from '../../../shared/user/user-id';
+import { userIdForEmail } from '../../helpers/user-ids';
 import { ALL_PROJECTIONS } from '../../../workers/projector/all-projections';
 import { Projector } from '../../../workers/projector/projector';
 import { createTestApp, type TestApp } from '../../helpers/app-fixture';

@@ -6,7 +6,7 @@ import { SYSTEM_ACTOR } from '../../../shared/accounts/account';
 import { scanKeys } from '../../../shared/redis/connections';
 import { partitionOf } from '../../../shared/redis/partitions';
 import type { AssignableRole } from '../../../shared/roles';
-import { userIdForEmail } from '../../../shared/user/user-id';
+import { userIdForEmail } from '../../helpers/user-ids';
 import { USER_VIEW_MEMBERS, type UserView } from '../../../shared/user/user-view';
 import { usersProjection } from '../../../shared/user/users.projection';
 import { Projector } from '../../../workers/projector/projector';

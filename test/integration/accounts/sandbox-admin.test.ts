@@ -5,7 +5,7 @@ import {
 } from '../../../ingress/auth/sandbox-admin';
 import { createLogger } from '../../../shared/logger';
 import { closeConnections, waitForRedis } from '../../../shared/redis/connections';
-import { userIdForEmail } from '../../../shared/user/user-id';
+import { userIdForEmail } from '../../helpers/user-ids';
 import { CapturedLogs, openTestRedis, testRedisEnv, uniquePrefix } from '../../helpers/app-fixture';
 import { basicAuth, bearerToken, commandBody, exchange } from '../../helpers/http-client';
 import { eventually, type IngressProcess, killAll, startIngressProcess } from '../../helpers/processes';

@@ -2,7 +2,7 @@ import request, { type Response } from 'supertest';
 
 import { VERIFICATIONS_BUSY_MESSAGE } from '../../../ingress/auth/credential-verifier';
 import { PROBLEMS } from '../../../shared/http/problem';
-import { userIdForEmail } from '../../../shared/user/user-id';
+import { userIdForEmail } from '../../helpers/user-ids';
 import { createTestApp, type TestApp } from '../../helpers/app-fixture';
 import { parseExposition, sampleSum } from '../../helpers/metrics';
 

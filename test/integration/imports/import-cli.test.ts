@@ -6,7 +6,7 @@ import path from 'node:path';
 
 import { freePort } from '../../../scripts/lib/redis-server';
 import { listen, type RunningServer } from '../../../shared/http/server';
-import { userIdForEmail } from '../../../shared/user/user-id';
+import { userIdForEmail } from '../../helpers/user-ids';
 import { createTestApp, type TestApp } from '../../helpers/app-fixture';
 import { InProcessImportWorker } from '../../helpers/in-process-import-worker';
 import { eventually, PROJECT_ROOT } from '../../helpers/processes';

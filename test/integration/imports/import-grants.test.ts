@@ -10,7 +10,7 @@ import request from 'supertest';
 import { bootstrapAdmin } from '../../../ingress/auth/bootstrap-admin';
 import { SYSTEM_ACTOR } from '../../../shared/accounts/account';
 import { MIN_PASSWORD_LENGTH } from '../../../shared/user/password-policy';
-import { userIdForEmail } from '../../../shared/user/user-id';
+import { userIdForEmail } from '../../helpers/user-ids';
 import { createTestApp, type TestApp } from '../../helpers/app-fixture';
 
 const ADMIN = { email: 'grants-admin@example.com', password: 'grants-admin-password' };

@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 
 import request from 'supertest';
 
-import { userIdForEmail } from '../../../shared/user/user-id';
+import { userIdForEmail } from '../../helpers/user-ids';
 import { createTestApp, type TestApp, uniquePrefix } from '../../helpers/app-fixture';
 import { InProcessImportWorker } from '../../helpers/in-process-import-worker';
 import { eventually } from '../../helpers/processes';

@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import request from 'supertest';
 
 import { importJobIdFor } from '../../../shared/importers/import-queue';
-import { userIdForEmail } from '../../../shared/user/user-id';
+import { userIdForEmail } from '../../helpers/user-ids';
 import { createTestApp, type TestApp } from '../../helpers/app-fixture';
 
 const basic = (email: string, password: string) =>

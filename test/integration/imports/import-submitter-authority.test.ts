@@ -13,7 +13,7 @@ import request from 'supertest';
 import { importJobIdFor } from '../../../shared/importers/import-queue';
 import type { ImportRecord } from '../../../shared/importers/import-results';
 import { SUBMITTER_RECHECK_MS } from '../../../shared/importers/submitter-check';
-import { userIdForEmail } from '../../../shared/user/user-id';
+import { userIdForEmail } from '../../helpers/user-ids';
 import { createImportWorkersHarness, type ImportWorkersHarness } from '../../helpers/import-workers';
 import { eventually } from '../../helpers/processes';
 import { type SeedUser, seedUsersWithPasswords } from '../../helpers/seed-users';

@@ -4,7 +4,7 @@
  * users and log events are counted against the import's rows). The other fault tests are in
  * test/faults/.
  */
-import { userIdForEmail } from '../../../shared/user/user-id';
+import { userIdForEmail } from '../../helpers/user-ids';
 import {
   createImportWorkersHarness,
   type ImportWorkersHarness,

@@ -12,7 +12,7 @@ import { developmentBeyondLoopback } from '../../../shared/config';
 import { createLogger } from '../../../shared/logger';
 import { closeConnections, waitForRedis } from '../../../shared/redis/connections';
 import { createKeys } from '../../../shared/redis/keys';
-import { userIdForEmail } from '../../../shared/user/user-id';
+import { userIdForEmail } from '../../helpers/user-ids';
 import {
   CapturedLogs,
   createTestApp,

@@ -8,8 +8,8 @@ import {
   type UserListingQuery,
   UsersReader,
 } from '../ingress/readmodel/list-users/users.reader';
-import { ALL_DECIDERS } from '../shared/event-store/all-deciders';
 import { UserIds } from '../shared/accounts/user-ids';
+import { ALL_DECIDERS } from '../shared/event-store/all-deciders';
 import { EventStore } from '../shared/event-store/event-store';
 import { CommandHandler } from '../shared/event-store/handle-command';
 import { createLogger } from '../shared/logger';

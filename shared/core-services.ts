@@ -46,7 +46,14 @@ export function createCoreServices(config: Config, redis: RedisClient, hooks: Co
     new ImportRecordErasure(redis, keys),
     new CommandIdempotency(redis, keys),
   );
-  const accounts = new AccountService(store, commands, hasher, admins, erasure, new UserIds(redis, keys, store));
+  const accounts = new AccountService(
+    store,
+    commands,
+    hasher,
+    admins,
+    erasure,
+    new UserIds(redis, keys, store),
+  );
   return {
     keys,
     store,

@@ -1,11 +1,11 @@
-import { SANDBOX_ADMIN_EMAIL } from '../../ingress/auth/sandbox-admin';
 import { EXAMPLE_IDS } from '../../ingress/openapi/spec-examples';
 import { SELECTION_STATUS } from '../../shared/fantasy-team/fantasy-team.commands';
 
 /**
  * The sample season `npm run seed:demo` loads into a sandbox (ADR 0017). Its ids are the OpenAPI
  * examples' (EXAMPLE_IDS), so every request example of Swagger UI runs as it is against it: the
- * team the link example links, the account GetUser looks up, the import job GetImportJobResult reads.
+ * team the link example links, the account GetUser looks up. Not the import job GetImportJobResult
+ * reads: a deployment's job ids follow its own user ids (ADR 0035).
  */
 export const DEMO_SEASON = '2026';
 

@@ -77,7 +77,8 @@ export class UserIds {
     await this.redis.set(name, randomBytes(USER_ID_KEY_BYTES).toString('base64url'), 'NX');
     const stored = await this.redis.get(name);
     const bytes = Buffer.from(stored ?? '', 'base64url');
-    if (bytes.length !== USER_ID_KEY_BYTES) throw new Error('the user id key in Redis is missing or malformed');
+    if (bytes.length !== USER_ID_KEY_BYTES)
+      throw new Error('the user id key in Redis is missing or malformed');
     return bytes;
   }
 }

@@ -18,8 +18,8 @@ import {
   type RedisClient,
   waitForRedis,
 } from '../../shared/redis/connections';
-import { seedTestUserIdKey } from './user-ids';
 import { responseContract } from './openapi-contract';
+import { seedTestUserIdKey } from './user-ids';
 
 /**
  * True when the suite runs on a Redis Cluster (`npm run test:cluster` sets REDIS_TEST_CLUSTER_NODES

@@ -11,8 +11,8 @@ import {
   type RedisClient,
   waitForRedis,
 } from '../../shared/redis/connections';
-import { seedTestUserIdKey } from './user-ids';
 import { testRedisEnv, uniquePrefix } from './app-fixture';
+import { seedTestUserIdKey } from './user-ids';
 
 /**
  * The core services (shared/core-services.ts) without HTTP, each build on a key prefix of its own

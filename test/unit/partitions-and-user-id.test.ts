@@ -2,9 +2,9 @@ import { execFileSync } from 'node:child_process';
 
 import { validate as isUuid, version as uuidVersion } from 'uuid';
 
+import { keyedUserId } from '../../shared/accounts/user-ids';
 import { createKeys } from '../../shared/redis/keys';
 import { LOG_PARTITIONS, partitionOf, partitionTag } from '../../shared/redis/partitions';
-import { keyedUserId } from '../../shared/accounts/user-ids';
 import { legacyUserIdForEmail } from '../../shared/user/user-id';
 import { PROJECT_ROOT } from '../helpers/processes';
 

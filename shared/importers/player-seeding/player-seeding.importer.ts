@@ -232,7 +232,7 @@ export const playerSeedingImporter: Importer<PlayerSeedingData> = {
 
   rowCount: (data) => data.players.length,
 
-  async refuseWithoutRole(data, actor) {
+  refuseWithoutRole(data, actor) {
     // Unvalidated: the first player's id only when it is one (a GUID), else the season's, so no
     // text of the body reaches the record.
     const platformId = receivedField(receivedRows(data, 'players')?.[0], 'platformId');
@@ -240,7 +240,7 @@ export const playerSeedingImporter: Importer<PlayerSeedingData> = {
     const aggregateId = isGuid(platformId)
       ? platformId.toLowerCase()
       : seasonId(isSeasonYear(season) ? season : DEFAULT_SEASON);
-    return refusedForRole(aggregateId, actor);
+    return Promise.resolve(refusedForRole(aggregateId, actor));
   },
 
   async run(data, context, services) {

@@ -18,7 +18,6 @@ import { createTestApp, type TestApp, testRedisEnv, uniquePrefix } from '../../h
 import { basicAuth, bearerToken, exchange } from '../../helpers/http-client';
 import { InProcessImportWorker } from '../../helpers/in-process-import-worker';
 import { createAccountAsBefore0035 } from '../../helpers/pre-0035-ids';
-import { passwordGrantToken } from '../../helpers/tokens';
 import {
   eventually,
   type IngressProcess,
@@ -27,6 +26,7 @@ import {
   startIngressProcess,
   startServiceProcess,
 } from '../../helpers/processes';
+import { passwordGrantToken } from '../../helpers/tokens';
 
 const JWT_SECRET = 'user-ids-test-jwt-secret-of-at-least-32-chars';
 const ADMIN = { email: 'ids-admin@example.com', password: 'ids-admin-password' };

@@ -7,12 +7,11 @@ import { randomUUID } from 'node:crypto';
 import { type AddressInfo, connect, createServer } from 'node:net';
 import { networkInterfaces } from 'node:os';
 
-import { SANDBOX_ADMIN_EMAIL, SANDBOX_BANNER_TITLE } from '../../../ingress/auth/sandbox-admin';
+import { SANDBOX_BANNER_TITLE } from '../../../ingress/auth/sandbox-admin';
 import { developmentBeyondLoopback } from '../../../shared/config';
 import { createLogger } from '../../../shared/logger';
 import { closeConnections, waitForRedis } from '../../../shared/redis/connections';
 import { createKeys } from '../../../shared/redis/keys';
-import { userIdForEmail } from '../../helpers/user-ids';
 import {
   CapturedLogs,
   createTestApp,
@@ -177,7 +176,10 @@ describe('development stays on the developer machine', () => {
     expect(ingress.process.stdout()).not.toContain(SANDBOX_BANNER_TITLE);
     const keys = Object.keys(await contentsOf(prefix));
     expect(keys).not.toContain(createKeys(prefix).generatedJwtSecret());
-    expect(keys.filter((key) => key.includes(userIdForEmail(SANDBOX_ADMIN_EMAIL)))).toEqual([]);
+    // No account at all: no user stream under any id (a sandbox account's id is keyed, ADR 0035).
+    const userStream = createKeys(prefix).aggregateStream('user', 'x').replace(/x$/, '');
+    const userStreamTail = userStream.slice(userStream.indexOf('}') + 1);
+    expect(keys.filter((key) => key.includes(userStreamTail))).toEqual([]);
   }, 60_000);
 
   it('When NODE_ENV=production and HOST is unset, then the ingress binds every interface as before and prints no console line', async () => {

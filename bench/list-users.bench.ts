@@ -8,6 +8,7 @@ import {
   type UserListingQuery,
   UsersReader,
 } from '../ingress/readmodel/list-users/users.reader';
+import { UserIds } from '../shared/accounts/user-ids';
 import { ALL_DECIDERS } from '../shared/event-store/all-deciders';
 import { EventStore } from '../shared/event-store/event-store';
 import { CommandHandler } from '../shared/event-store/handle-command';
@@ -23,7 +24,6 @@ import { LOG_PARTITIONS } from '../shared/redis/partitions';
 import type { AssignableRole } from '../shared/roles';
 import type { UserCommand } from '../shared/user/user.commands';
 import { userDecider } from '../shared/user/user.decider';
-import { userIdForEmail } from '../shared/user/user-id';
 import { usersProjection } from '../shared/user/users.projection';
 import { userIdOfMember } from '../shared/user/users-index';
 import { seededRandom } from '../test/helpers/seeded-random';
@@ -131,6 +131,7 @@ async function seedAccounts(redis: RedisClient, keys: Keys, all: readonly SeedAc
   const store = new EventStore(redis, keys, ALL_DECIDERS);
   const commands = new CommandHandler(store, { ttlMs: 5_000, waitMs: 10_000 });
   const actorUserId = randomUUID();
+  const userIds = new UserIds(redis, keys, store);
   const run = async (userId: string, command: UserCommand) => {
     const outcome = await commands.handle(userDecider, {
       aggregateId: userId,
@@ -143,7 +144,7 @@ async function seedAccounts(redis: RedisClient, keys: Keys, all: readonly SeedAc
   const startedAt = performance.now();
   let done = 0;
   await forEachConcurrently(all, SEED_CONCURRENCY, async (account) => {
-    const userId = userIdForEmail(account.email);
+    const userId = await userIds.newIdFor(account.email);
     await run(userId, {
       type: 'CreateUser',
       data: {

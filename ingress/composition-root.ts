@@ -113,7 +113,7 @@ async function buildIngressServices(
     { publisher: redis, ...DEFAULT_HEARTBEAT },
   );
   opened.push(() => accountCache.close());
-  const refusedUserIds = refusedSandboxAccounts(config);
+  const refusedUserIds = await refusedSandboxAccounts(config, core.accounts);
   const verifier = await CredentialVerifier.create(
     core.accounts,
     accountCache,

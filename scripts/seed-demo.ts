@@ -4,7 +4,6 @@ import { parseArgs } from 'node:util';
 
 import { SANDBOX_ADMIN_EMAIL } from '../ingress/auth/sandbox-admin';
 import { importJobIdFor } from '../shared/importers/import-queue';
-import { userIdForEmail } from '../shared/user/user-id';
 import {
   DEMO_ACCOUNTS,
   DEMO_MEMBER_EMAIL,
@@ -90,6 +89,7 @@ function failure(step: string, answer: ApiAnswer): SeedError {
 class DemoSeeder {
   private changed = false;
   private adminBearer: string | undefined;
+  private adminUserId = '';
 
   constructor(
     private readonly api: ServiceApi,
@@ -111,6 +111,14 @@ class DemoSeeder {
 
   private query(query: Record<string, unknown>, authorization = this.admin): Promise<ApiAnswer> {
     return this.api.post('/api/readmodel', { query }, authorization);
+  }
+
+  /** An account's id, asked of the service (GetUser by e-mail). */
+  private async userIdOf(email: string): Promise<string> {
+    const answer = await this.query({ queryType: 'GetUser', email });
+    const id = (answer.body as { data?: { id?: string }[] } | null)?.data?.[0]?.id;
+    if (answer.status !== 200 || id === undefined) throw failure('GetUser', answer);
+    return id;
   }
 
   private async command(commandType: string, command: Record<string, unknown>, authorization?: string) {
@@ -136,6 +144,8 @@ class DemoSeeder {
     if (answer.status === 401) throw new SeedError(`the service refused ${this.email} with that password`);
     const roles = (answer.body as { data?: { roles?: string[] }[] } | null)?.data?.[0]?.roles ?? [];
     if (answer.status !== 200) throw failure('CurrentUser', answer);
+    // Ids are not computable from e-mails (ADR 0035): the service says which is the administrator's.
+    this.adminUserId = await this.userIdOf(this.email);
     if (!roles.includes('Admin'))
       throw new SeedError(`${this.email} is not an Admin (roles: ${roles.join(', ')})`);
   }
@@ -168,7 +178,7 @@ class DemoSeeder {
 
   /** Six players with their feed, league, fantasy and platform ids, stats and prices. */
   private async players(): Promise<void> {
-    const importJobId = importJobIdFor(userIdForEmail(this.email), DEMO_PLAYERS_REQUEST_ID);
+    const importJobId = importJobIdFor(this.adminUserId, DEMO_PLAYERS_REQUEST_ID);
     const before = await this.query({ queryType: 'GetImportJobResult', importJobId });
     const done = (before.body as { results?: ImportJobView[] } | null)?.results?.[0];
     if (before.status === 200 && done?.status === 'Completed') {
@@ -222,7 +232,7 @@ class DemoSeeder {
     if (password === undefined) {
       password = generatedPassword();
       await this.command('SetUserPassword', {
-        aggregateRootId: userIdForEmail(DEMO_MEMBER_EMAIL),
+        aggregateRootId: await this.userIdOf(DEMO_MEMBER_EMAIL),
         newPassword: password,
       });
       this.out.line(`  account ${DEMO_MEMBER_EMAIL}: new password ${password} (shown once)`);

@@ -2,6 +2,7 @@ import { AccountService } from './accounts/account.service';
 import { AccountErasureService } from './accounts/account-erasure';
 import { Argon2PasswordHasher } from './accounts/argon2-password-hasher';
 import { EnabledAdmins } from './accounts/enabled-admins';
+import { UserIds } from './accounts/user-ids';
 import type { Config } from './config';
 import { ALL_ENVELOPE_CODECS } from './envelope-codecs';
 import { ALL_DECIDERS } from './event-store/all-deciders';
@@ -45,7 +46,14 @@ export function createCoreServices(config: Config, redis: RedisClient, hooks: Co
     new ImportRecordErasure(redis, keys),
     new CommandIdempotency(redis, keys),
   );
-  const accounts = new AccountService(store, commands, hasher, admins, erasure);
+  const accounts = new AccountService(
+    store,
+    commands,
+    hasher,
+    admins,
+    erasure,
+    new UserIds(redis, keys, store),
+  );
   return {
     keys,
     store,

@@ -7,7 +7,6 @@ import type { AccountService } from '../../shared/accounts/account.service';
 import { AppError, serviceUnavailable } from '../../shared/errors';
 import type { SignInMetrics } from '../../shared/metrics/metrics';
 import type { PasswordHasher } from '../../shared/user/password-hasher';
-import { userIdForEmail } from '../../shared/user/user-id';
 import type { AccountCache } from './account-cache';
 import { parseBasicCredentials } from './basic-header';
 import type { SignInAttempt, SignInThrottle } from './sign-in-throttle';
@@ -276,7 +275,7 @@ export class CredentialVerifier {
     clientAddress: string,
     cacheKey: string,
   ): Promise<Account | null> {
-    const accountKey = userIdForEmail(email);
+    const accountKey = await this.accounts.userIds.idFor(email);
     // The attempt counts as a failure from here on unless it proves right (see SignInThrottle).
     let attempt: SignInAttempt;
     try {

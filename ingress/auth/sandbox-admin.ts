@@ -5,7 +5,6 @@ import type { AccountService } from '../../shared/accounts/account.service';
 import type { EnabledAdmins } from '../../shared/accounts/enabled-admins';
 import type { Config } from '../../shared/config';
 import type { Logger } from '../../shared/logger';
-import { userIdForEmail } from '../../shared/user/user-id';
 import { EXAMPLE_IDS } from '../openapi/spec-examples';
 
 /**
@@ -33,11 +32,15 @@ export const SANDBOX_ACCOUNT_EMAILS = [
 
 /**
  * The user ids refused at sign-in (Basic, the token endpoint, a bearer token) by this start: the
- * sandbox and demo accounts unless it is a local development one (loopback, not production). Fixed
- * at start-up, so a request pays a set lookup, never a Redis read.
+ * sandbox and demo accounts unless it is a local development one (loopback, not production). Looked
+ * up once at start-up (an id is keyed, ADR 0035), so a request pays a set lookup, never a Redis read.
  */
-export function refusedSandboxAccounts(config: Pick<Config, 'localDevelopment'>): ReadonlySet<string> {
-  return new Set(config.localDevelopment ? [] : SANDBOX_ACCOUNT_EMAILS.map((email) => userIdForEmail(email)));
+export async function refusedSandboxAccounts(
+  config: Pick<Config, 'localDevelopment'>,
+  accounts: Pick<AccountService, 'userIds'>,
+): Promise<ReadonlySet<string>> {
+  if (config.localDevelopment) return new Set();
+  return new Set(await Promise.all(SANDBOX_ACCOUNT_EMAILS.map((email) => accounts.userIds.idFor(email))));
 }
 
 /** What a start that refuses them says, once, when its Redis holds any of them. */
@@ -46,10 +49,12 @@ export function sandboxAccountsRefusedLine(host: string, present: readonly strin
 }
 
 /** Which of the sandbox and demo accounts this service holds (read once, at start-up). */
-export async function sandboxAccountsPresent(accounts: Pick<AccountService, 'findById'>): Promise<string[]> {
+export async function sandboxAccountsPresent(
+  accounts: Pick<AccountService, 'findById' | 'userIds'>,
+): Promise<string[]> {
   const found = await Promise.all(
     SANDBOX_ACCOUNT_EMAILS.map(async (email) =>
-      (await accounts.findById(userIdForEmail(email))) ? email : undefined,
+      (await accounts.findById(await accounts.userIds.idFor(email))) ? email : undefined,
     ),
   );
   return found.filter((email): email is (typeof SANDBOX_ACCOUNT_EMAILS)[number] => email !== undefined);
@@ -87,7 +92,7 @@ export async function bootstrapSandboxAdmin(
 ): Promise<SandboxOutcome | undefined> {
   if (!sandboxApplies(config)) return undefined;
   if ((await admins.count()) > 0) {
-    const sandboxIsAdmin = await admins.has(userIdForEmail(SANDBOX_ADMIN_EMAIL));
+    const sandboxIsAdmin = await admins.has(await accounts.userIds.idFor(SANDBOX_ADMIN_EMAIL));
     return sandboxIsAdmin ? { status: 'exists', email: SANDBOX_ADMIN_EMAIL } : { status: 'not-needed' };
   }
   const password = randomBytes(SANDBOX_PASSWORD_BYTES).toString('base64url');

@@ -79,7 +79,7 @@ export async function submitImport(
     return {
       kind: 'dry-run',
       importJobId,
-      outcome: importer.refuseWithoutRole(submission.importData, submitter),
+      outcome: await importer.refuseWithoutRole(submission.importData, submitter, deps.services),
     };
   }
   if (submission.dryRun) {

@@ -32,7 +32,7 @@ export const EXAMPLE_IDS = {
   trace: '0b5f4c3e-2d1a-4e8f-9a7b-6c5d4e3f2a1b',
   /** The requestId of the sandbox's players import. */
   seedRequest: '5e1c0a6b-2f3d-4b8e-9a7c-6d5e4f3a2b1c',
-  /** That import's job, as the sandbox administrator submits it (importJobIdFor; a test checks). */
+  /** An import's job id (a deployment's own ids depend on its user id key, ADR 0035). */
   importJob: 'f32cb812-1f3d-58e9-822d-21cf83af0bdf',
   webhookSubscription: 'c0ffee00-5a7d-4b0c-9e1f-2a3b4c5d6e7f',
   user: '9f8e7d6c-5b4a-5c3d-8e2f-1a0b9c8d7e6f',

@@ -24,7 +24,7 @@ export interface QueryDependencies {
   readonly keys: Keys;
   readonly importResults: ImportResults;
   /** GetUser reads the account's record (current, not a projection). */
-  readonly accounts: Pick<AccountService, 'findById'>;
+  readonly accounts: Pick<AccountService, 'findById' | 'userIds'>;
   /** ListUsers' reader of the users projection (its script registered on the connection). */
   readonly usersReader: UsersReader;
   /** The webhook queries read the subscriptions' records (current, not a projection) from it. */

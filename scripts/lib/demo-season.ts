@@ -1,17 +1,12 @@
-import {
-  DEMO_MEMBER_EMAIL,
-  DEMO_SERVICE_ACCOUNT_EMAIL,
-  SANDBOX_ADMIN_EMAIL,
-} from '../../ingress/auth/sandbox-admin';
+import { DEMO_MEMBER_EMAIL, DEMO_SERVICE_ACCOUNT_EMAIL } from '../../ingress/auth/sandbox-admin';
 import { EXAMPLE_IDS } from '../../ingress/openapi/spec-examples';
 import { SELECTION_STATUS } from '../../shared/fantasy-team/fantasy-team.commands';
-import { importJobIdFor } from '../../shared/importers/import-queue';
-import { userIdForEmail } from '../../shared/user/user-id';
 
 /**
  * The sample season `npm run seed:demo` loads into a sandbox (ADR 0017). Its ids are the OpenAPI
  * examples' (EXAMPLE_IDS), so every request example of Swagger UI runs as it is against it: the
- * team the link example links, the account GetUser looks up, the import job GetImportJobResult reads.
+ * team the link example links, the account GetUser looks up. Not the import job GetImportJobResult
+ * reads: a deployment's job ids follow its own user ids (ADR 0035).
  */
 export const DEMO_SEASON = '2026';
 
@@ -25,11 +20,6 @@ export const DEMO_WEBHOOK_URL = 'https://webhooks.invalid/fantasy-team';
 
 /** Fixed, so a second run asks for the same import job, and the job's id is the examples'. */
 export const DEMO_PLAYERS_REQUEST_ID = EXAMPLE_IDS.seedRequest;
-/** The players import as the sandbox administrator submits it: GetImportJobResult's example. */
-export const DEMO_PLAYERS_IMPORT_JOB_ID = importJobIdFor(
-  userIdForEmail(SANDBOX_ADMIN_EMAIL),
-  DEMO_PLAYERS_REQUEST_ID,
-);
 
 interface DemoPlayer {
   readonly feedId: number;

@@ -9,10 +9,11 @@ import { USER_COMMAND_ROLES, type UserType } from '../user/user.commands';
 import { activeUser, userDecider } from '../user/user.decider';
 import type { UserEvent } from '../user/user.events';
 import { USER_MESSAGES } from '../user/user.messages';
-import { normalizeEmail, userIdForEmail } from '../user/user-id';
+import { normalizeEmail } from '../user/user-id';
 import { type Account, type Actor, CREDENTIAL_FIELD } from './account';
 import { type EnabledAdmins, enabledAdminSteps } from './enabled-admins';
 import { newPersonalDataKey, PERSONAL_DATA_KEY_FIELD } from './personal-data';
+import type { UserIds } from './user-ids';
 
 /** What createUser needs of the erasure (account-erasure.ts): finishing one a crash cut short. */
 export interface ErasureFinisher {
@@ -52,6 +53,8 @@ export class AccountService {
     private readonly admins: EnabledAdmins,
     /** Before an erased account's e-mail is registered again, its erasure is finished (ADR 0014). */
     private readonly erasure: ErasureFinisher,
+    /** Which id an e-mail's account has: keyed for new ones, kept for older ones (ADR 0035). */
+    readonly userIds: UserIds,
     private readonly clock: () => Date = () => new Date(),
   ) {}
 
@@ -69,7 +72,7 @@ export class AccountService {
     options: { readonly knownAbsent?: boolean } = {},
   ): Promise<CreateUserResult> {
     const email = normalizeEmail(user.email);
-    const userId = userIdForEmail(email);
+    const userId = await this.userIds.idFor(email);
     const required = USER_COMMAND_ROLES.CreateUser;
     if (!hasAnyRole(actor.roles, required)) {
       return { status: 'forbidden', userId, message: lacksRolesMessage(actor, 'CreateUser', required) };
@@ -153,7 +156,7 @@ export class AccountService {
   async findWithCredential(email: string): Promise<{ account: Account | null; credential: string | null }> {
     const record = await this.store.loadRecordWith(
       userDecider.aggregateType,
-      userIdForEmail(email),
+      await this.userIds.idFor(email),
       userDecider.initialState,
       CREDENTIAL_FIELD,
     );

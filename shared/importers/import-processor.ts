@@ -63,7 +63,7 @@ export async function processImport(
   } else if (!hasAnyRole(submitter.roles, importer.requiredRoles)) {
     // The spec's failure at the first row (4.6 rule 3, 5 rule 4), decided before any row is read:
     // no validation, no command; its record is kept IMPORT_REFUSED_RESULT_TTL_SECONDS.
-    outcome = importer.refuseWithoutRole(job.importData, submitter);
+    outcome = await importer.refuseWithoutRole(job.importData, submitter, services);
     refusedForRole = outcome.status === 'Failed';
   } else {
     const actor: Actor = { userId: submitter.userId, email: submitter.email, roles: submitter.roles };

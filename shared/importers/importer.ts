@@ -168,7 +168,7 @@ export interface Importer<Data = unknown> {
    * aggregate, 4.6 rule 3), read from `data` as it was received: unvalidated, and no row beyond the
    * first looked at, so a role-less import costs one JSON parse and no row validation.
    */
-  refuseWithoutRole(data: unknown, actor: Actor): ImportOutcome;
+  refuseWithoutRole(data: unknown, actor: Actor, services: CoreServices): Promise<ImportOutcome>;
 }
 
 /** `data[field]` as received (unvalidated), when `data` is an object and that field an array. */

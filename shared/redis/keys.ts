@@ -220,6 +220,8 @@ export function createKeys(prefix: string) {
       `${prefix}imports-naming:{${submitterUserId.toLowerCase()}}`,
     /** The HS256 secret generated once when JWT_SECRET is unset, so every replica signs alike. */
     generatedJwtSecret: () => `${prefix}auth:jwt-secret`,
+    /** The secret new user ids are derived under, generated once on the first start (ADR 0035). */
+    userIdKey: () => `${prefix}users:id-key`,
     /**
      * The first answer to one caller's command request id, replayed to that caller for 24 h. In the
      * aggregate's partition, beside the events it answers for: a command waits on no other master

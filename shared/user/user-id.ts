@@ -21,10 +21,10 @@ export function normalizeEmail(email: string): string {
 }
 
 /**
- * A user's id is derived from the normalised e-mail (UUID v5). Claiming an e-mail is then the
- * same atomic step as creating the aggregate at version 0: two concurrent creates of one e-mail
- * race on one stream, and the version fence lets exactly one win. See docs/adr/0004.
+ * The id an account got before ADR 0035: UUIDv5 of the normalised e-mail under a public namespace.
+ * Only to find such accounts again (shared/accounts/user-ids.ts); no new account gets one, since
+ * anyone can compute it from a guessed e-mail.
  */
-export function userIdForEmail(email: string): string {
+export function legacyUserIdForEmail(email: string): string {
   return uuidv5(normalizeEmail(email), USER_ID_NAMESPACE);
 }

@@ -18,7 +18,6 @@ import { createLogger } from '../../shared/logger';
 import { closeConnections, type RedisClient } from '../../shared/redis/connections';
 import { createKeys } from '../../shared/redis/keys';
 import { userDecider } from '../../shared/user/user.decider';
-import { userIdForEmail } from '../../shared/user/user-id';
 import {
   createTestApp,
   onTestCluster,
@@ -31,6 +30,7 @@ import { eventually } from '../helpers/processes';
 import { seedUsers } from '../helpers/seed-users';
 import { LossyProxy } from '../helpers/tcp-proxy';
 import { passwordGrantToken } from '../helpers/tokens';
+import { userIdForEmail } from '../helpers/user-ids';
 
 const PASSWORD = 'outcome-unknown-password';
 const TEAM = 'fantasy-team';

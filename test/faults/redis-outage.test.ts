@@ -10,12 +10,12 @@ import { randomUUID } from 'node:crypto';
 
 import { importJobIdFor } from '../../shared/importers/import-queue';
 import type { ImportRecord } from '../../shared/importers/import-results';
-import { userIdForEmail } from '../../shared/user/user-id';
 import { faultStacks } from '../helpers/fault-stack';
 import { basicAuth, bearerToken, commandBody, type Exchange, exchange } from '../helpers/http-client';
 import { type ImportJobView, logLines, untilImportsLogFinished } from '../helpers/import-workers';
 import { eventually, isAlive } from '../helpers/processes';
 import { type SeedUser, seedUsersWithPasswords } from '../helpers/seed-users';
+import { userIdForEmail } from '../helpers/user-ids';
 
 const PASSWORD = 'outage-test-password';
 /** Each answer, a 503 included, must come within this bound: a caller must never hang on an outage. */

@@ -19,6 +19,7 @@ import {
   waitForRedis,
 } from '../../shared/redis/connections';
 import { responseContract } from './openapi-contract';
+import { seedTestUserIdKey } from './user-ids';
 
 /**
  * True when the suite runs on a Redis Cluster (`npm run test:cluster` sets REDIS_TEST_CLUSTER_NODES
@@ -116,6 +117,7 @@ export async function createTestApp(
   const metrics = new Metrics(logger);
   metrics.watchConnection('request', redis);
   await waitForRedis(redis, logger);
+  await seedTestUserIdKey(redis, config.redisKeyPrefix);
   const services = await createIngressServices(
     config,
     redis,

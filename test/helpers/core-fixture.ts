@@ -12,6 +12,7 @@ import {
   waitForRedis,
 } from '../../shared/redis/connections';
 import { testRedisEnv, uniquePrefix } from './app-fixture';
+import { seedTestUserIdKey } from './user-ids';
 
 /**
  * The core services (shared/core-services.ts) without HTTP, each build on a key prefix of its own
@@ -37,6 +38,7 @@ export function coreFixture() {
     const redis = createRedisConnection(config.redis, 'request', logger);
     connections.push(redis);
     await waitForRedis(redis, logger);
+    await seedTestUserIdKey(redis, config.redisKeyPrefix);
     return { config, redis, ...createCoreServices(config, redis, hooks) };
   }
 

@@ -6,10 +6,10 @@ import type { EventEnvelope } from '../../shared/event-store/envelope';
 import { resolveLogEntries } from '../../shared/event-stream/log-reader';
 import { scanKeys } from '../../shared/redis/connections';
 import { LOG_PARTITIONS } from '../../shared/redis/partitions';
-import { userIdForEmail } from '../../shared/user/user-id';
 import { createTestApp, type TestApp, testRedisEnv, uniquePrefix } from './app-fixture';
 import { eventually, type ServiceProcess, startServiceProcess } from './processes';
 import type { SeedUser } from './seed-users';
+import { userIdForEmail } from './user-ids';
 
 const MANAGER_PASSWORD = 'import-workers-password';
 

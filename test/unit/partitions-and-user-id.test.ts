@@ -2,9 +2,10 @@ import { execFileSync } from 'node:child_process';
 
 import { validate as isUuid, version as uuidVersion } from 'uuid';
 
+import { keyedUserId } from '../../shared/accounts/user-ids';
 import { createKeys } from '../../shared/redis/keys';
 import { LOG_PARTITIONS, partitionOf, partitionTag } from '../../shared/redis/partitions';
-import { userIdForEmail } from '../../shared/user/user-id';
+import { legacyUserIdForEmail } from '../../shared/user/user-id';
 import { PROJECT_ROOT } from '../helpers/processes';
 
 const ids = Array.from({ length: 500 }, (_, i) => `aggregate-${i}-${(i * 7919).toString(36)}`);
@@ -56,24 +57,34 @@ describe('partitionOf', () => {
   });
 });
 
-describe('userIdForEmail', () => {
+describe('keyedUserId', () => {
+  const key = Buffer.alloc(32, 7);
+
   it('When the same e-mail is written in another case or with blanks, then the id is the same', () => {
-    const id = userIdForEmail('ada@example.com');
-    expect(userIdForEmail('Ada@Example.COM')).toBe(id);
-    expect(userIdForEmail('  ada@example.com\t')).toBe(id);
-    expect(userIdForEmail(' ADA@EXAMPLE.COM ')).toBe(id);
+    const id = keyedUserId(key, 'ada@example.com');
+    expect(keyedUserId(key, 'Ada@Example.COM')).toBe(id);
+    expect(keyedUserId(key, '  ada@example.com\t')).toBe(id);
+    expect(keyedUserId(key, ' ADA@EXAMPLE.COM ')).toBe(id);
   });
 
   it('When the e-mails differ, then the ids differ', () => {
     const emails = ['ada@example.com', 'ada@example.org', 'ada.l@example.com', 'bob@example.com'];
-    expect(new Set(emails.map(userIdForEmail)).size).toBe(emails.length);
+    expect(new Set(emails.map((email) => keyedUserId(key, email))).size).toBe(emails.length);
   });
 
-  it('When an id is derived, then it is a valid UUID version 5', () => {
-    const id = userIdForEmail('ada@example.com');
+  it('When an id is derived, then it is a valid UUID version 4, not the public UUIDv5 of the e-mail', () => {
+    const id = keyedUserId(key, 'ada@example.com');
     expect(isUuid(id)).toBe(true);
-    expect(uuidVersion(id)).toBe(5);
-    expect(id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-5[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    expect(uuidVersion(id)).toBe(4);
+    expect(id).not.toBe(legacyUserIdForEmail('ada@example.com'));
+  });
+
+  it('When the key differs, then the id of one e-mail differs', () => {
+    expect(keyedUserId(Buffer.alloc(32, 8), 'ada@example.com')).not.toBe(keyedUserId(key, 'ada@example.com'));
+  });
+
+  it('When an id is derived as before ADR 0035, then it is the UUIDv5 it always was', () => {
+    expect(uuidVersion(legacyUserIdForEmail('ada@example.com'))).toBe(5);
   });
 });
 
@@ -81,7 +92,7 @@ describe('createKeys', () => {
   const keys = createKeys('test:keys:');
 
   it("When keys of one aggregate are built, then they share the hash tag of the aggregate's log partition", () => {
-    for (const id of [...ids.slice(0, 50), userIdForEmail('ada@example.com')]) {
+    for (const id of [...ids.slice(0, 50), keyedUserId(Buffer.alloc(32, 7), 'ada@example.com')]) {
       const tag = partitionTag(partitionOf(id));
       const log = keys.logPartition(partitionOf(id));
       expect(log).toContain(tag);

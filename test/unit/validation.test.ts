@@ -6,8 +6,9 @@ import { AppError } from '../../shared/errors';
 import { FANTASY_TEAM_COMMAND_DEFINITIONS } from '../../shared/fantasy-team/fantasy-team.commands';
 import { importDataSchema, type Importer } from '../../shared/importers/importer';
 import { IMPORTERS } from '../../shared/importers/registry';
-import { normalizeEmail, userIdForEmail } from '../../shared/user/user-id';
+import { normalizeEmail } from '../../shared/user/user-id';
 import { characterCount, MAX_VALUES_WITH_EVERY_ERROR_LISTED, text, validate } from '../../shared/validation';
+import { userIdForEmail } from '../helpers/user-ids';
 
 /** The `errors` map of the 400 problem validate() throws for `value`. */
 function fieldErrorsOf(schema: Joi.Schema, value: unknown): Record<string, string[]> {

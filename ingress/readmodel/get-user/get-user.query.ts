@@ -1,6 +1,5 @@
 import type { AccountService } from '../../../shared/accounts/account.service';
 import { ACCOUNT_READER_ROLES } from '../../../shared/roles';
-import { userIdForEmail } from '../../../shared/user/user-id';
 import { toUserView } from '../../../shared/user/user-view';
 import { usersProjection } from '../../../shared/user/users.projection';
 import { emailAddress, guid } from '../../../shared/validation';
@@ -16,13 +15,13 @@ interface GetUserBody {
 
 /**
  * `GetUser`: one account, by id or by e-mail (case-insensitively: the id derives from the
- * normalised e-mail, ADR 0004), to a UserManager or an Admin. Read from the account's record, not a
+ * normalised e-mail and is looked up, ADR 0035), to a UserManager or an Admin. Read from the account's record, not a
  * projection, so it shows a change as soon as its command was answered; a missing or deleted
  * account answers the spec's 404 listing at once. `minVersion` therefore waits only for a version
  * no command has answered yet (one in flight), woken by the users projection (ADR 0019).
  */
 export function getUserQuery(
-  accounts: Pick<AccountService, 'findById'>,
+  accounts: Pick<AccountService, 'findById' | 'userIds'>,
   waits: ProjectionWaits,
 ): RegisteredQuery {
   return defineQuery<GetUserBody>({
@@ -41,7 +40,7 @@ export function getUserQuery(
     answersNotFoundListing: true,
     async handle({ principal, body }) {
       const { id, email, minVersion } = body.query;
-      const userId = id ?? userIdForEmail(email ?? '');
+      const userId = id ?? (await accounts.userIds.idFor(email ?? ''));
       const read = () => accounts.findById(userId);
       const account =
         minVersion === undefined

@@ -240,7 +240,7 @@ export const playerSeedingImporter: Importer<PlayerSeedingData> = {
     const aggregateId = isGuid(platformId)
       ? platformId.toLowerCase()
       : seasonId(isSeasonYear(season) ? season : DEFAULT_SEASON);
-    return refusedForRole(aggregateId, actor);
+    return Promise.resolve(refusedForRole(aggregateId, actor));
   },
 
   async run(data, context, services) {

@@ -5,7 +5,7 @@ import { grantRefusal, hasAnyRole } from '../../roles';
 import { assignedRolesSchema, newPasswordSchema } from '../../user/account-schemas';
 import { USER_COMMAND_ROLES, USER_TYPES } from '../../user/user.commands';
 import { USER_MESSAGES } from '../../user/user.messages';
-import { normalizeEmail, userIdForEmail } from '../../user/user-id';
+import { normalizeEmail } from '../../user/user-id';
 import { boundedArray, emailAddress, isEmailAddress, text } from '../../validation';
 import {
   batchRefused,
@@ -87,7 +87,7 @@ export const userSeedingImporter: Importer<UserSeedingData> = {
 
   rowCount: (data) => data.users.length,
 
-  refuseWithoutRole(data, actor) {
+  async refuseWithoutRole(data, actor, { accounts }) {
     // As run() answers: a disabled importer or an empty batch runs no command to refuse.
     if (receivedField(data, 'enabled') === false) {
       return outcome({ status: 'Completed', message: 'Importer is disabled' });
@@ -98,17 +98,14 @@ export const userSeedingImporter: Importer<UserSeedingData> = {
     // Unvalidated: the first row's account only when its e-mail is one, so no text of the body
     // reaches the record (the e-mail itself never does: only the id derived from it).
     const email = receivedField(users?.[0], 'email');
-    const aggregateId = isEmailAddress(email) ? userIdForEmail(email) : NO_AGGREGATE_ID;
+    const aggregateId = isEmailAddress(email) ? await accounts.userIds.idFor(email) : NO_AGGREGATE_ID;
     return refusedForRole(aggregateId, actor);
   },
 
   async run(data, context, { accounts }) {
     if (!data.enabled) return outcome({ status: 'Completed', message: 'Importer is disabled' });
-    const rows: PlannedRow[] = data.users.map((user, index) => ({
-      index,
-      user,
-      userId: userIdForEmail(user.email),
-    }));
+    const ids = await Promise.all(data.users.map((user) => accounts.userIds.idFor(user.email)));
+    const rows: PlannedRow[] = data.users.map((user, index) => ({ index, user, userId: ids[index] ?? '' }));
     const required = USER_COMMAND_ROLES.CreateUser;
 
     // 1. The whole batch first: duplicates inside it, the submitter's roles and the roles it grants.

@@ -9,9 +9,9 @@ import { randomUUID } from 'node:crypto';
 import request from 'supertest';
 
 import { USER_MESSAGES } from '../../../shared/user/user.messages';
-import { userIdForEmail } from '../../../shared/user/user-id';
 import { createTestApp, type TestApp } from '../../helpers/app-fixture';
 import { passwordGrantToken } from '../../helpers/tokens';
+import { userIdForEmail } from '../../helpers/user-ids';
 
 const PASSWORD = 'account-commands-password';
 const NEW_PASSWORD = 'a-brand-new-password-1';

@@ -12,7 +12,6 @@ import request from 'supertest';
 
 import { bootstrapAdmin } from '../../../ingress/auth/bootstrap-admin';
 import { partitionOf } from '../../../shared/redis/partitions';
-import { userIdForEmail } from '../../../shared/user/user-id';
 import { ALL_PROJECTIONS } from '../../../workers/projector/all-projections';
 import { Projector } from '../../../workers/projector/projector';
 import { createTestApp, type TestApp } from '../../helpers/app-fixture';
@@ -21,6 +20,7 @@ import { eventually } from '../../helpers/processes';
 import { caughtUp } from '../../helpers/projector-fixtures';
 import { redisContents } from '../../helpers/redis-state';
 import { passwordGrantToken } from '../../helpers/tokens';
+import { userIdForEmail } from '../../helpers/user-ids';
 
 const ADMIN = { email: 'erasure-admin@example.com', password: 'erasure-admin-password' };
 const MANAGER = { email: 'erasure-manager@example.com', password: 'erasure-manager-password' };

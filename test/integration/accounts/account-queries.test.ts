@@ -6,7 +6,6 @@ import { SYSTEM_ACTOR } from '../../../shared/accounts/account';
 import { scanKeys } from '../../../shared/redis/connections';
 import { partitionOf } from '../../../shared/redis/partitions';
 import type { AssignableRole } from '../../../shared/roles';
-import { userIdForEmail } from '../../../shared/user/user-id';
 import { USER_VIEW_MEMBERS, type UserView } from '../../../shared/user/user-view';
 import { usersProjection } from '../../../shared/user/users.projection';
 import { Projector } from '../../../workers/projector/projector';
@@ -16,6 +15,7 @@ import { createTestApp, type TestApp } from '../../helpers/app-fixture';
 import { eventually } from '../../helpers/processes';
 import { caughtUp, snapshotDocuments } from '../../helpers/projector-fixtures';
 import { passwordGrantToken } from '../../helpers/tokens';
+import { userIdForEmail } from '../../helpers/user-ids';
 
 /**
  * GetUser and ListUsers over HTTP on a real Redis, with the users projection kept by a projector

@@ -14,11 +14,12 @@ import { AppError } from '../../../shared/errors';
 import { PROBLEMS } from '../../../shared/http/problem';
 import { createRedisConnection, duplicateConnection } from '../../../shared/redis/connections';
 import { LEGACY_SECURITY_STAMP, userDecider } from '../../../shared/user/user.decider';
-import { normalizeEmail, userIdForEmail } from '../../../shared/user/user-id';
+import { normalizeEmail } from '../../../shared/user/user-id';
 import { changeAccount } from '../../helpers/account-changes';
 import { createTestApp, type TestApp, testRedisEnv } from '../../helpers/app-fixture';
 import { eventually } from '../../helpers/processes';
 import { LossyProxy } from '../../helpers/tcp-proxy';
+import { userIdForEmail } from '../../helpers/user-ids';
 
 const JWT_SECRET = 'a-revocation-test-secret-of-at-least-32-characters';
 const CURRENT_USER = { query: { queryType: 'CurrentUser' }, skip: 0, take: 10 };

@@ -19,12 +19,12 @@ import type { Projection } from '../../../shared/projections/projection';
 import { LOG_PARTITIONS, partitionOf } from '../../../shared/redis/partitions';
 import type { UserCommand } from '../../../shared/user/user.commands';
 import { userDecider } from '../../../shared/user/user.decider';
-import { userIdForEmail } from '../../../shared/user/user-id';
 import { applyNextBatch } from '../../../workers/projector/apply-batch';
 import { NO_CHECKPOINT } from '../../../workers/projector/batch-plan';
 import { coreFixture } from '../../helpers/core-fixture';
 import { rewriteInPre0020Format } from '../../helpers/pre-0020-format';
 import { redisContents } from '../../helpers/redis-state';
+import { userIdForEmail } from '../../helpers/user-ids';
 
 const { buildCore } = coreFixture();
 

@@ -22,10 +22,10 @@ import type { Projection } from '../../../shared/projections/projection';
 import { partitionOf } from '../../../shared/redis/partitions';
 import type { UserCommand } from '../../../shared/user/user.commands';
 import { isDeletedUser, userDecider, type UserState } from '../../../shared/user/user.decider';
-import { userIdForEmail } from '../../../shared/user/user-id';
 import { applyNextBatch } from '../../../workers/projector/apply-batch';
 import { NO_CHECKPOINT } from '../../../workers/projector/batch-plan';
 import { type Core, coreFixture } from '../../helpers/core-fixture';
+import { userIdForEmail } from '../../helpers/user-ids';
 
 const { buildCore } = coreFixture();
 

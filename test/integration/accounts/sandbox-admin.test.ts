@@ -5,7 +5,6 @@ import {
 } from '../../../ingress/auth/sandbox-admin';
 import { createLogger } from '../../../shared/logger';
 import { closeConnections, waitForRedis } from '../../../shared/redis/connections';
-import { userIdForEmail } from '../../../shared/user/user-id';
 import { CapturedLogs, openTestRedis, testRedisEnv, uniquePrefix } from '../../helpers/app-fixture';
 import { basicAuth, bearerToken, commandBody, exchange } from '../../helpers/http-client';
 import { eventually, type IngressProcess, killAll, startIngressProcess } from '../../helpers/processes';
@@ -181,9 +180,16 @@ describe('sandbox administrator', () => {
     const withOperator = await start({ NODE_ENV: 'development', REDIS_KEY_PREFIX: prefix, ...OPERATOR });
     await eventually(() => withOperator.process.stdout().includes('ingress listening'), 15_000);
     const token = await bearerToken(withOperator.baseUrl, OPERATOR.ADMIN_EMAIL, OPERATOR.ADMIN_PASSWORD);
+    // Its id is the service's to say (keyed, ADR 0035): GetUser by e-mail.
+    const found = await exchange(withOperator.baseUrl, 'POST', '/api/readmodel', {
+      authorization: token,
+      body: { query: { queryType: 'GetUser', email: SANDBOX_ADMIN_EMAIL } },
+    });
+    const sandboxId = found.ok ? (found.body as { results: { id: string }[] }).results[0]?.id : undefined;
+    expect(sandboxId).toBeDefined();
     const deleted = await exchange(withOperator.baseUrl, 'POST', '/api/command', {
       authorization: token,
-      body: commandBody('DeleteUser', { aggregateRootId: userIdForEmail(SANDBOX_ADMIN_EMAIL) }),
+      body: commandBody('DeleteUser', { aggregateRootId: sandboxId }),
     });
     expect(deleted.ok && deleted.status).toBe(200);
     await everythingWritten(withOperator);

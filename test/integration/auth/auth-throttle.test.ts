@@ -2,9 +2,9 @@ import request, { type Response } from 'supertest';
 
 import { VERIFICATIONS_BUSY_MESSAGE } from '../../../ingress/auth/credential-verifier';
 import { PROBLEMS } from '../../../shared/http/problem';
-import { userIdForEmail } from '../../../shared/user/user-id';
 import { createTestApp, type TestApp } from '../../helpers/app-fixture';
 import { parseExposition, sampleSum } from '../../helpers/metrics';
+import { userIdForEmail } from '../../helpers/user-ids';
 
 const CURRENT_USER = { query: { queryType: 'CurrentUser' } };
 const RIGHT = 'the right password';

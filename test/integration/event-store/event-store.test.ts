@@ -8,7 +8,6 @@ import { resolveLogEntries } from '../../../shared/event-stream/log-reader';
 import { partitionOf } from '../../../shared/redis/partitions';
 import type { CreateUser } from '../../../shared/user/user.commands';
 import { userDecider } from '../../../shared/user/user.decider';
-import { userIdForEmail } from '../../../shared/user/user-id';
 import { testRedisEnv } from '../../helpers/app-fixture';
 import { type Core, coreFixture } from '../../helpers/core-fixture';
 import { eventually, type ServiceProcess, startServiceProcess } from '../../helpers/processes';
@@ -18,6 +17,7 @@ import {
   type Increment,
   type Incremented,
 } from '../../helpers/race-counter.decider';
+import { userIdForEmail } from '../../helpers/user-ids';
 
 const { buildCore } = coreFixture();
 

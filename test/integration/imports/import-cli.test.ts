@@ -6,11 +6,11 @@ import path from 'node:path';
 
 import { freePort } from '../../../scripts/lib/redis-server';
 import { listen, type RunningServer } from '../../../shared/http/server';
-import { userIdForEmail } from '../../../shared/user/user-id';
 import { createTestApp, type TestApp } from '../../helpers/app-fixture';
 import { InProcessImportWorker } from '../../helpers/in-process-import-worker';
 import { eventually, PROJECT_ROOT } from '../../helpers/processes';
 import { seedUsers } from '../../helpers/seed-users';
+import { userIdForEmail } from '../../helpers/user-ids';
 
 const PASSWORD = 'import-cli-test-password';
 

@@ -10,8 +10,8 @@ import request from 'supertest';
 import { bootstrapAdmin } from '../../../ingress/auth/bootstrap-admin';
 import { SYSTEM_ACTOR } from '../../../shared/accounts/account';
 import { MIN_PASSWORD_LENGTH } from '../../../shared/user/password-policy';
-import { userIdForEmail } from '../../../shared/user/user-id';
 import { createTestApp, type TestApp } from '../../helpers/app-fixture';
+import { userIdForEmail } from '../../helpers/user-ids';
 
 const ADMIN = { email: 'grants-admin@example.com', password: 'grants-admin-password' };
 const basic = (email: string, password: string) =>

@@ -7,11 +7,11 @@ import { randomUUID } from 'node:crypto';
 
 import request from 'supertest';
 
-import { userIdForEmail } from '../../../shared/user/user-id';
 import { createTestApp, type TestApp, uniquePrefix } from '../../helpers/app-fixture';
 import { InProcessImportWorker } from '../../helpers/in-process-import-worker';
 import { eventually } from '../../helpers/processes';
 import { redisState } from '../../helpers/redis-state';
+import { userIdForEmail } from '../../helpers/user-ids';
 
 const LIMIT = 2;
 const basic = (email: string, password: string) =>

@@ -7,8 +7,8 @@ import { randomUUID } from 'node:crypto';
 import request from 'supertest';
 
 import { importJobIdFor } from '../../../shared/importers/import-queue';
-import { userIdForEmail } from '../../../shared/user/user-id';
 import { createTestApp, type TestApp } from '../../helpers/app-fixture';
+import { userIdForEmail } from '../../helpers/user-ids';
 
 const basic = (email: string, password: string) =>
   `Basic ${Buffer.from(`${email}:${password}`).toString('base64')}`;

@@ -12,9 +12,9 @@ import { IMPORT_DATA_NOT_VALIDATED, processImport } from '../../../shared/import
 import { importJobIdFor } from '../../../shared/importers/import-queue';
 import { NO_AGGREGATE_ID } from '../../../shared/importers/importer';
 import { seasonId } from '../../../shared/sport/sport.model';
-import { userIdForEmail } from '../../../shared/user/user-id';
 import { createTestApp, type TestApp } from '../../helpers/app-fixture';
 import { redisContents } from '../../helpers/redis-state';
+import { userIdForEmail } from '../../helpers/user-ids';
 
 const basic = (email: string, password: string) =>
   `Basic ${Buffer.from(`${email}:${password}`).toString('base64')}`;

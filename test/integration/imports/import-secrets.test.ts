@@ -13,13 +13,13 @@ import { currentStateVersion, STATE_VERSION_FIELD } from '../../../shared/event-
 import { importJobIdFor, ImportQueue, type QueuedImportJob } from '../../../shared/importers/import-queue';
 import { JobDataCipher } from '../../../shared/importers/job-data-cipher';
 import { userDecider } from '../../../shared/user/user.decider';
-import { userIdForEmail } from '../../../shared/user/user-id';
 import { UNREADABLE_JOB_MESSAGE } from '../../../workers/imports/import.worker';
 import { createTestApp, type TestApp } from '../../helpers/app-fixture';
 import { InProcessImportWorker } from '../../helpers/in-process-import-worker';
 import { eventually } from '../../helpers/processes';
 import { redisContents } from '../../helpers/redis-state';
 import { seedUsersWithPasswords } from '../../helpers/seed-users';
+import { userIdForEmail } from '../../helpers/user-ids';
 
 const MANAGER = { email: 'secrets-manager@example.com', password: 'secrets-manager-password' };
 const basic = (email: string, password: string) =>

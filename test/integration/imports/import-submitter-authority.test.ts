@@ -13,11 +13,11 @@ import request from 'supertest';
 import { importJobIdFor } from '../../../shared/importers/import-queue';
 import type { ImportRecord } from '../../../shared/importers/import-results';
 import { SUBMITTER_RECHECK_MS } from '../../../shared/importers/submitter-check';
-import { userIdForEmail } from '../../../shared/user/user-id';
 import { createImportWorkersHarness, type ImportWorkersHarness } from '../../helpers/import-workers';
 import { eventually } from '../../helpers/processes';
 import { type SeedUser, seedUsersWithPasswords } from '../../helpers/seed-users';
 import { passwordGrantToken } from '../../helpers/tokens';
+import { userIdForEmail } from '../../helpers/user-ids';
 
 /** Each costs an argon2 hash: the import runs for seconds, long enough to be changed midway. */
 const ROWS = 400;

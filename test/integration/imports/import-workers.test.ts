@@ -4,7 +4,6 @@
  * users and log events are counted against the import's rows). The other fault tests are in
  * test/faults/.
  */
-import { userIdForEmail } from '../../../shared/user/user-id';
 import {
   createImportWorkersHarness,
   type ImportWorkersHarness,
@@ -13,6 +12,7 @@ import {
 } from '../../helpers/import-workers';
 import { eventually } from '../../helpers/processes';
 import { seedUsersWithPasswords } from '../../helpers/seed-users';
+import { userIdForEmail } from '../../helpers/user-ids';
 
 /** Short, so a dead worker's job is handed over within seconds (BullMQ checks stalls every half of it). */
 const SHORT_JOB_LOCK = { IMPORT_JOB_LOCK_MS: '3000' };

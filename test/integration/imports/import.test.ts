@@ -147,9 +147,7 @@ describe('POST /api/import', () => {
       const res = await submit(seeding(users, { priority: 'High' }), 'member@example.com');
       expect(res.status).toBe(200);
       const member = await subject.services.accounts.findWithCredential('member@example.com');
-      const firstUserId = (await import('../../../shared/user/user-id')).userIdForEmail(
-        users[0]?.email ?? '',
-      );
+      const firstUserId = (await import('../../helpers/user-ids')).userIdForEmail(users[0]?.email ?? '');
       expect(res.body).toMatchObject({
         status: 'Failed',
         success: false,

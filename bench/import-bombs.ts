@@ -6,9 +6,9 @@ import { brotliCompressSync, constants as zlib, gzipSync } from 'node:zlib';
 import { startLocalRedis } from '../scripts/lib/redis-server';
 import { median } from './lib/load';
 import { cpuSeconds } from './lib/process-cost';
-import { ensureBuilt, REPO_ROOT, type ServerProcess, startServer, stopAll, track } from './lib/processes';
+import { ensureBuilt, REPO_ROOT, startServer, stopAll, track } from './lib/processes';
 import { machineInfo } from './lib/report';
-import { freshCredentials, postJson, serviceEnv } from './lib/service';
+import { createMember, freshCredentials, serviceEnv } from './lib/service';
 
 /**
  * `npm run bench:import-bombs` (issue 38, item 1): what a role-less Member's hostile import costs
@@ -82,22 +82,6 @@ function peakRss(pid: number): number {
   return Number(line?.split(/\s+/)[1] ?? 0) * 1024;
 }
 
-async function createMember(ingress: ServerProcess, admin: string): Promise<string> {
-  const email = `member-${randomUUID().slice(0, 8)}@example.com`;
-  const answer = await postJson(
-    `${ingress.baseUrl}/api/import`,
-    {
-      requestId: randomUUID(),
-      importerType: 'UserSeeding',
-      priority: 'High',
-      importData: { users: [{ email, userType: 'Human', roles: ['Member'], password: MEMBER_PASSWORD }] },
-    },
-    { authorization: admin },
-  );
-  if (answer.status !== 200) throw new Error(`the Member was not created: ${answer.status}`);
-  return `Basic ${Buffer.from(`${email}:${MEMBER_PASSWORD}`).toString('base64')}`;
-}
-
 interface Measured {
   readonly cpuMs: number;
   readonly peakRssMb: number;
@@ -120,8 +104,7 @@ async function measureOne(dir: string, redisUrl: string, body: Body): Promise<Me
     readyPath: '/readyz',
   });
   try {
-    const admin = `Basic ${Buffer.from(`${credentials.adminEmail}:${credentials.adminPassword}`).toString('base64')}`;
-    const member = await createMember(ingress, admin);
+    const member = await createMember(ingress, credentials, MEMBER_PASSWORD);
     const send = async () => {
       const sentAt = performance.now();
       const response = await fetch(`${ingress.baseUrl}/api/import`, {

@@ -8,7 +8,7 @@ import { cpuSeconds } from './lib/process-cost';
 import { ensureBuilt, REPO_ROOT, type ServerProcess, startServer, stopAll, track } from './lib/processes';
 import { type BenchReport, type ComparisonRow, machineInfo, problemsOf } from './lib/report';
 import { runBenches } from './lib/runner';
-import { type BenchCredentials, freshCredentials, postJson, serviceEnv } from './lib/service';
+import { createMember, freshCredentials, serviceEnv } from './lib/service';
 
 /**
  * Issue 29: what a Member's import costs the ingress. The spec has the endpoint accept it and fail
@@ -88,26 +88,6 @@ function bodyTemplate(targetBytes: number): { readonly text: string; readonly re
 function freshBody(template: { readonly text: string; readonly requestIdAt: number }): string {
   const { text, requestIdAt } = template;
   return text.slice(0, requestIdAt) + randomUUID() + text.slice(requestIdAt + 36);
-}
-
-/** Creates the Member the imports are sent as (an inline High UserSeeding by the bootstrap Admin). */
-async function createMember(ingress: ServerProcess, credentials: BenchCredentials): Promise<string> {
-  const email = `member-${randomUUID().slice(0, 8)}@example.com`;
-  const admin = Buffer.from(`${credentials.adminEmail}:${credentials.adminPassword}`).toString('base64');
-  const answer = await postJson(
-    `${ingress.baseUrl}/api/import`,
-    {
-      requestId: randomUUID(),
-      importerType: 'UserSeeding',
-      priority: 'High',
-      importData: { users: [{ email, userType: 'Human', roles: ['Member'], password: MEMBER_PASSWORD }] },
-    },
-    { authorization: `Basic ${admin}` },
-  );
-  const status = (answer.body as { status?: unknown } | null)?.status;
-  if (answer.status !== 200 || status !== 'Completed')
-    throw new Error(`the Member was not created: ${answer.status} ${JSON.stringify(answer.body)}`);
-  return `Basic ${Buffer.from(`${email}:${MEMBER_PASSWORD}`).toString('base64')}`;
 }
 
 interface RunCost extends LoadResult {
@@ -196,7 +176,7 @@ export async function run(): Promise<BenchReport> {
       return {
         label,
         ingress,
-        authorization: await createMember(ingress, credentials),
+        authorization: await createMember(ingress, credentials, MEMBER_PASSWORD),
         expectedStatus: 'Pending',
       };
     };

@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 
 import { type LocalRedis, startLocalRedis } from '../../scripts/lib/redis-server';
 import { createKeys, type Keys } from '../../shared/redis/keys';
@@ -228,6 +228,32 @@ export async function issueToken(ingress: ServerProcess, credentials: BenchCrede
 /** The Admin's Basic Authorization header value. */
 export function basicAuthorization(credentials: BenchCredentials): string {
   return `Basic ${Buffer.from(`${credentials.adminEmail}:${credentials.adminPassword}`).toString('base64')}`;
+}
+
+/**
+ * Creates a role-less Member (an inline High UserSeeding by the bootstrap Admin) and returns its Basic
+ * Authorization header value: the account the import benches send as.
+ */
+export async function createMember(
+  ingress: ServerProcess,
+  credentials: BenchCredentials,
+  password: string,
+): Promise<string> {
+  const email = `member-${randomUUID().slice(0, 8)}@example.com`;
+  const answer = await postJson(
+    `${ingress.baseUrl}/api/import`,
+    {
+      requestId: randomUUID(),
+      importerType: 'UserSeeding',
+      priority: 'High',
+      importData: { users: [{ email, userType: 'Human', roles: ['Member'], password }] },
+    },
+    { authorization: basicAuthorization(credentials) },
+  );
+  const status = (answer.body as { status?: unknown } | null)?.status;
+  if (answer.status !== 200 || status !== 'Completed')
+    throw new Error(`the Member was not created: ${answer.status} ${JSON.stringify(answer.body)}`);
+  return `Basic ${Buffer.from(`${email}:${password}`).toString('base64')}`;
 }
 
 /** Runs `work` over `items` with at most `limit` at once (set-up work: creating teams). */

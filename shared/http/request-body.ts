@@ -251,12 +251,29 @@ function gate(limitBytes: number): RequestHandler {
       next(new BodyRefusal(BODY_MESSAGES.encoding(encoding), 'encoding.not.accepted', 400));
       return;
     }
-    if (encoding === 'identity' && Number(req.headers['content-length'] ?? 0) > limitBytes) {
+    // Compressed too: its bytes on the wire are read and inflated, whatever they inflate to.
+    if (declaredTooLarge(req, limitBytes)) {
       next(new BodyRefusal('request entity too large', 'entity.too.large', 413, limitBytes));
+      return;
+    }
+    // body-parser reads any `utf-` charset whole (and inflates it) before the verify hook refuses
+    // all but UTF-8: refused here, unread. Other charsets it refuses unread itself (415).
+    const charset = CHARSET_PARAMETER.exec(req.headers['content-type'] ?? '')?.[1]?.toLowerCase();
+    if (
+      charset?.startsWith('utf-') &&
+      charset !== 'utf-8' &&
+      req.is('application/json') === 'application/json'
+    ) {
+      next(new BodyRefusal(BODY_MESSAGES.notUtf8, 'charset.not.utf8', 400));
       return;
     }
     next();
   };
+}
+
+/** Whether the request declares more body bytes on the wire than `limitBytes`. */
+function declaredTooLarge(req: Request, limitBytes: number): boolean {
+  return Number(req.headers['content-length'] ?? 0) > limitBytes;
 }
 
 /** Runs `handlers` one after the other as one middleware, stopping at the first error. */
@@ -473,18 +490,31 @@ function readCompressed(
   next: NextFunction,
 ): void {
   req.body = undefined;
+  // Cut while the caller was being authenticated: no event will come.
+  if (req.destroyed) {
+    next(new BodyUnreadable('request aborted', 'request.aborted'));
+    return;
+  }
+  if (declaredTooLarge(req, limitBytes)) {
+    next(new BodyRefusal('request entity too large', 'entity.too.large', 413, limitBytes));
+    return;
+  }
   const inflate = DECOMPRESSORS[encoding]();
   const scan = new JsonShapeScan(MAX_JSON_DEPTH, bounds);
   const chunks: Buffer[] = [];
   let inflated = 0;
+  // The bytes on the wire are bounded and charged too: a stream of empty gzip members inflates to
+  // nothing, yet costs the inflating.
+  let received = 0;
   let settled = false;
   const settle = (error?: unknown) => {
     if (settled) return;
     settled = true;
     req.unpipe(inflate);
+    req.off('data', onWire);
     req.off('close', onClose);
     inflate.destroy();
-    bodyParserBytes.set(req, inflated);
+    bodyParserBytes.set(req, Math.max(inflated, received));
     if (error !== undefined) {
       next(error);
       return;
@@ -504,6 +534,11 @@ function readCompressed(
   const onClose = () => {
     if (!req.complete) settle(new BodyUnreadable('request aborted', 'request.aborted'));
   };
+  const onWire = (chunk: Buffer) => {
+    received += chunk.length;
+    if (received > limitBytes)
+      settle(new BodyRefusal('request entity too large', 'entity.too.large', 413, limitBytes));
+  };
   inflate.on('data', (chunk: Buffer) => {
     inflated += chunk.length;
     if (inflated > limitBytes) {
@@ -521,6 +556,7 @@ function readCompressed(
   // A corrupt or cut stream: body-parser's answer for it is the 400 of an unreadable body.
   inflate.on('error', (error: Error) => settle(new BodyUnreadable(error.message, 'request.aborted')));
   req.on('close', onClose);
+  req.on('data', onWire);
   req.pipe(inflate);
 }
 

@@ -21,7 +21,7 @@ import { registerImportRoutes } from './import/import.routes';
 import { recordHttpMetrics } from './metrics/http-metrics';
 import { registerPublicMetricsRoutes } from './metrics/public-metrics.routes';
 import { DOCS_PATH } from './openapi/openapi.contract';
-import { registerOpenApiRoutes } from './openapi/openapi.routes';
+import { registerOpenApiRoutes, withExampleImportJobId } from './openapi/openapi.routes';
 import { allQueries } from './readmodel/queries';
 import type { RegisteredQuery } from './readmodel/query-definition';
 import { registerReadModelRoutes } from './readmodel/readmodel.routes';
@@ -100,7 +100,13 @@ export function buildApp(deps: AppDependencies, options: BuildAppOptions = {}): 
     logger: deps.logger,
   });
   registerEventRoutes(routes, deps.services);
-  registerOpenApiRoutes(routes, serviceDocument(queries, deps.config.imports.maxRows));
+  registerOpenApiRoutes(
+    routes,
+    withExampleImportJobId(
+      serviceDocument(queries, deps.config.imports.maxRows),
+      deps.services.sandboxImportJobId,
+    ),
+  );
   registerBullBoard(app, { ...deps.services, bodyLimitBytes: deps.config.bodyLimitBytes });
   options.extraRoutes?.(routes);
 

@@ -21,7 +21,7 @@ import { AccountCache, DEFAULT_HEARTBEAT } from './auth/account-cache';
 import { AccountRateLimit } from './auth/account-rate-limit';
 import { CredentialVerifier } from './auth/credential-verifier';
 import { type Authentication, createAuthentication } from './auth/passport';
-import { refusedSandboxAccounts } from './auth/sandbox-admin';
+import { refusedSandboxAccounts, sandboxExampleImportJobId } from './auth/sandbox-admin';
 import { SignInThrottle } from './auth/sign-in-throttle';
 import { TokenService } from './auth/token-service';
 import type { CurrentPasswordCheck, NewPasswordHasher } from './command/account-commands';
@@ -44,6 +44,11 @@ export interface IngressServices extends CoreServices {
   /** Seals import job data before it is queued (and opens it, for an in-process worker in tests). */
   readonly jobCipher: JobDataCipher;
   readonly accountCache: AccountCache;
+  /**
+   * On a sandbox start, the job id its seeded players import has (ids follow the deployment's user
+   * id key, ADR 0035): the served document's import examples name it, so they run as they are.
+   */
+  readonly sandboxImportJobId?: string;
   /** A ChangePassword's current-password check: a sign-in, throttled and counted as one. */
   readonly currentPassword: CurrentPasswordCheck;
   /** A password being set, hashed within the verifications' bound. */
@@ -114,6 +119,7 @@ async function buildIngressServices(
   );
   opened.push(() => accountCache.close());
   const refusedUserIds = await refusedSandboxAccounts(config, core.accounts);
+  const sandboxImportJobId = await sandboxExampleImportJobId(config, core.accounts);
   const verifier = await CredentialVerifier.create(
     core.accounts,
     accountCache,
@@ -181,6 +187,7 @@ async function buildIngressServices(
     importByteLimit: new ImportByteLimit(redis, core.keys, config.imports.bytesPerAccountPerMinute),
     jobCipher,
     accountCache,
+    ...(sandboxImportJobId === undefined ? {} : { sandboxImportJobId }),
     // CredentialVerifier.matches is a sign-in: a wrong password counts, and a throttled pair gets its 429.
     currentPassword: verifier,
     newPasswordHasher: verifier,

@@ -116,7 +116,7 @@ class DemoSeeder {
   /** An account's id, asked of the service (GetUser by e-mail). */
   private async userIdOf(email: string): Promise<string> {
     const answer = await this.query({ queryType: 'GetUser', email });
-    const id = (answer.body as { data?: { id?: string }[] } | null)?.data?.[0]?.id;
+    const id = (answer.body as { results?: { id?: string }[] } | null)?.results?.[0]?.id;
     if (answer.status !== 200 || id === undefined) throw failure('GetUser', answer);
     return id;
   }

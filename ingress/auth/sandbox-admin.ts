@@ -4,6 +4,7 @@ import { SYSTEM_ACTOR } from '../../shared/accounts/account';
 import type { AccountService } from '../../shared/accounts/account.service';
 import type { EnabledAdmins } from '../../shared/accounts/enabled-admins';
 import type { Config } from '../../shared/config';
+import { importJobIdFor } from '../../shared/importers/import-queue';
 import type { Logger } from '../../shared/logger';
 import { EXAMPLE_IDS } from '../openapi/spec-examples';
 
@@ -41,6 +42,19 @@ export async function refusedSandboxAccounts(
 ): Promise<ReadonlySet<string>> {
   if (config.localDevelopment) return new Set();
   return new Set(await Promise.all(SANDBOX_ACCOUNT_EMAILS.map((email) => accounts.userIds.idFor(email))));
+}
+
+/**
+ * The job id of the players import `npm run seed:demo` submits as the sandbox administrator, on a
+ * sandbox start (else undefined): the examples' EXAMPLE_IDS.importJob is that job's id under the
+ * old public user ids, and a deployment's own follows its user id key (ADR 0035).
+ */
+export async function sandboxExampleImportJobId(
+  config: Pick<Config, 'localDevelopment' | 'adminEmail'>,
+  accounts: Pick<AccountService, 'userIds'>,
+): Promise<string | undefined> {
+  if (!sandboxApplies(config)) return undefined;
+  return importJobIdFor(await accounts.userIds.idFor(SANDBOX_ADMIN_EMAIL), EXAMPLE_IDS.seedRequest);
 }
 
 /** What a start that refuses them says, once, when its Redis holds any of them. */

@@ -5,6 +5,7 @@ import type { RequestHandler } from 'express';
 import type { RouteTable } from '../../shared/http/route-table';
 import { DOCS_PATH, OPENAPI_PATH } from './openapi.contract';
 import type { OpenApiDocument } from './openapi-document';
+import { EXAMPLE_IDS } from './spec-examples';
 
 /** swagger-ui-dist's folder: Swagger UI is served from the package, never from a CDN. */
 const SWAGGER_UI_DIR = path.dirname(require.resolve('swagger-ui-dist/package.json'));
@@ -62,6 +63,20 @@ const INITIALIZER = `'use strict';
   });
 })();
 `;
+
+/**
+ * The document with its examples' import job id replaced by `importJobId` (a sandbox's seeded job,
+ * see sandboxExampleImportJobId), or as it is when there is none.
+ */
+export function withExampleImportJobId(
+  document: OpenApiDocument,
+  importJobId: string | undefined,
+): OpenApiDocument {
+  if (importJobId === undefined) return document;
+  return JSON.parse(
+    JSON.stringify(document).replaceAll(EXAMPLE_IDS.importJob, importJobId),
+  ) as OpenApiDocument;
+}
 
 /**
  * GET /api/openapi.json (the document, no authentication) and GET /api/docs (Swagger UI over it,

@@ -181,7 +181,8 @@ describe('the first hour, as the console tells it', () => {
           return settled;
         },
         20_000,
-        500,
+        // Unchanged over a second and a half: the projector may pause that long on a busy machine.
+        1_500,
       );
       const recordsBefore = await records();
       const second = await shell(banner.seed, `${banner.password}\n`);

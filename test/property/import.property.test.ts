@@ -2,6 +2,8 @@ import { randomUUID } from 'node:crypto';
 
 import fc from 'fast-check';
 
+import { importBodyBounds } from '../../ingress/import/import-body-bounds';
+import { BODY_MESSAGES } from '../../shared/http/request-body';
 import { IMPORT_PRIORITIES, importDataSchema, type Importer } from '../../shared/importers/importer';
 import { IMPORTERS } from '../../shared/importers/registry';
 import { validate } from '../../shared/validation';
@@ -110,8 +112,22 @@ describe('POST /api/import under hostile input', () => {
     );
   });
 
+  it('When UserSeeding importData holds 200,000 rows (more objects than the largest valid import), then the 400 says so before the body is parsed', async () => {
+    const rows = new Array<string>(200_000).fill('{"email":"x"}').join(',');
+    const res = await submit(
+      `{"requestId":"${randomUUID()}","importerType":"UserSeeding","importData":{"users":[${rows}]}}`,
+    );
+    expect(res.status).toBe(400);
+    expect(res.body).toMatchObject({
+      errors: {
+        $: [BODY_MESSAGES.tooManyContainers(importBodyBounds(subject.config.imports.maxRows).maxContainers)],
+      },
+    });
+  });
+
   it.each([
-    ['200,000 rows', `{"users":[${new Array<string>(200_000).fill('{"email":"x"}').join(',')}]}`, 'Users'],
+    // Past IMPORT_MAX_ROWS (10,000) yet within the body's bounds (ADR 0033): the schema names it.
+    ['20,000 rows', `{"users":[${new Array<string>(20_000).fill('{"email":"x"}').join(',')}]}`, 'Users'],
     [
       '200,000 unknown members',
       `{"users":[],${Array.from({ length: 200_000 }, (_, i) => `"m${i}":1`).join(',')}}`,

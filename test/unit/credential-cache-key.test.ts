@@ -29,6 +29,9 @@ type ThrottleAnswer = 'allow' | 'refuse';
 
 async function verifierKnowing(throttleAnswer: ThrottleAnswer = 'allow'): Promise<CredentialVerifier> {
   const accounts = {
+    userIds: {
+      idFor: (email: string) => Promise.resolve(email === EMAIL ? account.userId : `id-of-${email}`),
+    },
     findWithCredential: (email: string) =>
       Promise.resolve(
         email === EMAIL ? { account, credential: 'stored-hash' } : { account: null, credential: null },

@@ -75,12 +75,13 @@ describe('Teams of an erased account', () => {
     const views = await storedViews(subject.redis, subject.services.keys, teams);
     expect(views.map((view) => view?.ownerUserId)).toEqual([tombstoneId, tombstoneId]);
     expect(views[1]).toMatchObject({ archived: true, version: 3 });
-    // The old owner no longer reaches them.
+    // The old owner no longer reaches them: answered as a missing team (ADR 0038).
     const link = await send(member.token, {
       commandType: 'LinkFantasyTeam',
       command: { aggregateRootId: teams[0], fantasyTeamExternalId: 1, fantasyUserId: 2 },
     });
-    expect(link.status).toBe(403);
+    expect(link.status).toBe(400);
+    expect(link.body).toMatchObject({ errorMessage: 'Cannot link non-existent team' });
   });
 
   it("When an Admin creates teams, then they are indexed under the Admin (no bound), and pass to the Admin's tombstone on erasure", async () => {

@@ -3,6 +3,8 @@ import request from 'supertest';
 import { BULL_BOARD_PATH } from '../../../ingress/admin/bull-board';
 import { repositoryDocument } from '../../../ingress/contract';
 import { DOCS_PATH, OPENAPI_PATH } from '../../../ingress/openapi/openapi.contract';
+import { withExampleImportJobId } from '../../../ingress/openapi/openapi.routes';
+import { EXAMPLE_IDS } from '../../../ingress/openapi/spec-examples';
 import type { RouteTable } from '../../../shared/http/route-table';
 import { createTestApp, type TestApp } from '../../helpers/app-fixture';
 
@@ -16,10 +18,16 @@ describe('The OpenAPI document and Swagger UI, served', () => {
   });
   afterAll(() => subject.close());
 
-  it('When GET /api/openapi.json is asked without credentials, then it answers the generated document', async () => {
+  it('When GET /api/openapi.json is asked without credentials, then it answers the generated document (a sandbox naming its own seeded import job)', async () => {
     const res = await request(subject.app).get(OPENAPI_PATH).expect(200);
     expect(res.headers['content-type']).toMatch(/^application\/json/);
-    expect(res.body).toEqual(JSON.parse(JSON.stringify(repositoryDocument())));
+    const { sandboxImportJobId } = subject.services;
+    expect(res.body).toEqual(
+      JSON.parse(JSON.stringify(withExampleImportJobId(repositoryDocument(), sandboxImportJobId))),
+    );
+    // Only the import job's id differs from the committed document, and only on a sandbox start.
+    if (sandboxImportJobId !== undefined)
+      expect(JSON.stringify(res.body)).not.toContain(EXAMPLE_IDS.importJob);
   });
 
   it('When GET /api/docs is asked, then Swagger UI loads from local assets with no inline script', async () => {

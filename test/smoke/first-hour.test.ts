@@ -10,9 +10,12 @@ import { type HeadlessChromium, launchHeadlessChromium } from '../../scripts/lib
 import { SEED_MESSAGES } from '../../scripts/seed-demo';
 import { createLogger } from '../../shared/logger';
 import { closeConnections, waitForRedis } from '../../shared/redis/connections';
+import { createKeys } from '../../shared/redis/keys';
+import { ALL_PROJECTIONS } from '../../workers/projector/all-projections';
 import { CapturedLogs, openTestRedis, testRedisEnv, uniquePrefix } from '../helpers/app-fixture';
 import { basicAuth, bearerToken, exchange } from '../helpers/http-client';
 import { eventually, PROJECT_ROOT, type ServiceProcess, startServiceProcess } from '../helpers/processes';
+import { caughtUp } from '../helpers/projector-fixtures';
 import { redisContents, redisState } from '../helpers/redis-state';
 import { SwaggerUi } from '../helpers/swagger-ui';
 
@@ -171,7 +174,9 @@ describe('the first hour, as the console tells it', () => {
             .filter(([key]) => key.includes(':record:'))
             .map(([key, text]) => [key, fieldsInOrder(text)]),
         );
-      // The first run's last effects (the projections, the import's bookkeeping) land first.
+      // The first run's last effects land first: every projection at its log partitions' heads (a
+      // projection may lag seconds behind on a busy machine), then the import's bookkeeping.
+      await eventually(() => caughtUp(redis, createKeys(prefix), ALL_PROJECTIONS), 60_000, 100);
       let before = await redisState(redis, prefix, ignored);
       await eventually(
         async () => {

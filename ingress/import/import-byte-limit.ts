@@ -5,7 +5,7 @@ import type { Result } from 'ioredis';
 import { RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
 
 import { AppError } from '../../shared/errors';
-import { bytesReadByBodyParser } from '../../shared/http/request-body';
+import { bytesReadByBodyParser, declaresBody } from '../../shared/http/request-body';
 import type { RedisClient } from '../../shared/redis/connections';
 import type { Keys } from '../../shared/redis/keys';
 import { defineScript, registerScripts, type ScriptDefinition } from '../../shared/redis/scripts';
@@ -68,9 +68,7 @@ export function chargedBytes(req: Request, bodyLimitBytes: number): number {
 function isChargedTheLimit(req: Request): boolean {
   const encoding = req.headers['content-encoding'];
   const compressed = encoding !== undefined && encoding.trim().toLowerCase() !== 'identity';
-  const declaresBody =
-    req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length'] ?? 0) > 0;
-  if (compressed) return declaresBody;
+  if (compressed) return declaresBody(req);
   return req.headers['content-length'] === undefined && req.headers['transfer-encoding'] !== undefined;
 }
 

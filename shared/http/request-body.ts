@@ -230,7 +230,8 @@ function verifyJson(bounds?: JsonValueBounds) {
   };
 }
 
-function declaresBody(req: Request): boolean {
+/** Whether the request says a body follows: chunked, or a Content-Length above zero. */
+export function declaresBody(req: Request): boolean {
   return req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length'] ?? 0) > 0;
 }
 
@@ -258,7 +259,7 @@ function gate(limitBytes: number): RequestHandler {
     }
     // body-parser reads any `utf-` charset whole (and inflates it) before the verify hook refuses
     // all but UTF-8: refused here, unread. Other charsets it refuses unread itself (415).
-    const charset = CHARSET_PARAMETER.exec(req.headers['content-type'] ?? '')?.[1]?.toLowerCase();
+    const charset = declaredCharset(req);
     if (
       charset?.startsWith('utf-') &&
       charset !== 'utf-8' &&
@@ -459,6 +460,11 @@ type CompressedEncoding = keyof typeof DECOMPRESSORS;
 
 const CHARSET_PARAMETER = /;\s*charset\s*=\s*"?([^";\s]*)/i;
 
+/** The Content-Type's charset parameter, lower-cased, or undefined when it names none. */
+function declaredCharset(req: Request): string | undefined {
+  return CHARSET_PARAMETER.exec(req.headers['content-type'] ?? '')?.[1]?.toLowerCase();
+}
+
 /**
  * The encoding of a compressed JSON body this module inflates itself, scanning as it inflates, or
  * undefined (an uncompressed body, another type or charset: body-parser's case, and its answers).
@@ -469,7 +475,7 @@ function inflatedHereEncoding(req: Request): CompressedEncoding | undefined {
   const type = req.headers['content-type'];
   if (type === undefined || !declaresBody(req) || req.is('application/json') !== 'application/json')
     return undefined;
-  const charset = CHARSET_PARAMETER.exec(type)?.[1]?.toLowerCase();
+  const charset = declaredCharset(req);
   if (charset !== undefined && charset !== 'utf-8' && charset !== 'utf8') return undefined;
   if (req.readableFlowing !== null || req.readableEncoding !== null || req.readableEnded) return undefined;
   return encoding;

@@ -6,12 +6,12 @@
  */
 import { randomUUID } from 'node:crypto';
 
-import { Redis } from 'ioredis';
 import request from 'supertest';
 
 import { keyHoldingNodes } from '../../../shared/redis/connections';
 import { partitionOf, partitionTag } from '../../../shared/redis/partitions';
 import { createTestApp, type TestApp } from '../../helpers/app-fixture';
+import { monitorRedis, type RedisMonitor } from '../../helpers/redis-monitor';
 import { passwordGrantToken } from '../../helpers/tokens';
 
 const PASSWORD = 'command-path-keys-password';
@@ -38,22 +38,19 @@ function keysOf([name = '', ...args]: string[], prefix: string): string[] {
 
 describe('The keys of the command path', () => {
   let subject: TestApp;
-  const monitors: Redis[] = [];
+  const monitors: RedisMonitor[] = [];
   let seen: string[][] = [];
 
   beforeAll(async () => {
     subject = await createTestApp({ JWT_SECRET: 'command-path-keys-test-jwt-secret-32-chars' });
     // One MONITOR per master: it shows every command the server runs, scripts' keys included.
     for (const node of keyHoldingNodes(subject.redis)) {
-      const connection = new Redis({ host: node.options.host, port: node.options.port });
-      const monitor = await connection.monitor();
-      monitor.on('monitor', (_time: string, args: string[]) => seen.push(args));
-      monitors.push(connection, monitor);
+      const { host = '127.0.0.1', port = 6379 } = node.options;
+      monitors.push(await monitorRedis({ host, port }, (args) => seen.push(args)));
     }
   });
   afterAll(async () => {
-    // A monitoring connection takes no QUIT.
-    for (const monitor of monitors) monitor.disconnect();
+    for (const monitor of monitors) monitor.close();
     await subject.close();
   });
 

@@ -2,7 +2,7 @@ import express, { type Express } from 'express';
 
 import type { Config } from '../shared/config';
 import { errorHandler, notFound } from '../shared/http/error-handler';
-import { closeWhenBodyUnread } from '../shared/http/request-body';
+import { lingerWhenBodyUnread } from '../shared/http/lingering-close';
 import { requestId } from '../shared/http/request-id';
 import { RouteTable } from '../shared/http/route-table';
 import type { Logger } from '../shared/logger';
@@ -63,8 +63,8 @@ export function buildApp(deps: AppDependencies, options: BuildAppOptions = {}): 
   app.use(accessLog(deps.logger));
   // No body is read app-wide: each route reads its own after authentication (the token endpoint,
   // whose body holds the credentials, reads at most 8 KB). An answer sent before the body was read
-  // (a 401, a 404) closes the connection rather than drain the rest of the body.
-  app.use(closeWhenBodyUnread());
+  // (a 401, a 404) closes the connection in stages, so that the client reads it (ADR 0039).
+  app.use(lingerWhenBodyUnread(deps.config.lingeringClose));
 
   const queries = allQueries({
     redis: deps.redis,

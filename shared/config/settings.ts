@@ -45,6 +45,20 @@ export const HTTP_TIMEOUT_DEFAULTS = Object.freeze({
   keepAliveTimeoutMs: 5_000,
 });
 
+/** How an answer sent before its request's body was read closes (shared/http/lingering-close.ts). */
+export const LINGERING_CLOSE_DEFAULTS = Object.freeze({
+  /**
+   * Python's urllib and http.client send the whole body before they read a byte of the answer:
+   * they see it only if every byte they send is read. 64 MB covers four times the largest body the
+   * service accepts (IMPORT_BODY_LIMIT 16mb) and the 50 MB uploads the tests send.
+   */
+  maxBytes: 64 * 1024 * 1024,
+  /** A client that has stopped sending for this long has had the answer for as long. */
+  idleMs: 2_000,
+  /** At 1 Gbit/s, 64 MB take about half a second: ten seconds is for slow links. */
+  totalMs: 10_000,
+});
+
 /** The limit per account and address when neither its name nor its old name is set. */
 const DEFAULT_MAX_FAILURES_PER_ACCOUNT_AND_ADDRESS = 10;
 
@@ -374,6 +388,44 @@ export const SETTINGS = [
       expects: 'an integer 1-3600000: milliseconds an idle keep-alive connection stays open',
       usedBy:
         "both: Node 24 closes it up to 1 s later (`keepAliveTimeoutBuffer`); keep it below a proxy's idle timeout towards the ingress",
+    },
+  }),
+  // An answer sent before its request's body was read: the rest of the body is read and dropped
+  // within these bounds, so that clients which send before they read still receive the answer.
+  setting({
+    env: 'HTTP_LINGER_MAX_BYTES',
+    joi: Joi.string()
+      .pattern(SIZE)
+      .description('bytes read and dropped after an early answer, a size such as 64mb'),
+    default: `${LINGERING_CLOSE_DEFAULTS.maxBytes / 1024 / 1024}mb`,
+    path: 'lingeringClose.maxBytes',
+    parse: parseSize,
+    doc: {
+      expects: 'a size, as `BODY_LIMIT`',
+      usedBy:
+        'ingress: after an answer sent before the request body was read (`413`, `401`, `404`, `415`, `429`), at most this much of the rest of the body is read and dropped before the connection is cut; a client that sends its whole body before reading (Python `urllib`) sees the answer only for bodies within it',
+    },
+  }),
+  setting({
+    env: 'HTTP_LINGER_IDLE_MS',
+    joi: Joi.number().integer().min(1).max(600_000),
+    default: LINGERING_CLOSE_DEFAULTS.idleMs,
+    path: 'lingeringClose.idleMs',
+    doc: {
+      expects: 'an integer 1-600000: milliseconds',
+      usedBy:
+        'ingress: after an early answer, the connection is cut once the client has sent nothing for this long',
+    },
+  }),
+  setting({
+    env: 'HTTP_LINGER_TOTAL_MS',
+    joi: Joi.number().integer().min(1).max(600_000),
+    default: LINGERING_CLOSE_DEFAULTS.totalMs,
+    path: 'lingeringClose.totalMs',
+    doc: {
+      expects: 'an integer 1-600000: milliseconds',
+      usedBy:
+        'ingress: after an early answer, the connection is cut this long after the answer at the latest',
     },
   }),
   setting({

@@ -239,7 +239,7 @@ export function declaresBody(req: Request): boolean {
  * What body-parser does not check before it starts reading: an encoding outside the accepted
  * list (zstd among them, which body-parser would inflate), and a declared length over the limit
  * (body-parser reads the whole body off the wire before it answers that 413; this answers at once,
- * and the connection closes instead of draining it, see {@link closeWhenBodyUnread}).
+ * and the rest of the body is read and dropped within bounds, see ./lingering-close.ts).
  */
 function gate(limitBytes: number): RequestHandler {
   return (req, _res, next) => {
@@ -600,23 +600,4 @@ export function tokenRequestBody(): RequestHandler {
     express.json({ limit: TOKEN_BODY_LIMIT_BYTES, strict: true, verify: verifyJson() }),
     express.urlencoded({ extended: false, limit: TOKEN_BODY_LIMIT_BYTES }),
   ]);
-}
-
-/**
- * Answers sent while the request's body is still on its way (a 401 before the body of an
- * anonymous request was read, a 413 on its declared length, a 404) carry `Connection: close`.
- * Without it Node reads the unread rest of the body off the wire and throws it away, to keep the
- * connection for the next request: megabytes drained for a caller that was refused. With it, Node
- * closes the connection once the answer is written (measured on Node 24: the client gets the
- * answer, then the end of the connection, and nothing more is read).
- */
-export function closeWhenBodyUnread(): RequestHandler {
-  return (req, res, next) => {
-    const writeHead = res.writeHead.bind(res) as (...args: unknown[]) => Response;
-    res.writeHead = ((...args: unknown[]) => {
-      if (!req.complete && declaresBody(req)) res.setHeader('Connection', 'close');
-      return writeHead(...args);
-    }) as typeof res.writeHead;
-    next();
-  };
 }

@@ -5,6 +5,7 @@ import type { AddressInfo } from 'node:net';
 import type { Express } from 'express';
 
 import { HTTP_TIMEOUT_DEFAULTS, type HttpTimeouts } from '../config';
+import { cutLingeringConnections } from './lingering-close';
 
 export interface RunningServer {
   readonly server: Server;
@@ -64,6 +65,8 @@ export async function listen(
       closing = true;
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeIdleConnections();
+      // Their answers are delivered; what they still send is owed nothing.
+      cutLingeringConnections(server);
       const timer = setTimeout(() => server.closeAllConnections(), timeoutMs);
       timer.unref();
       await closed;

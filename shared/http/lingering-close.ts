@@ -1,0 +1,116 @@
+/**
+ * Answers sent while a request's body is still on its way, closed in stages so that the client
+ * reads them (RFC 9112 section 9.6, nginx's `lingering_close`).
+ *
+ * The service answers some requests before it has read their body: a 413 on the declared length, a
+ * 401 before an anonymous body is read, a 404, a 415, a 429. Closing the connection at once then
+ * loses the answer for most clients: the body bytes still arriving hit a closed socket, the kernel
+ * answers them with a reset, and the reset discards the answer from the client's receive buffer
+ * before it was read (Node's `fetch` and Python's `urllib` report EPIPE; only clients that read
+ * while they send, as curl does, saw the answer). Draining the body to keep the connection, Node's
+ * default, reads without end for a refused caller.
+ *
+ * So: the answer says `Connection: close`, is written, the write side is shut (the client sees the
+ * answer and then the end of the stream), and what the client still sends is read and thrown away
+ * until it stops (its end of the stream, or the body's last byte), within bounds in bytes and time.
+ * Past a bound the connection is cut: a client still sending by then has had the answer in its
+ * receive buffer for the whole idle time.
+ */
+import type { Server } from 'node:http';
+import type { Socket } from 'node:net';
+
+import type { Request, RequestHandler, Response } from 'express';
+
+import { declaresBody } from './request-body';
+
+/** How much of a refused body is read and discarded after the answer (HTTP_LINGER_* settings). */
+export interface LingeringBounds {
+  /** Bytes read after the answer at most; then the connection is cut. */
+  readonly maxBytes: number;
+  /** Milliseconds without a byte from the client; then the connection is cut. */
+  readonly idleMs: number;
+  /** Milliseconds from the answer to the cut, however the client sends. */
+  readonly totalMs: number;
+}
+
+/** The connections lingering on each server: shutdown cuts them, their answer being delivered. */
+const lingering = new WeakMap<Server, Set<Socket>>();
+
+/** Cuts the connections that linger after an early answer (a server's shutdown: nothing is owed). */
+export function cutLingeringConnections(server: Server): void {
+  for (const socket of lingering.get(server) ?? []) socket.destroy();
+}
+
+/**
+ * Marks answers written before the request's body was all read with `Connection: close`, and has
+ * their connection close in stages (see the module comment). Answers to a request whose body was
+ * read, or that had none, are untouched: the connection stays open for the next request.
+ */
+export function lingerWhenBodyUnread(bounds: LingeringBounds): RequestHandler {
+  return (req, res, next) => {
+    const writeHead = res.writeHead.bind(res) as (...args: unknown[]) => Response;
+    res.writeHead = ((...args: unknown[]) => {
+      if (!req.complete && declaresBody(req)) {
+        res.setHeader('Connection', 'close');
+        lingerOnClose(req, bounds);
+      }
+      return writeHead(...args);
+    }) as typeof res.writeHead;
+    next();
+  };
+}
+
+/**
+ * Node closes a `Connection: close` answer's socket with `destroySoon()` once the answer is
+ * finished: end the write side, then destroy it, whatever the client still sends. This socket's
+ * `destroySoon` lingers instead.
+ */
+function lingerOnClose(req: Request, bounds: LingeringBounds): void {
+  const socket = req.socket;
+  socket.destroySoon = function lingerThenClose(this: Socket) {
+    if (this.writable) this.end();
+    const server = (this as Socket & { server?: Server }).server;
+    const open = (server && lingering.get(server)) ?? new Set<Socket>();
+    if (server) lingering.set(server, open);
+    open.add(this);
+
+    const startedAt = Date.now();
+    let lastByteAt = startedAt;
+    let discarded = 0;
+    let timer: NodeJS.Timeout | undefined;
+    // Destroying before the answer's bytes have left the process would drop them.
+    const close = () => {
+      if (timer) clearTimeout(timer);
+      if (this.writableFinished) this.destroy();
+      else this.once('finish', () => this.destroy());
+    };
+    const checkBounds = () => {
+      const now = Date.now();
+      const idleLeft = bounds.idleMs - (now - lastByteAt);
+      const totalLeft = bounds.totalMs - (now - startedAt);
+      if (idleLeft <= 0 || totalLeft <= 0) close();
+      else timer = setTimeout(checkBounds, Math.min(idleLeft, totalLeft));
+    };
+    this.once('close', () => {
+      if (timer) clearTimeout(timer);
+      open.delete(this);
+    });
+    // The client's end of the stream: it has read the answer and stopped.
+    this.once('end', close);
+
+    // Whoever was reading the body (a parser refused mid-way) lets go; the rest is counted and
+    // dropped. Its last byte ends the lingering: anything after it would be a next request, and
+    // the answer said the connection closes.
+    req.unpipe();
+    req.removeAllListeners('data');
+    req.on('data', (chunk: Buffer) => {
+      discarded += chunk.length;
+      lastByteAt = Date.now();
+      if (discarded > bounds.maxBytes) close();
+    });
+    req.once('end', close);
+    req.resume();
+    if (req.complete) close();
+    else checkBounds();
+  };
+}

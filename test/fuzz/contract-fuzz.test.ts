@@ -86,7 +86,7 @@ describe('The contract fuzzer', () => {
       for (const finding of stats.findings) kinds[finding.kind] = (kinds[finding.kind] ?? 0) + 1;
       process.stdout.write(
         `[fuzz] ${stats.sent} requests in ${stats.elapsedMs} ms (seed ${SEED}); statuses ${JSON.stringify(stats.byStatus)}; ` +
-          `variations ${JSON.stringify(stats.byVariation)}; busy 503s ${stats.busy503}; resent after a stale connection ${stats.resent}; findings ${JSON.stringify(kinds)}\n`,
+          `variations ${JSON.stringify(stats.byVariation)}; busy 503s ${stats.busy503}; 408s on a slow machine ${stats.timedOut}; findings ${JSON.stringify(kinds)}\n`,
       );
       if (stats.findings.length) {
         throw new Error(

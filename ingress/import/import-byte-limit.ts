@@ -75,9 +75,9 @@ function isChargedTheLimit(req: Request): boolean {
 /**
  * Caps the bytes of import bodies one account sends per minute (IMPORT_BYTES_PER_ACCOUNT_PER_MINUTE,
  * 0 for no cap), counted in Redis so the cap holds across replicas. It runs after authentication
- * and before the body is read, so an account past its bytes gets its 429 without a byte read or
- * parsed (the answer closes the connection, see closeWhenBodyUnread), and is refused from memory
- * until the window ends. A chunked or compressed body, charged the body limit up front, is then
+ * and before the body is read, so an account past its bytes gets its 429 without a byte parsed (the
+ * rest of the body is dropped as the connection closes, see shared/http/lingering-close.ts), and is
+ * refused from memory until the window ends. A chunked or compressed body, charged the body limit up front, is then
  * charged the bytes it held once decoded: the budget counts what the ingress inflates and parses.
  */
 export class ImportByteLimit {

@@ -403,7 +403,7 @@ export const SETTINGS = [
     doc: {
       expects: 'a size, as `BODY_LIMIT`',
       usedBy:
-        'ingress: after an answer sent before the request body was read (`413`, `401`, `404`, `415`, `429`), at most this much of the rest of the body is read and dropped before the connection is cut; a client that sends its whole body before reading (Python `urllib`) sees the answer only for bodies within it',
+        'ingress: after an answer sent before the request body was read (`401`, `404`, `413`, `429`), at most this much of the rest of the body is read and dropped before the connection is cut; a client that sends its whole body before reading (Python `urllib`) sees the answer only for bodies within it',
     },
   }),
   setting({

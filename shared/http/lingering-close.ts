@@ -3,7 +3,7 @@
  * reads them (RFC 9112 section 9.6, nginx's `lingering_close`).
  *
  * The service answers some requests before it has read their body: a 413 on the declared length, a
- * 401 before an anonymous body is read, a 404, a 415, a 429. Closing the connection at once then
+ * 401 before an anonymous body is read, a 404, a 400 for a charset it does not read, a 429. Closing the connection at once then
  * loses the answer for most clients: the body bytes still arriving hit a closed socket, the kernel
  * answers them with a reset, and the reset discards the answer from the client's receive buffer
  * before it was read (Node's `fetch` and Python's `urllib` report EPIPE; only clients that read

@@ -24,6 +24,8 @@ export interface SendCase {
   readonly bytes: number;
   readonly keepAlive: boolean;
   readonly credentials?: { readonly email: string; readonly password: string };
+  /** The token endpoint's case: the password is `bytes` long (built here, not sent through stdin). */
+  readonly padPassword?: boolean;
   readonly token?: string;
 }
 
@@ -53,7 +55,9 @@ async function byTypedClient(item: SendCase, pool: Agent): Promise<SendOutcome> 
   const filler = 'a'.repeat(item.bytes);
   const client = new FantasyTeamClient({
     baseUrl: item.baseUrl,
-    ...(item.credentials ? { credentials: item.credentials } : {}),
+    ...(item.credentials
+      ? { credentials: item.padPassword ? { ...item.credentials, password: filler } : item.credentials }
+      : {}),
     ...(item.token ? { token: item.token } : {}),
     fetch: (input, init) => {
       calls += 1;

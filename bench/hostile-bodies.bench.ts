@@ -5,6 +5,7 @@ import { startLocalRedis } from '../scripts/lib/redis-server';
 import type { HostileLoadSummary } from './lib/hostile-load';
 import { type LoadResult, reportRun, settingsFromEnv, summarise } from './lib/load';
 import { runOpenLoop } from './lib/open-loop';
+import { cpuSeconds } from './lib/process-cost';
 import { ensureBuilt, REPO_ROOT, type ServerProcess, startServer, stopAll, track } from './lib/processes';
 import { type BenchReport, type ComparisonRow, machineInfo, problemsOf } from './lib/report';
 import { runBenches } from './lib/runner';
@@ -74,6 +75,11 @@ function hostileLoad(ingress: ServerProcess, seconds: number): Promise<HostileLo
       else resolve(JSON.parse(out) as HostileLoadSummary);
     });
   });
+}
+
+function median(values: readonly number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)] ?? Number.NaN;
 }
 
 function standalone(row: ReturnType<typeof summarise>, p99BelowMs?: number): ComparisonRow {
@@ -147,6 +153,8 @@ export async function run(): Promise<BenchReport> {
     const quiet = new Map<string, LoadResult[]>(services.map((s) => [s.label, []]));
     const loaded = new Map<string, LoadResult[]>(services.map((s) => [s.label, []]));
     const hostile = new Map<string, HostileLoadSummary[]>(services.map((s) => [s.label, []]));
+    /** Per run: the ingress's CPU (from /proc) over the hostile run, per hostile request, ms. */
+    const cpuPerHostile = new Map<string, number[]>(services.map((s) => [s.label, []]));
     for (let round = 0; round < settings.rounds; round += 1) {
       for (let index = 0; index < services.length; index += 1) {
         const service = services[(index + round) % services.length];
@@ -156,15 +164,21 @@ export async function run(): Promise<BenchReport> {
         quiet.get(service.label)?.push(calm);
         reportRun(`${service.label}: /healthz, no hostile load`, round + 1, calm);
 
+        const cpuAtStart = cpuSeconds(service.ingress.pid);
         const load = hostileLoad(service.ingress, settings.warmupSeconds + settings.durationSeconds + 1);
         await sleep(settings.warmupSeconds * 1000);
         const underLoad = await probeHealthz(service.ingress, settings.durationSeconds);
         const summary = await load;
+        // Lingering connections end within HTTP_LINGER_IDLE_MS of the client's close: counted too.
+        await sleep(2_500);
+        cpuPerHostile
+          .get(service.label)
+          ?.push(((cpuSeconds(service.ingress.pid) - cpuAtStart) * 1000) / summary.requests);
         loaded.get(service.label)?.push(underLoad);
         hostile.get(service.label)?.push(summary);
         reportRun(`${service.label}: /healthz under hostile load`, round + 1, underLoad);
         process.stderr.write(`[bench]   hostile load: ${JSON.stringify(summary)}\n`);
-        await sleep(1000); // let closing connections and the heap settle before the next run
+        await sleep(1000); // let the heap settle before the next run
       }
     }
 
@@ -196,17 +210,19 @@ export async function run(): Promise<BenchReport> {
         `The target: /healthz p99 under the hostile load at most ${P99_FACTOR}x its p99 without (the "target" cell is that bound, from this run's own quiet p99).`,
         ...services.map(
           (service) =>
-            `Hostile load on ${service.label}: ${describeHostile(hostile.get(service.label) ?? [])}.`,
+            `Hostile load on ${service.label}: ${describeHostile(hostile.get(service.label) ?? [])}; ` +
+            `its CPU per hostile request (ingress process, /proc, the probe's /healthz included), median of the runs: ` +
+            `${median(cpuPerHostile.get(service.label) ?? []).toFixed(2)} ms (runs: ${(cpuPerHostile.get(service.label) ?? []).map((ms) => ms.toFixed(2)).join(' / ')}).`,
         ),
         'The "bare Node refusing at once" rows (bench/baselines/refuse-at-once.cjs) are the floor: a plain Node http server answering the same hostile requests with an empty 401 and `Connection: close` as soon as their heads are in, and /healthz with a small JSON. What /healthz loses there is what the flood of connections costs Node and this machine (the hostile client shares its 2 cores) before the service adds anything.',
         'The service runs compiled (`node dist/ingress/main.js`, NODE_ENV=production, LOG_LEVEL=warn, default BODY_LIMIT and IMPORT_BODY_LIMIT 16mb) on a private redis-server on loopback; no worker.',
         ...(beforeDir
           ? [
-              '"before" is the commit before this change (body parsed app-wide, before authentication), built in a worktree of its own and measured in the same rounds.',
+              '"before" is the commit named by BENCH_BEFORE_DIR, built in a worktree of its own and measured in the same rounds.',
             ]
           : []),
         'The rate column is the probe rate (fixed, open loop): not a throughput. A /healthz request not answered within 10 s counts as an error (the "before" rows may have some: the stall is what they show).',
-        'A hostile request "cut before an answer" got EPIPE while still writing its body: the ingress answered 401 with `Connection: close` and closed the connection, and Node\'s http client reports the failed write before the answer it received. The ingress read none of those bodies either.',
+        'A hostile request "cut before an answer" got EPIPE while still writing its body: the ingress answered 401 with `Connection: close` and closed the connection at once, and the reset lost the answer (the bare-Node floor does that). Since ADR 0039 the ingress shuts its side after the 401 and reads and drops the rest of the body (at most HTTP_LINGER_MAX_BYTES, 64 MB): every hostile request reads its 401, and its 12 MB are read, never parsed.',
       ],
       // The commit before stalls /healthz past the probe's 10 s timeout: that is its finding, not a
       // broken run. The other rows must be clean.

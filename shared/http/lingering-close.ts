@@ -52,7 +52,7 @@ export function lingerWhenBodyUnread(bounds: LingeringBounds): RequestHandler {
     res.writeHead = ((...args: unknown[]) => {
       if (!req.complete && declaresBody(req)) {
         res.setHeader('Connection', 'close');
-        lingerOnClose(req, bounds);
+        lingerOnClose(req, res, bounds);
       }
       return writeHead(...args);
     }) as typeof res.writeHead;
@@ -65,9 +65,29 @@ export function lingerWhenBodyUnread(bounds: LingeringBounds): RequestHandler {
  * finished: end the write side, then destroy it, whatever the client still sends. This socket's
  * `destroySoon` lingers instead.
  */
-function lingerOnClose(req: Request, bounds: LingeringBounds): void {
-  const socket = req.socket;
-  socket.destroySoon = function lingerThenClose(this: Socket) {
+function lingerOnClose(req: Request, res: Response, bounds: LingeringBounds): void {
+  let discarded = 0;
+  let lastByteAt = 0;
+  let close: (() => void) | undefined;
+
+  // Node dumps a request left unread once its answer is finished, and the parser then drops a
+  // dumped request's bytes before they reach JavaScript: uncounted, unbounded. Read first, from
+  // the answer's 'finish' ahead of Node's own listener, every byte is counted. Whoever was reading
+  // the body (a parser refused mid-way) lets go; its last byte ends the lingering: anything after
+  // it would be a next request, and the answer said the connection closes.
+  res.prependOnceListener('finish', () => {
+    req.unpipe();
+    req.removeAllListeners('data');
+    req.on('data', (chunk: Buffer) => {
+      discarded += chunk.length;
+      lastByteAt = Date.now();
+      if (discarded > bounds.maxBytes) close?.();
+    });
+    req.once('end', () => close?.());
+    req.resume();
+  });
+
+  req.socket.destroySoon = function lingerThenClose(this: Socket) {
     if (this.writable) this.end();
     const server = (this as Socket & { server?: Server }).server;
     const open = (server && lingering.get(server)) ?? new Set<Socket>();
@@ -75,11 +95,10 @@ function lingerOnClose(req: Request, bounds: LingeringBounds): void {
     open.add(this);
 
     const startedAt = Date.now();
-    let lastByteAt = startedAt;
-    let discarded = 0;
+    lastByteAt = startedAt;
     let timer: NodeJS.Timeout | undefined;
     // Destroying before the answer's bytes have left the process would drop them.
-    const close = () => {
+    close = () => {
       if (timer) clearTimeout(timer);
       if (this.writableFinished) this.destroy();
       else this.once('finish', () => this.destroy());
@@ -88,7 +107,7 @@ function lingerOnClose(req: Request, bounds: LingeringBounds): void {
       const now = Date.now();
       const idleLeft = bounds.idleMs - (now - lastByteAt);
       const totalLeft = bounds.totalMs - (now - startedAt);
-      if (idleLeft <= 0 || totalLeft <= 0) close();
+      if (idleLeft <= 0 || totalLeft <= 0) close?.();
       else timer = setTimeout(checkBounds, Math.min(idleLeft, totalLeft));
     };
     this.once('close', () => {
@@ -97,20 +116,7 @@ function lingerOnClose(req: Request, bounds: LingeringBounds): void {
     });
     // The client's end of the stream: it has read the answer and stopped.
     this.once('end', close);
-
-    // Whoever was reading the body (a parser refused mid-way) lets go; the rest is counted and
-    // dropped. Its last byte ends the lingering: anything after it would be a next request, and
-    // the answer said the connection closes.
-    req.unpipe();
-    req.removeAllListeners('data');
-    req.on('data', (chunk: Buffer) => {
-      discarded += chunk.length;
-      lastByteAt = Date.now();
-      if (discarded > bounds.maxBytes) close();
-    });
-    req.once('end', close);
-    req.resume();
-    if (req.complete) close();
+    if (req.complete || discarded > bounds.maxBytes) close();
     else checkBounds();
   };
 }

@@ -3,6 +3,7 @@ import { constants } from 'node:os';
 import path from 'node:path';
 
 import { type LocalRedisCluster, startLocalRedisCluster } from './lib/redis-cluster';
+import { onRunStopped } from './lib/run-stop';
 
 /**
  * `npm run test:cluster`: the integration suite on a Redis Cluster. Starts a private three-master
@@ -18,12 +19,11 @@ async function main(): Promise<void> {
   let interrupted = false;
   let stopJest: ((signal: NodeJS.Signals) => void) | undefined;
   // A Ctrl-C reaches jest too (same process group); here it only means "stop the cluster after".
-  const onSignal = (signal: NodeJS.Signals) => {
+  // A SIGTERM to `npm test` alone ends only its shell: this process then sees its group's leader gone.
+  onRunStopped((signal) => {
     interrupted = true;
     stopJest?.(signal);
-  };
-  process.on('SIGINT', onSignal);
-  process.on('SIGTERM', onSignal);
+  });
 
   // What a shell reports for a run ended by Ctrl-C, unless jest itself says otherwise.
   let exitCode = 128 + constants.signals.SIGINT;

@@ -35,6 +35,9 @@ export const RECOMMENDED_REDIS_SERVER_ARGS: readonly string[] = RECOMMENDED_REDI
   ({ name, value }) => [`--${name}`, String(value)],
 );
 
+/** The warning a worker logs at start for each memory setting that differs. */
+export const MEMORY_SETTING_WARNING = 'A Redis memory setting is not what this service is sized for';
+
 /**
  * Reads the server's memory settings and warns about each that differs from the recommendation.
  * A server refusing CONFIG (a managed Redis) is noted, not an error.
@@ -45,7 +48,7 @@ export async function checkRedisMemorySettings(redis: RedisClient, logger: Logge
       const reply = (await redis.config('GET', setting.name)) as string[];
       const value = Number(reply[1]);
       if (!setting.fits(value)) {
-        logger.warn('A Redis memory setting is not what this service is sized for', {
+        logger.warn(MEMORY_SETTING_WARNING, {
           setting: setting.name,
           value,
           recommended: setting.value,

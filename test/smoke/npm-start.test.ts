@@ -10,6 +10,10 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 
 import { freePort, redisAnswers } from '../../scripts/lib/redis-server';
+import {
+  MEMORY_SETTING_WARNING,
+  RECOMMENDED_REDIS_MEMORY_SETTINGS,
+} from '../../workers/redis-memory-settings';
 import { eventually, PROJECT_ROOT } from '../helpers/processes';
 
 /** `npm run build`, without blocking this process's event loop. */
@@ -172,7 +176,7 @@ describe('`npm start` uses only what it was given, and stops whichever process i
     });
   }
 
-  it('When it starts with no Redis setting, then it says so in one line and uses a private redis-server in its data folder, leaving 6379 alone', async () => {
+  it('When it starts with no Redis setting, then it says so in one line and uses a private redis-server in its data folder, set as production asks so the worker warns of nothing, leaving 6379 alone', async () => {
     const foreign = await redisAnswers(6379);
     // Key counts only: INFO keyspace's avg_ttl moves on its own while keys with a TTL age.
     const keyCounts = async () =>
@@ -193,6 +197,12 @@ describe('`npm start` uses only what it was given, and stops whichever process i
     expect(await ask(service.redisPort, 'CONFIG', 'GET', 'dir')).toContain(`\r\n${dataDir}\r\n`);
     // …and holds what the start wrote (the sandbox administrator, the generated JWT secret).
     expect(Number(/^:(\d+)/.exec(await ask(service.redisPort, 'DBSIZE'))?.[1])).toBeGreaterThan(0);
+    // It runs as a production Redis is asked to (docs/operators.md), so the worker warns about none of it.
+    expect(await ask(service.redisPort, 'CONFIG', 'GET', 'maxmemory-policy')).toContain('\r\nnoeviction\r\n');
+    expect(await ask(service.redisPort, 'CONFIG', 'GET', 'appendonly')).toContain('\r\nyes\r\n');
+    for (const { name, value } of RECOMMENDED_REDIS_MEMORY_SETTINGS)
+      expect(await ask(service.redisPort, 'CONFIG', 'GET', name)).toContain(`\r\n${value}\r\n`);
+    expect(started.output()).not.toContain(MEMORY_SETTING_WARNING);
 
     started.root.kill('SIGTERM');
     await eventually(() => started.root.exitCode !== null, 60_000);

@@ -67,6 +67,12 @@ export const DEFAULT_PROJECTOR_OPTIONS: ProjectorOptions = {
   pacedFromChanges: 4,
 };
 
+/** What the projector reports; Metrics implements it. */
+export interface ProjectorMetrics {
+  /** One pass that read at least one partition, from its start to its last batch's write. */
+  recordProjectorPass(seconds: number): void;
+}
+
 /**
  * Keeps projections up to date from the global log: the loop that decides when to read which
  * partition. What a batch writes is planned in batch-plan.ts and applied in apply-batch.ts; which
@@ -99,6 +105,7 @@ export class Projector {
     options: Partial<ProjectorOptions> = {},
     /** A connection of its own for change announcements; without one the projector polls. */
     private readonly subscriber?: RedisClient,
+    private readonly metrics?: ProjectorMetrics,
   ) {
     this.options = { ...DEFAULT_PROJECTOR_OPTIONS, ...options };
     registerScripts(redis, PROJECTION_SCRIPTS);
@@ -195,7 +202,10 @@ export class Projector {
         // empty. Entries of other aggregates (a user import's thousands) are caught up by the next
         // full pass, in one batch, rather than each costing a pass.
         this.passStartedAt = performance.now();
-        await this.pollOnce(this.duePartitions());
+        const due = this.duePartitions();
+        await this.pollOnce(due);
+        if (due.length > 0)
+          this.metrics?.recordProjectorPass((performance.now() - this.passStartedAt) / 1000);
         if (this.backlog.size === 0) await this.idle();
       } catch (error) {
         // Redis away or a bad entry: keep the process, retry after a pause, then read everything.

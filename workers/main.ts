@@ -55,6 +55,7 @@ async function main(): Promise<void> {
     logger,
     {},
     projectorSubscriber,
+    metrics,
   );
   // Read at scrape time on the request connection, so a scrape while Redis is away fails fast.
   const queueForDepth = new ImportQueue(redis, redis, services.keys, config, logger);

@@ -21,6 +21,15 @@ describe('Metrics', () => {
     expect(sampleSum(await scrape(metrics), 'fts_projector_lag_events', { partition: '3' })).toBe(7);
   });
 
+  it('When the projector reports a pass, then fts_projector_pass_duration_seconds counts it in its bucket', async () => {
+    const metrics = new Metrics();
+    metrics.recordProjectorPass(0.7);
+    const samples = await scrape(metrics);
+    expect(sampleSum(samples, 'fts_projector_pass_duration_seconds_count')).toBe(1);
+    expect(sampleSum(samples, 'fts_projector_pass_duration_seconds_bucket', { le: '0.5' })).toBe(0);
+    expect(sampleSum(samples, 'fts_projector_pass_duration_seconds_bucket', { le: '1' })).toBe(1);
+  });
+
   it('When a connection is not ready, then redis_connection_up reads 0 for it, 1 for a ready one', async () => {
     const metrics = new Metrics();
     metrics.watchConnection('request', { status: 'ready' });

@@ -21,6 +21,8 @@ export const SEALED_ENVELOPES = new EnvelopeCodecs(ALL_ENVELOPE_CODECS);
 export type BatchResult =
   | {
       readonly entries: number;
+      /** True when the batch stopped at a limit (batchSize events, or entriesLimit entries): more may wait. */
+      readonly full: boolean;
       readonly checkpoint: string;
       readonly projected: ProjectedVersions;
       /** The events applied (of the projection's type), opened. */
@@ -45,9 +47,14 @@ export async function applyNextBatch(
   checkpoint: string,
   batchSize: number,
   codecs: EnvelopeCodecs = SEALED_ENVELOPES,
+  /**
+   * How many log entries at most, those of other aggregate types (stepped over) included; at
+   * least batchSize. The projector steps over another aggregate's thousands in one call (issue 43).
+   */
+  entriesLimit: number = batchSize,
 ): Promise<BatchResult> {
-  const batch = await readBatch(redis, keys, projection, partition, checkpoint, batchSize);
-  if (!batch) return { entries: 0, checkpoint, projected: new Map(), events: [] };
+  const batch = await readBatch(redis, keys, projection, partition, checkpoint, batchSize, entriesLimit);
+  if (!batch) return { entries: 0, full: false, checkpoint, projected: new Map(), events: [] };
   const { documentKeys, documents } = batch;
   const [events, stored] = await Promise.all([
     codecs.open(redis, keys, batch.envelopes),
@@ -63,13 +70,21 @@ export async function applyNextBatch(
     stored,
   );
   return applied
-    ? { entries: batch.entries, checkpoint: batch.lastId, projected: projectedVersionsOf(events), events }
+    ? {
+        entries: batch.entries,
+        full: batch.entries === entriesLimit || batch.taken === batchSize,
+        checkpoint: batch.lastId,
+        projected: projectedVersionsOf(events),
+        events,
+      }
     : 'fenced';
 }
 
 /** A batch of log entries as a projection reads it. */
 interface ProjectionBatch {
   readonly entries: number;
+  /** Entries of the projection's type and copies (what batchSize bounds). */
+  readonly taken: number;
   readonly lastId: string;
   /** The events of the projection's type, as stored (sealed fields still sealed), in log order. */
   readonly envelopes: EventEnvelope[];
@@ -96,6 +111,7 @@ async function readBatch(
   partition: number,
   checkpoint: string,
   batchSize: number,
+  entriesLimit: number,
 ): Promise<ProjectionBatch | undefined> {
   registerScripts(redis, PROJECTION_SCRIPTS);
   const { aggregateType } = projection;
@@ -107,6 +123,7 @@ async function readBatch(
     aggregateType,
     keys.aggregateStreamsIn(aggregateType, partition),
     documentsIn ?? '',
+    Math.max(batchSize, entriesLimit),
   );
   if (count === 0 || lastId === null) return undefined;
   const inLogOrder: (EventEnvelope | undefined)[] = new Array<EventEnvelope | undefined>(count);
@@ -124,10 +141,13 @@ async function readBatch(
     if (envelope.aggregateType === aggregateType) inLogOrder[Number(unusual[i]) - 1] = envelope;
   }
   const envelopes = inLogOrder.filter((envelope): envelope is EventEnvelope => envelope !== undefined);
+  // named holds 4 items an entry, unusual 2.
+  const taken = named.length / 4 + unusual.length / 2;
   if (unusual.length > 0)
-    return { entries: count, lastId, envelopes, documentKeys: undefined, documents: undefined };
+    return { entries: count, taken, lastId, envelopes, documentKeys: undefined, documents: undefined };
   return {
     entries: count,
+    taken,
     lastId,
     envelopes,
     documentKeys: [...documentKeys.values()],

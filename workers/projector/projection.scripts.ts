@@ -44,6 +44,8 @@ declare module 'ioredis' {
       aggregateType: string,
       streamsIn: string,
       documentsIn: string,
+      /** How many entries at most, other types' included (count when absent). */
+      entriesLimit?: number,
     ): Result<ProjectionBatchRead, Context>;
   }
 }

@@ -157,4 +157,43 @@ describe("A projection's batch read (the events and documents in the script that
     ).rejects.toThrow(`refers to fantasy-team ${team} version 9, which its stream does not hold`);
     expect(await readCheckpoint(core.redis, core.keys, fantasyTeamProjection, partition)).toBe(NO_CHECKPOINT);
   });
+
+  it("When a team's event lies behind more entries of other types than a batch applies, then one read steps over them and applies it, up to its entries limit (issue 43)", async () => {
+    const core = await buildCore();
+    const [team, other, partition] = teamsOfOnePartition();
+    const log = core.keys.logPartition(partition);
+    // 450 entries of another type (an import's accounts; their streams are never read), then the team.
+    for (let i = 0; i < 450; i++)
+      await core.redis.xadd(log, '*', 'type', 'user', 'id', randomUUID(), 'version', '1');
+    await createTeam(core, team, 'Behind');
+    await createTeam(core, other, 'After');
+
+    // Without the larger limit a batch is batchSize entries of any type, as rebuilds read it.
+    const bounded = await applyNextBatch(
+      core.redis,
+      core.keys,
+      fantasyTeamProjection,
+      partition,
+      NO_CHECKPOINT,
+      200,
+    );
+    expect(bounded).toMatchObject({ entries: 200, full: true, projected: new Map() });
+    const checkpoint = bounded === 'fenced' ? NO_CHECKPOINT : bounded.checkpoint;
+
+    const stepped = await applyNextBatch(
+      core.redis,
+      core.keys,
+      fantasyTeamProjection,
+      partition,
+      checkpoint,
+      1,
+      undefined,
+      2_000,
+    );
+    // The other 250 stepped over and stopped at its one event of the type (batchSize 1): the next
+    // entry waits, so the batch is full.
+    expect(stepped).toMatchObject({ entries: 251, full: true, projected: new Map([[team, 1]]) });
+    expect(await documentOf(core, team)).toMatchObject({ name: 'Behind', version: 1 });
+    expect(await documentOf(core, other)).toBeNull();
+  });
 });

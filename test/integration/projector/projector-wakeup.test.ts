@@ -23,6 +23,8 @@ const LEASE_MS = 3_000;
 describe('Projector woken by change announcements', () => {
   let subject: TestApp;
   let projector: Projector;
+  /** The passes the projector reported (seconds each), as Metrics would record them. */
+  const passes: number[] = [];
 
   beforeAll(async () => {
     subject = await createTestApp();
@@ -34,6 +36,7 @@ describe('Projector woken by change announcements', () => {
       subject.logger,
       { idleFallbackMs: 60_000, leaseMs: LEASE_MS },
       duplicateConnection(subject.redis, subject.logger, 'test-subscriber'),
+      { recordProjectorPass: (seconds) => passes.push(seconds) },
     );
     projector.start();
     await eventually(
@@ -67,6 +70,13 @@ describe('Projector woken by change announcements', () => {
     await createTeamOnceIdle('Sleepers');
     // The idle pause (200 ms) is part of it; the fallback pass would take a minute.
     expect(Date.now() - started).toBeLessThan(1_200);
+  });
+
+  it('When a pass reads the announced partition, then it is reported with its duration (fts_projector_pass_duration_seconds)', async () => {
+    const before = passes.length;
+    await createTeamOnceIdle('Reported');
+    await eventually(() => Promise.resolve(passes.length > before), 2_000, 5);
+    expect(passes.slice(before).every((seconds) => seconds >= 0 && seconds < 60)).toBe(true);
   });
 
   it('When the projector sleeps longer than its lease, then it renews its leases while asleep and keeps every partition', async () => {

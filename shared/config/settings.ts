@@ -57,6 +57,11 @@ export const LINGERING_CLOSE_DEFAULTS = Object.freeze({
   idleMs: 2_000,
   /** At 1 Gbit/s, 64 MB take about half a second: ten seconds is for slow links. */
   totalMs: 10_000,
+  /**
+   * Dropping a refused body costs about 0.45 ms of CPU per MB (bench/RESULTS.md, hostile-bodies):
+   * 64 MB a second is about 3% of a core, and holds one largest refusal in its one-second bucket.
+   */
+  bytesPerSecond: 64 * 1024 * 1024,
 });
 
 /** The limit per account and address when neither its name nor its old name is set. */
@@ -426,6 +431,20 @@ export const SETTINGS = [
       expects: 'an integer 1-600000: milliseconds',
       usedBy:
         'ingress: after an early answer, the connection is cut this long after the answer at the latest',
+    },
+  }),
+  setting({
+    env: 'HTTP_LINGER_BYTES_PER_SECOND',
+    joi: Joi.string()
+      .pattern(SIZE)
+      .description('bytes per second one ingress drops across all early answers, a size such as 64mb'),
+    default: `${LINGERING_CLOSE_DEFAULTS.bytesPerSecond / 1024 / 1024}mb`,
+    path: 'lingeringClose.bytesPerSecond',
+    parse: parseSize,
+    doc: {
+      expects: 'a size, as `BODY_LIMIT`: bytes per second (a bucket one second deep)',
+      usedBy:
+        'ingress: what all its early answers together may read and drop per second; a connection that finds the bucket empty is cut at once (its client may then see a reset instead of the answer). Bounds what a flood of refused uploads costs',
     },
   }),
   setting({

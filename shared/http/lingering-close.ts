@@ -31,6 +31,38 @@ export interface LingeringBounds {
   readonly idleMs: number;
   /** Milliseconds from the answer to the cut, however the client sends. */
   readonly totalMs: number;
+  /**
+   * Bytes this process drops per second across all lingering connections (a bucket holding one
+   * second's worth); a connection that finds it empty is cut at once, as before ADR 0039.
+   */
+  readonly bytesPerSecond: number;
+}
+
+/**
+ * What a flood of refused uploads may make the process read: reading is what lets a client see its
+ * refusal, but an anonymous flood would otherwise keep a core busy reading bodies nobody wants
+ * (bench/RESULTS.md, hostile-bodies). A token bucket refilled continuously, one second deep.
+ */
+class DrainBudget {
+  private tokens: number;
+  private refilledAt = performance.now();
+
+  constructor(private readonly bytesPerSecond: number) {
+    this.tokens = bytesPerSecond;
+  }
+
+  /** Takes `bytes` if the budget has them; false (and nothing taken) when it does not. */
+  take(bytes: number): boolean {
+    const now = performance.now();
+    this.tokens = Math.min(
+      this.bytesPerSecond,
+      this.tokens + ((now - this.refilledAt) * this.bytesPerSecond) / 1000,
+    );
+    this.refilledAt = now;
+    if (this.tokens < bytes) return false;
+    this.tokens -= bytes;
+    return true;
+  }
 }
 
 /** The connections lingering on each server: shutdown cuts them, their answer being delivered. */
@@ -47,12 +79,13 @@ export function cutLingeringConnections(server: Server): void {
  * read, or that had none, are untouched: the connection stays open for the next request.
  */
 export function lingerWhenBodyUnread(bounds: LingeringBounds): RequestHandler {
+  const budget = new DrainBudget(bounds.bytesPerSecond);
   return (req, res, next) => {
     const writeHead = res.writeHead.bind(res) as (...args: unknown[]) => Response;
     res.writeHead = ((...args: unknown[]) => {
       if (!req.complete && declaresBody(req)) {
         res.setHeader('Connection', 'close');
-        lingerOnClose(req, res, bounds);
+        lingerOnClose(req, res, bounds, budget);
       }
       return writeHead(...args);
     }) as typeof res.writeHead;
@@ -65,8 +98,9 @@ export function lingerWhenBodyUnread(bounds: LingeringBounds): RequestHandler {
  * finished: end the write side, then destroy it, whatever the client still sends. This socket's
  * `destroySoon` lingers instead.
  */
-function lingerOnClose(req: Request, res: Response, bounds: LingeringBounds): void {
+function lingerOnClose(req: Request, res: Response, bounds: LingeringBounds, budget: DrainBudget): void {
   let discarded = 0;
+  let overBudget = false;
   let lastByteAt = 0;
   let close: (() => void) | undefined;
 
@@ -81,7 +115,8 @@ function lingerOnClose(req: Request, res: Response, bounds: LingeringBounds): vo
     req.on('data', (chunk: Buffer) => {
       discarded += chunk.length;
       lastByteAt = Date.now();
-      if (discarded > bounds.maxBytes) close?.();
+      if (!budget.take(chunk.length)) overBudget = true;
+      if (overBudget || discarded > bounds.maxBytes) close?.();
     });
     req.once('end', () => close?.());
     req.resume();
@@ -116,7 +151,7 @@ function lingerOnClose(req: Request, res: Response, bounds: LingeringBounds): vo
     });
     // The client's end of the stream: it has read the answer and stopped.
     this.once('end', close);
-    if (req.complete || discarded > bounds.maxBytes) close();
+    if (req.complete || overBudget || discarded > bounds.maxBytes) close();
     else checkBounds();
   };
 }

@@ -11,7 +11,7 @@ import { createTestApp, type TestApp } from '../../helpers/app-fixture';
 
 const KB = 1024;
 const MB = 1024 * KB;
-const BOUNDS = { maxBytes: 2 * MB, idleMs: 400, totalMs: 1_500 };
+const BOUNDS = { maxBytes: 2 * MB, idleMs: 400, totalMs: 1_500, bytesPerSecond: 64 * MB };
 /** How long past a bound the cut may come on a busy machine. */
 const SLACK_MS = 1_500;
 
@@ -26,6 +26,7 @@ describe('The staged close of an answer sent before the body was read', () => {
       HTTP_LINGER_MAX_BYTES: String(BOUNDS.maxBytes),
       HTTP_LINGER_IDLE_MS: String(BOUNDS.idleMs),
       HTTP_LINGER_TOTAL_MS: String(BOUNDS.totalMs),
+      HTTP_LINGER_BYTES_PER_SECOND: String(BOUNDS.bytesPerSecond),
     });
     server = await listen(subject.app, 0, '127.0.0.1', subject.config.http);
     server.server.on('connection', (socket: Socket) => accepted.push(socket));
@@ -129,6 +130,52 @@ describe('The staged close of an answer sent before the body was read', () => {
     const answeredAt = Date.now();
     upload.socket.end();
     expect((await upload.closedByIngress) - answeredAt).toBeLessThan(BOUNDS.idleMs);
+  });
+});
+
+describe('What one ingress drops per second, across every refused client', () => {
+  it('When refused clients send faster than HTTP_LINGER_BYTES_PER_SECOND, then the ingress cuts them once the second’s bytes are spent', async () => {
+    const budget = MB;
+    const subject = await createTestApp({ HTTP_LINGER_BYTES_PER_SECOND: String(budget) });
+    const server = await listen(subject.app, 0, '127.0.0.1', subject.config.http);
+    const accepted: Socket[] = [];
+    server.server.on('connection', (socket: Socket) => accepted.push(socket));
+    const clients: Socket[] = [];
+    try {
+      // Four clients at once, each answered 401 and then sending as fast as it can.
+      const closed = Array.from({ length: 4 }, async (_, index) => {
+        const socket = connect({ host: '127.0.0.1', port: server.port, allowHalfOpen: true });
+        clients.push(socket);
+        socket.on('error', () => undefined);
+        await new Promise<void>((resolve) =>
+          socket
+            .once('data', () => resolve())
+            .write(`POST /api/import HTTP/1.1\r\nHost: x\r\nContent-Length: ${100 * MB}\r\n\r\n`),
+        );
+        const side = accepted[index] as Socket;
+        const readAtAnswer = side.bytesRead;
+        const chunk = Buffer.alloc(64 * KB, 'a');
+        const pump = () => {
+          while (!socket.destroyed && socket.write(chunk));
+        };
+        socket.on('drain', pump);
+        pump();
+        await new Promise<void>((resolve) =>
+          side.destroyed ? resolve() : side.once('close', () => resolve()),
+        );
+        return side.bytesRead - readAtAnswer;
+      });
+      const startedAt = Date.now();
+      const dropped = await Promise.all(closed);
+      const seconds = (Date.now() - startedAt) / 1000;
+      // The bucket's first second, what it refilled since, and a socket buffer's worth a connection.
+      const total = dropped.reduce((sum, bytes) => sum + bytes, 0);
+      expect(total).toBeLessThanOrEqual(budget * (1 + seconds) + 4 * 2 * 64 * KB + 4 * 1_024);
+    } finally {
+      for (const client of clients) client.destroy();
+      await server.close(1_000);
+      await subject.close();
+    }
   });
 });
 

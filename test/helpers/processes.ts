@@ -1,5 +1,9 @@
 import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
+
+import { signalEach } from '../../scripts/lib/run-stop';
 
 export const PROJECT_ROOT = path.resolve(__dirname, '..', '..');
 
@@ -117,4 +121,29 @@ export async function killAll(...services: (ServiceProcess | undefined)[]): Prom
       await service.exited;
     }),
   );
+}
+
+/**
+ * For tests that start process trees: a scratch folder per test, and after each test every
+ * process it started (`started`) or found below them (`found`) is killed, so that a failed
+ * assertion leaves nothing running.
+ */
+export function processTreeFixture(prefix: string): {
+  readonly scratch: string;
+  readonly started: ChildProcess[];
+  readonly found: number[];
+} {
+  const tree = { scratch: '', started: [] as ChildProcess[], found: [] as number[] };
+  beforeEach(() => {
+    tree.scratch = mkdtempSync(path.join(tmpdir(), prefix));
+  });
+  afterEach(() => {
+    const pids = [...tree.started.splice(0).map((child) => child.pid ?? 0), ...tree.found.splice(0)];
+    signalEach(
+      pids.filter((pid) => pid > 0),
+      'SIGKILL',
+    );
+    rmSync(tree.scratch, { recursive: true, force: true });
+  });
+  return tree;
 }

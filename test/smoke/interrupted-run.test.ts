@@ -5,13 +5,12 @@
  * runs `npm test`; it is stopped as a terminal's Ctrl-C does (SIGINT to the whole group) and as a
  * process manager does (SIGTERM to the top process only).
  */
-import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { spawn } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 
-import { descendantsOf, isRunning, signalEach } from '../../scripts/lib/run-stop';
-import { eventually, PROJECT_ROOT } from '../helpers/processes';
+import { descendantsOf, isRunning } from '../../scripts/lib/run-stop';
+import { eventually, processTreeFixture, PROJECT_ROOT } from '../helpers/processes';
 
 const FIXTURE = ['--roots', 'test/fixtures', '--testMatch', '**/waits-until-interrupted.fixture.ts'];
 
@@ -29,22 +28,7 @@ function commandName(pid: number): string {
 }
 
 describe('A test run that is stopped stops every process it started', () => {
-  let scratch: string;
-  const started: ChildProcess[] = [];
-  let processes: number[] = [];
-
-  beforeEach(() => {
-    scratch = mkdtempSync(path.join(tmpdir(), 'fts-interrupted-run-'));
-  });
-
-  afterEach(() => {
-    signalEach(
-      [...started.splice(0).map((child) => child.pid ?? 0), ...processes].filter((pid) => pid > 0),
-      'SIGKILL',
-    );
-    processes = [];
-    rmSync(scratch, { recursive: true, force: true });
-  });
+  const tree = processTreeFixture('fts-interrupted-run-');
 
   it.each([
     ['jest', 'Ctrl-C reaches its whole process group'],
@@ -54,7 +38,7 @@ describe('A test run that is stopped stops every process it started', () => {
   ] as const)(
     'When %s runs and %s, then its redis-servers and every other process it started stop',
     async (run, how) => {
-      const ready = path.join(scratch, 'ready');
+      const ready = path.join(tree.scratch, 'ready');
       const env: NodeJS.ProcessEnv = { ...process.env, INTERRUPTED_RUN_READY_FILE: ready };
       // This run's own Redis and worker id must not leak into the run under test.
       delete env.REDIS_TEST_URL;
@@ -62,11 +46,12 @@ describe('A test run that is stopped stops every process it started', () => {
       delete env.JEST_WORKER_ID;
       const [file, ...args] = RUNS[run].command;
       const top = spawn(file, args, { cwd: PROJECT_ROOT, env, stdio: 'ignore', detached: true });
-      started.push(top);
+      tree.started.push(top);
       const topPid = top.pid ?? 0;
 
       await eventually(() => existsSync(ready), 60_000, 100);
-      processes = descendantsOf(topPid);
+      const processes = descendantsOf(topPid);
+      tree.found.push(...processes);
       const redisServers = processes.filter((pid) => commandName(pid) === 'redis-server');
       expect(redisServers).toHaveLength(RUNS[run].redisServers);
 

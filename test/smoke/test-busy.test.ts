@@ -4,12 +4,11 @@
  * need stress-ng are skipped where it is not installed (`.ci/run` does not install it).
  */
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 
-import { descendantsOf, isRunning, signalEach } from '../../scripts/lib/run-stop';
-import { eventually, PROJECT_ROOT } from '../helpers/processes';
+import { descendantsOf, isRunning } from '../../scripts/lib/run-stop';
+import { eventually, processTreeFixture, PROJECT_ROOT } from '../helpers/processes';
 
 const SCRIPT = path.join(PROJECT_ROOT, 'scripts', 'test-busy.ts');
 const WAITING_FIXTURE = ['--roots', 'test/fixtures', '--testMatch', '**/waits-until-interrupted.fixture.ts'];
@@ -77,27 +76,12 @@ function groupMembers(pgid: number): number[] {
 }
 
 describe('`npm run test:busy` runs the tests under a background load that stops with them', () => {
-  const started: ChildProcess[] = [];
-  let processes: number[] = [];
-  let scratch: string;
-
-  beforeEach(() => {
-    scratch = mkdtempSync(path.join(tmpdir(), 'fts-test-busy-'));
-  });
-
-  afterEach(() => {
-    signalEach(
-      [...started.splice(0).map((child) => child.pid ?? 0), ...processes].filter((pid) => pid > 0),
-      'SIGKILL',
-    );
-    processes = [];
-    rmSync(scratch, { recursive: true, force: true });
-  });
+  const tree = processTreeFixture('fts-test-busy-');
 
   it('When stress-ng is not installed, then it says so in one line and exits 1 without running anything', async () => {
     // Only this Node's own folder on the PATH: no stress-ng, and no npm test either.
     const run = testBusy([], runEnv({ PATH: path.dirname(process.execPath) }));
-    started.push(run.child);
+    tree.started.push(run.child);
     expect(await run.exited).toBe(1);
     expect(run.output()).toBe(
       '[test:busy] stress-ng is not installed: install it (apt-get install stress-ng, brew install stress-ng) to run the suite under load, or run npm test\n',
@@ -108,10 +92,10 @@ describe('`npm run test:busy` runs the tests under a background load that stops 
     "When it runs a jest selection to its end, then stress-ng ran beside it and is stopped, and the run exits with jest's code",
     async () => {
       const run = testBusy(['test/unit/roles.test.ts'], runEnv());
-      started.push(run.child);
+      tree.started.push(run.child);
       await eventually(() => loadPid(run.output()) > 0, 30_000, 50);
       const load = loadPid(run.output());
-      processes = [load];
+      tree.found.push(load);
       expect(await run.exited).toBe(0);
       expect(run.output()).toContain('Tests:');
       expect(run.output().trimEnd().split('\n').at(-1)).toBe('[test:busy] background load stopped');
@@ -126,13 +110,14 @@ describe('`npm run test:busy` runs the tests under a background load that stops 
   ])(
     "When it runs and %s, then the load, jest and jest's Redis all stop",
     async (how) => {
-      const ready = path.join(scratch, 'ready');
+      const ready = path.join(tree.scratch, 'ready');
       const run = testBusy(WAITING_FIXTURE, runEnv({ INTERRUPTED_RUN_READY_FILE: ready }), true);
-      started.push(run.child);
+      tree.started.push(run.child);
       const top = run.child.pid ?? 0;
       await eventually(() => existsSync(ready), 60_000, 100);
       const load = loadPid(run.output());
-      processes = [...descendantsOf(top), ...groupMembers(load)];
+      const processes = [...descendantsOf(top), ...groupMembers(load)];
+      tree.found.push(...processes);
       expect(processes).toContain(load);
       expect(groupMembers(load).length).toBeGreaterThan(1);
       expect(processes.filter((pid) => commandName(pid) === 'redis-server')).toHaveLength(1);

@@ -87,6 +87,19 @@ async function startListening(env: Record<string, string>): Promise<Listening> {
   return { subject, server, baseUrl, reusedConnection, token };
 }
 
+/** An ingress listening for one describe block: started in its beforeAll, closed in its afterAll. */
+function listeningDuring(env: Record<string, string>): { readonly current: Listening } {
+  const holder = {} as { current: Listening };
+  beforeAll(async () => {
+    holder.current = await startListening(env);
+  });
+  afterAll(async () => {
+    await holder.current?.server.close(1_000);
+    await holder.current?.subject.close();
+  });
+  return holder;
+}
+
 /**
  * Signed in with Basic where the route takes it (the password check runs before the refusal, so
  * more of the body is on its way by then), with the Bearer token on commands.
@@ -237,31 +250,23 @@ const runners: Record<ClientName, Runner> = {
 };
 
 describe('Answers sent before the body was read, on the four body-taking endpoints', () => {
-  let listening: Listening;
-
-  beforeAll(async () => {
-    // The import byte budget off: 5 MB imports are read and answered 400 every time, not 429 after three.
-    listening = await startListening({ IMPORT_BYTES_PER_ACCOUNT_PER_MINUTE: '0' });
-  });
-  afterAll(async () => {
-    await listening?.server.close(1_000);
-    await listening?.subject.close();
-  });
+  // The import byte budget off: 5 MB imports are read and answered 400 every time, not 429 after three.
+  const ingress = listeningDuring({ IMPORT_BYTES_PER_ACCOUNT_PER_MINUTE: '0' });
 
   const endpoints = (): Record<EndpointName, { path: string; limit: number; contentType: string }> => ({
     readmodel: {
       path: '/api/readmodel',
-      limit: listening.subject.config.bodyLimitBytes,
+      limit: ingress.current.subject.config.bodyLimitBytes,
       contentType: 'application/json',
     },
     command: {
       path: '/api/command',
-      limit: listening.subject.config.bodyLimitBytes,
+      limit: ingress.current.subject.config.bodyLimitBytes,
       contentType: 'application/json',
     },
     import: {
       path: '/api/import',
-      limit: listening.subject.config.importBodyLimitBytes,
+      limit: ingress.current.subject.config.importBodyLimitBytes,
       contentType: 'application/json',
     },
     token: {
@@ -273,7 +278,7 @@ describe('Answers sent before the body was read, on the four body-taking endpoin
 
   const casesOf = (client: ClientName): Case[] => {
     const all: Case[] = [];
-    const { token } = listening;
+    const { token } = ingress.current;
     for (let runIndex = 0; runIndex < RUNS; runIndex++) {
       for (const [endpoint, { path: where, limit, contentType }] of Object.entries(endpoints()) as [
         EndpointName,
@@ -312,24 +317,16 @@ describe('Answers sent before the body was read, on the four body-taking endpoin
     'When %s sends bodies the service refuses before reading them, then it reads every answer',
     async (client) => {
       const items = casesOf(client);
-      const outcomes = await runners[client](listening.baseUrl, items);
-      expect(failuresOf(listening, items, outcomes)).toEqual([]);
+      const outcomes = await runners[client](ingress.current.baseUrl, items);
+      expect(failuresOf(ingress.current, items, outcomes)).toEqual([]);
     },
     600_000,
   );
 });
 
 describe('Answers sent before the body was read, for an unknown path, a charset, a spent budget', () => {
-  let listening: Listening;
-
-  beforeAll(async () => {
-    // A budget below the bodies sent: every import is refused 429 before its body is read.
-    listening = await startListening({ IMPORT_BYTES_PER_ACCOUNT_PER_MINUTE: '1mb' });
-  });
-  afterAll(async () => {
-    await listening?.server.close(1_000);
-    await listening?.subject.close();
-  });
+  // A budget below the bodies sent: every import is refused 429 before its body is read.
+  const ingress = listeningDuring({ IMPORT_BYTES_PER_ACCOUNT_PER_MINUTE: '1mb' });
 
   /** The declared length is checked first: the 400 and the 429 are for bodies within the route's limit. */
   const refusals = [
@@ -373,7 +370,7 @@ describe('Answers sent before the body was read, for an unknown path, a charset,
               headers: {
                 'Content-Type': refusal.type,
                 [CASE_HEADER]: id,
-                ...authorizationOf(refusal.endpoint, true, listening.token),
+                ...authorizationOf(refusal.endpoint, true, ingress.current.token),
               },
               keepAlive,
               bytes,
@@ -389,8 +386,8 @@ describe('Answers sent before the body was read, for an unknown path, a charset,
     'When %s is refused by path, charset or byte budget before its body is read, then it reads every answer',
     async (client) => {
       const items = casesOf(client);
-      const outcomes = await runners[client](listening.baseUrl, items);
-      expect(failuresOf(listening, items, outcomes)).toEqual([]);
+      const outcomes = await runners[client](ingress.current.baseUrl, items);
+      expect(failuresOf(ingress.current, items, outcomes)).toEqual([]);
     },
     600_000,
   );

@@ -327,6 +327,13 @@ export function numRuns(defaultRuns: number): number {
 }
 
 /**
+ * How long one hostile property may run: each of its cases is an HTTP request and a check that
+ * nothing changed in Redis, 100 cases about 10 s on a quiet machine and past jest's 30 s default
+ * when another suite shares the 2 cores (seen in CI). Generous, as a machine at half speed needs.
+ */
+export const PROPERTY_TIMEOUT_MS = 180_000;
+
+/**
  * fast-check parameters shared by the hostile properties: the run count. The seed is the file's
  * PROPERTY_SEED (test/helpers/property-seed.ts), which replays a reported run.
  */

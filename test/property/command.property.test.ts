@@ -17,6 +17,7 @@ import {
   applyMutations,
   hostileGuid,
   mutations,
+  PROPERTY_TIMEOUT_MS,
   propertyParameters,
   randomBodyText,
   toJsonText,
@@ -31,6 +32,9 @@ import { expectCommandAnswer } from '../helpers/response-shapes';
  * ADR 0030) is about the answer, not the domain, so it is left out of "nothing changed".
  */
 const REMEMBERED_ANSWERS = [/:idempotency:(command|use|naming):/];
+
+// Every case is an HTTP request and a check of Redis (PROPERTY_TIMEOUT_MS).
+jest.setTimeout(PROPERTY_TIMEOUT_MS);
 
 describe('POST /api/command under hostile input', () => {
   let subject: HostileSubject;

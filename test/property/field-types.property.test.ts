@@ -9,7 +9,7 @@ import { importDataSchema } from '../../shared/importers/importer';
 import { IMPORTERS } from '../../shared/importers/registry';
 import { fieldKey } from '../../shared/validation';
 import { createHostileSubject, type HostileSubject } from '../helpers/hostile-fixture';
-import { propertyParameters } from '../helpers/hostile-json';
+import { PROPERTY_TIMEOUT_MS, propertyParameters } from '../helpers/hostile-json';
 import { type FieldPath, fieldPaths, validSamplesWith, valueAt, withValueAt } from '../helpers/joi-samples';
 import { expectCommandAnswer, expectImportAnswer, expectReadModelAnswer } from '../helpers/response-shapes';
 
@@ -48,6 +48,9 @@ function quoted(sample: unknown, path: FieldPath, prefix: string[] = []) {
     key: fieldKey([...prefix, ...path]),
   };
 }
+
+// Every case is an HTTP request and a check of Redis (PROPERTY_TIMEOUT_MS).
+jest.setTimeout(PROPERTY_TIMEOUT_MS);
 
 describe('Numbers and booleans in quotes', () => {
   let subject: HostileSubject;

@@ -14,6 +14,7 @@ import {
   GUID_ACCEPTED_FORMATS,
   GUID_REFUSED_FORMATS,
   type GuidFormat,
+  PROPERTY_TIMEOUT_MS,
   propertyParameters,
   spellGuid,
 } from '../helpers/hostile-json';
@@ -54,6 +55,9 @@ const IMPORTER_GUID_FIELDS = [...IMPORTERS.values()].flatMap((importer) =>
     (path) => [`${importer.importerType} ${fieldKey(['importData', ...path])}`, importer, path] as const,
   ),
 );
+
+// Every case is an HTTP request and a check of Redis (PROPERTY_TIMEOUT_MS).
+jest.setTimeout(PROPERTY_TIMEOUT_MS);
 
 describe('GUIDs on every endpoint', () => {
   let subject: HostileSubject;

@@ -16,6 +16,7 @@ import {
   applyMutations,
   hostileEmail,
   mutations,
+  PROPERTY_TIMEOUT_MS,
   propertyParameters,
   randomBodyText,
   toJsonText,
@@ -37,6 +38,9 @@ function isDryRun(text: string): boolean {
     return false;
   }
 }
+
+// Every case is an HTTP request and a check of Redis (PROPERTY_TIMEOUT_MS).
+jest.setTimeout(PROPERTY_TIMEOUT_MS);
 
 describe('POST /api/import under hostile input', () => {
   let subject: HostileSubject;

@@ -12,6 +12,7 @@ import {
   applyMutations,
   type HostileObject,
   mutations,
+  PROPERTY_TIMEOUT_MS,
   propertyParameters,
   randomBodyText,
   toJsonText,
@@ -26,6 +27,9 @@ import { expectReadModelAnswer } from '../helpers/response-shapes';
  * so they need no connection (the app under test builds its own).
  */
 const QUERIES: readonly RegisteredQuery[] = allQueries({} as QueryDependencies);
+
+// Every case is an HTTP request and a check of Redis (PROPERTY_TIMEOUT_MS).
+jest.setTimeout(PROPERTY_TIMEOUT_MS);
 
 describe('POST /api/readmodel under hostile input', () => {
   let subject: HostileSubject;

@@ -11,6 +11,7 @@ import {
   hostileEmail,
   hostileKey,
   mutations,
+  PROPERTY_TIMEOUT_MS,
   propertyParameters,
   randomBodyText,
   toJsonText,
@@ -19,6 +20,9 @@ import { expectTokenAnswer } from '../helpers/response-shapes';
 
 /** Failed sign-ins are counted on purpose (the throttle): that is the one change a refusal makes. */
 const THROTTLE_COUNTERS = [/:auth:failures:/];
+
+// Every case is an HTTP request and a check of Redis (PROPERTY_TIMEOUT_MS).
+jest.setTimeout(PROPERTY_TIMEOUT_MS);
 
 describe('POST /api/auth/token under hostile input', () => {
   let subject: HostileSubject;

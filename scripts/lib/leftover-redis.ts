@@ -1,6 +1,8 @@
 import { readFileSync, realpathSync } from 'node:fs';
 import path from 'node:path';
 
+import { processStat } from './run-stop';
+
 /**
  * Whether `pid` is the private redis-server of `dataDir`: a redis-server whose working directory
  * is that folder (Redis moves into its `--dir`). A pidfile outlives a crash and its pid may since
@@ -17,18 +19,6 @@ function isPrivateRedis(pid: number, dataDir: string): boolean {
     );
   } catch {
     return false;
-  }
-}
-
-/** The parent pid of `pid` from /proc, or undefined when it cannot be read. */
-function parentOf(pid: number): number | undefined {
-  try {
-    // `pid (comm) state ppid ...`: comm may hold spaces and parentheses, so read after the last `)`.
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const parent = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-    return Number.isInteger(parent) ? parent : undefined;
-  } catch {
-    return undefined;
   }
 }
 
@@ -58,7 +48,7 @@ export function runningSupervisorOf(pidFile: string): number | undefined {
   const supervisor = readPid(supervisorPidFile(pidFile));
   if (redisPid === undefined || supervisor === undefined) return undefined;
   if (!isPrivateRedis(redisPid, path.dirname(pidFile))) return undefined;
-  return parentOf(redisPid) === supervisor ? supervisor : undefined;
+  return processStat(redisPid)?.ppid === supervisor ? supervisor : undefined;
 }
 
 /** Sends `signal`; false when the process is already gone. */

@@ -10,7 +10,7 @@ import { watchParent } from './parent-watch';
  */
 
 /** `pid`'s parent, process group and state, from /proc/<pid>/stat; undefined once it is gone. */
-function statOf(pid: number): { ppid: number; pgrp: number; state: string } | undefined {
+export function processStat(pid: number): { ppid: number; pgrp: number; state: string } | undefined {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
     // The command name, in parentheses, may hold spaces and parentheses: the fields follow the last.
@@ -21,9 +21,18 @@ function statOf(pid: number): { ppid: number; pgrp: number; state: string } | un
   }
 }
 
+/** The command name of `pid` (/proc/<pid>/comm), '' once it is gone. */
+export function commandName(pid: number): string {
+  try {
+    return readFileSync(`/proc/${pid}/comm`, 'utf8').trim();
+  } catch {
+    return '';
+  }
+}
+
 /** Whether `pid` runs: a zombie nobody reaped yet has stopped too. */
 export function isRunning(pid: number): boolean {
-  const stat = statOf(pid);
+  const stat = processStat(pid);
   return stat !== undefined && stat.state !== 'Z';
 }
 
@@ -38,7 +47,7 @@ export function descendantsOf(pid: number): number[] {
   }
   for (const entry of entries) {
     if (!/^\d+$/.test(entry)) continue;
-    const stat = statOf(Number(entry));
+    const stat = processStat(Number(entry));
     if (stat === undefined || stat.state === 'Z') continue;
     childrenOf.set(stat.ppid, [...(childrenOf.get(stat.ppid) ?? []), Number(entry)]);
   }
@@ -77,7 +86,7 @@ export function onRunStopped(onStop: (signal: NodeJS.Signals) => void, everyMs =
     onStop('SIGTERM');
   };
   watchParent(end, everyMs);
-  const leader = statOf(process.pid)?.pgrp;
+  const leader = processStat(process.pid)?.pgrp;
   // A leader gone before the run started (a group whose first process has exited) says nothing.
   if (leader === undefined || leader === process.pid || !isRunning(leader)) return;
   const timer = setInterval(() => {

@@ -6,10 +6,10 @@
  * process manager does (SIGTERM to the top process only).
  */
 import { spawn } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import path from 'node:path';
 
-import { descendantsOf, isRunning } from '../../scripts/lib/run-stop';
+import { commandName, descendantsOf, isRunning } from '../../scripts/lib/run-stop';
 import { eventually, processTreeFixture, PROJECT_ROOT } from '../helpers/processes';
 
 const FIXTURE = ['--roots', 'test/fixtures', '--testMatch', '**/waits-until-interrupted.fixture.ts'];
@@ -18,14 +18,6 @@ const RUNS = {
   jest: { command: ['npx', 'jest', ...FIXTURE], redisServers: 1 },
   'npm run test:cluster': { command: ['npm', 'run', 'test:cluster', '--', ...FIXTURE], redisServers: 3 },
 } as const;
-
-function commandName(pid: number): string {
-  try {
-    return readFileSync(`/proc/${pid}/comm`, 'utf8').trim();
-  } catch {
-    return '';
-  }
-}
 
 describe('A test run that is stopped stops every process it started', () => {
   const tree = processTreeFixture('fts-interrupted-run-');

@@ -7,7 +7,7 @@ import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 
-import { descendantsOf, isRunning } from '../../scripts/lib/run-stop';
+import { commandName, descendantsOf, isRunning } from '../../scripts/lib/run-stop';
 import { eventually, processTreeFixture, PROJECT_ROOT } from '../helpers/processes';
 
 const SCRIPT = path.join(PROJECT_ROOT, 'scripts', 'test-busy.ts');
@@ -49,14 +49,6 @@ function runEnv(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
 /** The pid of stress-ng as the run's first line names it. */
 function loadPid(output: string): number {
   return Number(/\[test:busy\] stress-ng --cpu 2 --cpu-load 50 \(pid (\d+)\)/.exec(output)?.[1]);
-}
-
-function commandName(pid: number): string {
-  try {
-    return readFileSync(`/proc/${pid}/comm`, 'utf8').trim();
-  } catch {
-    return '';
-  }
 }
 
 /** Every running process of process group `pgid` (stress-ng and the stressors it forked). */

@@ -150,6 +150,7 @@ async function buildIngressServices(
   const importQueue = new ImportQueue(queueConnection, redis, core.keys, config, logger, jobCipher, true);
   // The queue owns its connection from here on: its close() closes both, in the order it needs.
   opened[opened.length - 1] = () => importQueue.close();
+  await importQueue.ready();
   const importResults = new ImportResults(redis, core.keys, config.imports.resultTtlSeconds);
   const usersReader = new UsersReader(redis, core.keys);
   const webhookSecrets = new WebhookSecrets(

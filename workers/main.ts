@@ -102,6 +102,7 @@ async function main(): Promise<void> {
   }
 
   await waitForRedis(redis, logger);
+  await queueForDepth.ready();
   await checkRedisMemorySettings(redis, logger);
   const runs = (consumer: WorkerConsumer) => config.workerConsumers.includes(consumer);
   if (runs('projections')) await checkLegacyUsersLayout(redis, services.keys, logger);

@@ -139,27 +139,64 @@ export function reportQueueErrors(
 
 /** The producer side: enqueue imports and claim the inline slot for High ones. */
 export class ImportQueue {
-  readonly queue: Queue<QueuedImportJob>;
+  private current: Queue<QueuedImportJob>;
   private readonly claimKey: string;
 
   constructor(
     private readonly connection: ConnectionOptions,
     private readonly redis: RedisClient,
-    keys: Keys,
-    config: Config,
-    logger: Logger,
+    private readonly keys: Keys,
+    private readonly config: Config,
+    private readonly logger: Logger,
     /** Seals the data of every job it adds; a queue without one (metrics only) cannot enqueue. */
     private readonly cipher?: JobDataCipher,
     /** True when `connection` is the queue's alone: close() then closes it too. */
     private readonly ownsConnection = false,
   ) {
-    this.queue = new Queue<QueuedImportJob>(IMPORT_QUEUE_NAME, {
-      connection,
-      ...importQueueOptions(config, keys),
-    });
-    reportQueueErrors(this.queue, logger, 'import queue');
+    this.current = this.makeQueue();
     this.claimKey = keys.importInlineClaim();
     registerScripts(redis, IMPORT_SCRIPTS);
+  }
+
+  /** The BullMQ queue: the one set up by ready(), once that has resolved. */
+  get queue(): Queue<QueuedImportJob> {
+    return this.current;
+  }
+
+  private makeQueue(): Queue<QueuedImportJob> {
+    const queue = new Queue<QueuedImportJob>(IMPORT_QUEUE_NAME, {
+      connection: this.connection,
+      ...importQueueOptions(this.config, this.keys),
+    });
+    reportQueueErrors(queue, this.logger, 'import queue');
+    return queue;
+  }
+
+  /**
+   * Resolves once BullMQ has set the queue up. BullMQ does that once, when the queue is made (it
+   * reads the server's INFO), and never again: a set-up that failed with Redis (that round trip past
+   * the connection's command timeout on a busy machine, or the connection lost meanwhile) would fail
+   * every later add, and every import would answer 503 until the process restarted. Such a queue is
+   * made anew until one is set up, as waitForRedis waits out an outage at start. Called at start,
+   * before anything else holds `queue`.
+   */
+  async ready(retryMs = SET_UP_RETRY_MS): Promise<void> {
+    for (;;) {
+      try {
+        await this.current.waitUntilReady();
+        return;
+      } catch (error) {
+        if (!isRedisUnavailable(error)) throw error;
+        this.logger.warn('import queue set-up failed with redis; setting it up again', {
+          error: (error as Error).message,
+          retryInMs: retryMs,
+        });
+        // BullMQ leaves a connection it was given open (it is shared): only the queue goes.
+        await this.current.close().catch(() => undefined);
+        await new Promise((resolve) => setTimeout(resolve, retryMs));
+        this.current = this.makeQueue();
+      }
+    }
   }
 
   /** BullMQ's reason when it holds the job as failed (no retry follows), else null. */
@@ -272,6 +309,9 @@ export class ImportQueue {
     await this.queue.close();
   }
 }
+
+/** How long ready() waits before it sets up again a queue whose set-up failed with Redis. */
+const SET_UP_RETRY_MS = 500;
 
 /** How long close() waits for BullMQ's set-up on a closed connection to settle. */
 const SET_UP_SETTLE_MS = 2_000;

@@ -4,9 +4,13 @@ import net from 'node:net';
  * A TCP proxy between the service and its Redis that can lose answers: while `swallowReplies` is
  * on, what Redis sends back is dropped, so a command reaches Redis and runs but its caller never
  * hears of it; `cutClients()` then closes every client connection, as a network failure would.
+ * It can also hold answers back (`holdReplies()`, then `releaseReplies()`), as a Redis or a network
+ * too slow for the client's command timeout would: late, but in order.
  */
 export class LossyProxy {
   swallowReplies = false;
+  private holding = false;
+  private readonly held: (() => void)[] = [];
   private readonly clients = new Set<net.Socket>();
   private readonly server: net.Server;
 
@@ -16,7 +20,9 @@ export class LossyProxy {
       this.clients.add(client);
       client.on('data', (chunk) => upstream.write(chunk));
       upstream.on('data', (chunk) => {
-        if (!this.swallowReplies) client.write(chunk);
+        if (this.swallowReplies) return;
+        if (this.holding) this.held.push(() => client.write(chunk));
+        else client.write(chunk);
       });
       const close = () => {
         this.clients.delete(client);
@@ -40,6 +46,17 @@ export class LossyProxy {
 
   get url(): string {
     return `redis://127.0.0.1:${(this.server.address() as net.AddressInfo).port}`;
+  }
+
+  /** From now on, Redis's answers wait in the proxy until releaseReplies(). */
+  holdReplies(): void {
+    this.holding = true;
+  }
+
+  /** Sends every answer held back, in the order Redis sent them, and stops holding. */
+  releaseReplies(): void {
+    this.holding = false;
+    for (const write of this.held.splice(0)) write();
   }
 
   /** Closes every connection through the proxy; new ones are accepted (and answered) again. */

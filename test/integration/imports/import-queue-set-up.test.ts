@@ -1,0 +1,61 @@
+import { ImportQueue } from '../../../shared/importers/import-queue';
+import { closeConnections, createRedisConnection, waitForRedis } from '../../../shared/redis/connections';
+import { createTestApp, type TestApp, testRedisEnv } from '../../helpers/app-fixture';
+import { LossyProxy } from '../../helpers/tcp-proxy';
+
+/**
+ * BullMQ sets a queue up once, when it is made (it reads the server's INFO), and never again. On a
+ * busy machine that INFO once took longer than the ingress's Redis command timeout (2 s): the set-up
+ * failed for good, and every import of that ingress answered 503 until it restarted (seen in the
+ * GUID property test under load). ImportQueue.ready() makes the queue anew until one is set up; the
+ * ingress and the worker wait for it at start. Single server only: the proxy stands before one Redis.
+ */
+const onOneServer = testRedisEnv().REDIS_URL !== '' ? describe : describe.skip;
+
+onOneServer('Setting the import queue up', () => {
+  let subject: TestApp;
+  let proxy: LossyProxy;
+
+  beforeAll(async () => {
+    subject = await createTestApp();
+    proxy = await LossyProxy.start(testRedisEnv().REDIS_URL);
+  });
+
+  afterAll(async () => {
+    await proxy.close();
+    await subject.close();
+  });
+
+  it("When BullMQ's set-up outlasts the connection's command timeout, then ready() sets the queue up again and it answers", async () => {
+    const connection = createRedisConnection(
+      { kind: 'standalone', url: proxy.url },
+      'request',
+      subject.logger,
+      'import-queue',
+    );
+    await waitForRedis(connection, subject.logger);
+    proxy.holdReplies();
+    const queue = new ImportQueue(
+      connection,
+      subject.redis,
+      subject.services.keys,
+      subject.config,
+      subject.logger,
+      undefined,
+      true,
+    );
+    try {
+      // The condition, not a clock: BullMQ's own set-up has failed, with the 503's error.
+      await expect(queue.queue.waitUntilReady()).rejects.toThrow('Command timed out');
+      proxy.releaseReplies();
+      await queue.ready();
+      const depth = await queue.depth();
+      expect(depth.find(({ state }) => state === 'waiting')).toEqual({ state: 'waiting', jobs: 0 });
+      expect(subject.logs.text).toContain('import queue set-up failed with redis');
+    } finally {
+      proxy.releaseReplies();
+      await queue.close();
+      await closeConnections(connection);
+    }
+  });
+});

@@ -26,7 +26,7 @@ import { checkLegacyUsersLayout } from './projector/legacy-users-layout';
 import { projectionsLogConsumer } from './projector/projections-log-consumer';
 import { Projector } from './projector/projector';
 import { readProjectorLag } from './projector/projector-lag';
-import { checkRedisMemorySettings } from './redis-memory-settings';
+import { checkRedisMemorySettings, readRedisMemory } from './redis-memory-settings';
 import { WebhookDispatcher } from './webhooks/webhook-dispatcher';
 import { webhookLogConsumer } from './webhooks/webhook-log-consumer';
 import { WebhookSender } from './webhooks/webhook-sender';
@@ -65,6 +65,7 @@ async function main(): Promise<void> {
   metrics.watchConnection('projector-subscriber', projectorSubscriber);
   metrics.collectProjectorLag(() => readProjectorLag(redis, services.keys, ALL_PROJECTIONS));
   metrics.collectImportQueueDepth(() => queueForDepth.depth());
+  metrics.collectRedisMemory(() => readRedisMemory(redis));
   const webhookConnection = createRedisConnection(config.redis, 'background', logger, 'webhooks');
   const webhookSubscriber = duplicateConnection(queueConnection, logger, 'webhook-changes');
   metrics.watchConnection('webhooks', webhookConnection);

@@ -1,5 +1,6 @@
 import type { Logger } from '../shared/logger';
-import type { RedisClient } from '../shared/redis/connections';
+import type { RedisMemorySample } from '../shared/metrics/metrics';
+import { keyHoldingNodes, type RedisClient } from '../shared/redis/connections';
 
 /**
  * The Redis server settings this service is sized for (ADR 0020, docs/capacity.md). They are server
@@ -63,4 +64,28 @@ export async function checkRedisMemorySettings(redis: RedisClient, logger: Logge
       });
     }
   }
+}
+
+/** A field of an INFO section (`used_memory:123`), as a number; 0 when absent. */
+function infoNumber(info: string, field: string): number {
+  const match = new RegExp(`^${field}:(\\d+)`, 'm').exec(info);
+  return match ? Number(match[1]) : 0;
+}
+
+/**
+ * Every server's memory use and limit (each master of a cluster: they fill separately), for the
+ * `fts_redis_memory_*` gauges and the alert on memory near maxmemory. INFO memory works on a managed
+ * Redis that refuses CONFIG.
+ */
+export async function readRedisMemory(redis: RedisClient): Promise<RedisMemorySample[]> {
+  return Promise.all(
+    keyHoldingNodes(redis).map(async (node) => {
+      const info = await node.info('memory');
+      return {
+        node: `${node.options.host ?? 'localhost'}:${node.options.port ?? 6379}`,
+        usedBytes: infoNumber(info, 'used_memory'),
+        maxBytes: infoNumber(info, 'maxmemory'),
+      };
+    }),
+  );
 }

@@ -59,6 +59,19 @@ export interface SignInMetrics {
   collectPendingVerifications(source: () => number): void;
 }
 
+/** Why the dispatcher stopped a webhook subscription's deliveries. */
+const WEBHOOK_STOP_REASONS = ['suspended', 'disabled'] as const;
+export type WebhookStopReason = (typeof WEBHOOK_STOP_REASONS)[number];
+
+/** One Redis server's memory, as INFO memory reports it. */
+export interface RedisMemorySample {
+  /** host:port, as the connection knows the server. */
+  readonly node: string;
+  readonly usedBytes: number;
+  /** 0 when the server has no limit. */
+  readonly maxBytes: number;
+}
+
 // Buckets in seconds. HTTP: a cached query takes about a millisecond, an inline import seconds.
 const HTTP_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 // An uncontended lock is one round trip (sub-millisecond); LOCK_WAIT_MS (2 s) is the cap.
@@ -224,6 +237,19 @@ export class Metrics implements SignInMetrics, EventStreamMetrics, RateLimitMetr
   /** The subscriptions with a failed-attempts series. */
   private readonly webhookSeries = new Set<string>();
 
+  /**
+   * Counted by the replica whose command was accepted, so once per subscription across replicas.
+   * Either way deliveries stop until an Admin acts: the alert an operator needs (alerts.yml).
+   */
+  private readonly webhookSubscriptionsStopped: Counter<'reason'> = new Counter({
+    name: `${METRIC_PREFIX}webhook_subscriptions_stopped_total`,
+    help: 'Webhook subscriptions this worker stopped, by reason: suspended (its owner was disabled, deleted or lost the role) or disabled (every delivery failed for WEBHOOK_DISABLE_AFTER_MS).',
+    labelNames: ['reason'] as const,
+    registers: [this.registry],
+  });
+
+  private redisMemorySource: (() => Promise<readonly RedisMemorySample[]>) | undefined;
+
   private webhookBacklogSource: (() => ReadonlyMap<string, number>) | undefined;
 
   constructor(private readonly logger?: Logger) {
@@ -275,6 +301,29 @@ export class Metrics implements SignInMetrics, EventStreamMetrics, RateLimitMetr
             { projection: lag.projection, partition: String(lag.partition) },
             lag.entriesBehind,
           );
+        }),
+    });
+
+    // Two gauges rather than a ratio: a server without maxmemory (0) has no ratio, and an alert
+    // divides them itself (deploy/prometheus/alerts.yml).
+    const redisMemoryUsed: Gauge<'node'> = new Gauge({
+      name: `${METRIC_PREFIX}redis_memory_used_bytes`,
+      help: "Each Redis server's used_memory (every master of a cluster), read at scrape time (workers).",
+      labelNames: ['node'] as const,
+      registers: [this.registry],
+      collect: () =>
+        this.collectFrom('redis memory', redisMemoryUsed, this.redisMemorySource, (sample) => {
+          redisMemoryUsed.set({ node: sample.node }, sample.usedBytes);
+        }),
+    });
+    const redisMemoryMax: Gauge<'node'> = new Gauge({
+      name: `${METRIC_PREFIX}redis_memory_max_bytes`,
+      help: "Each Redis server's maxmemory (0: no limit), read at scrape time (workers).",
+      labelNames: ['node'] as const,
+      registers: [this.registry],
+      collect: () =>
+        this.collectFrom('redis maxmemory', redisMemoryMax, this.redisMemorySource, (sample) => {
+          redisMemoryMax.set({ node: sample.node }, sample.maxBytes);
         }),
     });
 
@@ -440,6 +489,18 @@ export class Metrics implements SignInMetrics, EventStreamMetrics, RateLimitMetr
   /** Reads each webhook subscription's oldest undelivered event's age on every scrape (workers). */
   collectWebhookBacklog(source: () => ReadonlyMap<string, number>): void {
     this.webhookBacklogSource = source;
+    // From 0 where webhooks are delivered: a series born at 1 shows no increase, and the first
+    // stopped subscription would not fire its alert (deploy/prometheus/alerts.yml).
+    for (const reason of WEBHOOK_STOP_REASONS) this.webhookSubscriptionsStopped.inc({ reason }, 0);
+  }
+
+  recordWebhookSubscriptionStopped(reason: WebhookStopReason): void {
+    this.webhookSubscriptionsStopped.inc({ reason });
+  }
+
+  /** Reads each Redis server's memory use and limit on every scrape (workers). */
+  collectRedisMemory(source: () => Promise<readonly RedisMemorySample[]>): void {
+    this.redisMemorySource = source;
   }
 
   /** Reads the import queue's depth on every scrape (workers). */

@@ -8,6 +8,7 @@ import type { EventEnvelope } from '../../shared/event-store/envelope';
 import type { EventStore } from '../../shared/event-store/event-store';
 import type { CommandHandler } from '../../shared/event-store/handle-command';
 import type { Logger } from '../../shared/logger';
+import type { WebhookStopReason } from '../../shared/metrics/metrics';
 import { PUBLIC_AGGREGATE_TYPES, toPublicEvent } from '../../shared/public-events/event-catalogue';
 import type { RedisClient } from '../../shared/redis/connections';
 import type { Keys } from '../../shared/redis/keys';
@@ -59,6 +60,8 @@ export const DEFAULT_DISPATCHER_OPTIONS: DispatcherOptions = {
 /** What the dispatcher reports to metrics. */
 export interface WebhookDeliveryMetrics {
   recordWebhookAttempt(status: DeliveryStatus, seconds: number, subscriptionId: string): void;
+  /** A subscription this replica suspended (its owner lapsed) or disabled (its deliveries kept failing). */
+  recordWebhookSubscriptionStopped(reason: WebhookStopReason): void;
   /**
    * Called at every scrape: subscription id -> age (s) of its oldest event not yet delivered, for
    * every subscription known (the per-subscription series are these).
@@ -675,6 +678,7 @@ export class WebhookDispatcher {
     });
     // Refused: another replica suspended it first, or an Admin disabled or took it over meanwhile.
     if (outcome.accepted) {
+      this.metrics?.recordWebhookSubscriptionStopped('suspended');
       this.logger.warn('webhook subscription suspended: its owner lapsed', {
         subscriptionId: subscription.id,
         ownerUserId,
@@ -786,6 +790,7 @@ export class WebhookDispatcher {
         },
       });
       if (outcome.accepted) {
+        this.metrics?.recordWebhookSubscriptionStopped('disabled');
         await this.redis.hdel(key, 'failingSince');
         this.logger.warn('webhook subscription disabled: every delivery failed too long', {
           subscriptionId: subscription.id,

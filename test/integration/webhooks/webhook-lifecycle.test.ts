@@ -5,6 +5,8 @@
  */
 import { randomUUID } from 'node:crypto';
 
+import { freePort } from '../../../scripts/lib/redis-server';
+import { parseExposition, sampleSum } from '../../helpers/metrics';
 import { eventually } from '../../helpers/processes';
 import {
   createWebhookHarness,
@@ -229,16 +231,33 @@ describe('Webhook subscriptions over their life', () => {
   });
 });
 
+const STOPPED_METRICS_TOKEN = 'webhook-stopped-metrics-token-0123456789';
+
 describe('An endpoint that keeps failing', () => {
   let harness: Awaited<ReturnType<typeof createWebhookHarness>>;
   let target: WebhookReceiver;
+  let metricsUrl: string;
+  /** fts_webhook_subscriptions_stopped_total{reason="disabled"} on the worker's /metrics. */
+  const disabledCount = async () => {
+    const res = await fetch(`${metricsUrl}/metrics`, {
+      headers: { authorization: `Bearer ${STOPPED_METRICS_TOKEN}` },
+    });
+    return sampleSum(parseExposition(await res.text()), 'fts_webhook_subscriptions_stopped_total', {
+      reason: 'disabled',
+    });
+  };
 
   beforeAll(async () => {
     harness = await createWebhookHarness({
       WEBHOOK_RETRY_SCHEDULE: '0,400ms,400ms,400ms,400ms',
       WEBHOOK_DISABLE_AFTER_MS: '1000',
     });
-    await harness.startWorker();
+    metricsUrl = `http://127.0.0.1:${await freePort()}`;
+    await harness.startWorker({
+      METRICS_PORT: new URL(metricsUrl).port,
+      METRICS_HOST: '127.0.0.1',
+      METRICS_TOKEN: STOPPED_METRICS_TOKEN,
+    });
     target = await startReceiver();
   }, 60_000);
   afterAll(async () => {
@@ -246,7 +265,9 @@ describe('An endpoint that keeps failing', () => {
     await harness.close();
   });
 
-  it('When every delivery has failed for WEBHOOK_DISABLE_AFTER_MS, then the subscription is disabled by an event that says so', async () => {
+  it('When every delivery has failed for WEBHOOK_DISABLE_AFTER_MS, then the subscription is disabled by an event that says so, and counted', async () => {
+    // From 0, so that the first one shows as an increase (the alert FtsWebhookSubscriptionStopped).
+    expect(await disabledCount()).toBe(0);
     target.status = 500;
     const { id } = await harness.subscribe(target.url);
     await harness.teamWithEvents(1);
@@ -262,5 +283,6 @@ describe('An endpoint that keeps failing', () => {
       eventType: 'WebhookSubscriptionDisabledEvent',
       data: { automatic: true },
     });
+    expect(await disabledCount()).toBe(1);
   });
 });

@@ -1,8 +1,14 @@
+import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { once } from 'node:events';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 
+import { parse } from 'yaml';
+
 import { freePort } from '../../../scripts/lib/redis-server';
+import { keyHoldingNodes } from '../../../shared/redis/connections';
 import { createTestApp, type TestApp, testRedisEnv, uniquePrefix } from '../../helpers/app-fixture';
 import { parseExposition, type Sample, samplesOf } from '../../helpers/metrics';
 import {
@@ -19,8 +25,10 @@ import { seedUsers } from '../../helpers/seed-users';
 import { startReceiver, WEBHOOK_TEST_ENV, type WebhookReceiver } from '../../helpers/webhooks';
 
 const DASHBOARD = path.join(PROJECT_ROOT, 'deploy/grafana/dashboards/fantasy-team-service.json');
+const ALERT_RULES = path.join(PROJECT_ROOT, 'deploy/prometheus/alerts.yml');
 const METRICS_TOKEN = 'dashboard-metrics-token-0123456789';
 const ADMIN = { email: 'dashboard-admin@example.com', password: 'dashboard-admin-password' };
+const MEMBER = { email: 'dashboard-member@example.com', password: 'dashboard-member-password' };
 
 interface Panel {
   readonly title?: string;
@@ -40,6 +48,28 @@ function dashboardQueries(): { panel: string; expr: string }[] {
   };
   for (const panel of panels) visit(panel);
   return queries;
+}
+
+/**
+ * Every alert rule's query as Prometheus should answer it on a healthy service: its threshold (the last
+ * comparison) taken off, and `absent(x)` read as `x`, so that the series it watches must be there. The
+ * rules are written in that shape (`<query> > <number>`, `<query> == 0`, `absent(<query>)`): a rule in
+ * another shape fails here and must be handled.
+ */
+function alertQueries(): { alert: string; expr: string }[] {
+  const { groups } = parse(readFileSync(ALERT_RULES, 'utf8')) as {
+    groups: { rules: { alert: string; expr: string }[] }[];
+  };
+  return groups.flatMap(({ rules }) =>
+    rules.map(({ alert, expr }) => {
+      const text = expr.trim();
+      const absent = /^absent\((.*)\)$/s.exec(text);
+      if (absent) return { alert, expr: absent[1] ?? '' };
+      const threshold = /^(.*\S)\s*(?:>|==)\s*[\d.]+$/s.exec(text);
+      if (!threshold) throw new Error(`${alert}: not in a shape this test reads: ${text}`);
+      return { alert, expr: threshold[1] ?? '' };
+    }),
+  );
 }
 
 /**
@@ -125,6 +155,29 @@ describe('The Grafana dashboard', () => {
       }),
     ).toBe(200);
 
+    // A 5xx for the error ratio: a read waiting for a version no command wrote (PROJECTION_BEHIND).
+    expect(
+      await post('/api/readmodel', { query: { queryType: 'GetFantasyTeam', id: teamId, minVersion: 1_000 } }),
+    ).toBe(503);
+    // A Failed import for the failure alert: a Member may not create users, so it fails at its first row.
+    await inspector.createUser({ ...MEMBER, roles: ['Member'] });
+    const memberToken = await fetch(`${ingress.baseUrl}/api/auth/token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ grant_type: 'password', username: MEMBER.email, password: MEMBER.password }),
+    });
+    const { access_token: memberBearer } = (await memberToken.json()) as { access_token: string };
+    const refusedImport = await fetch(`${ingress.baseUrl}/api/import`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${memberBearer}` },
+      body: JSON.stringify({
+        requestId: randomUUID(),
+        importerType: 'UserSeeding',
+        importData: { users: seedUsers(1, { label: 'dashboard-refused' }) },
+      }),
+    });
+    expect(refusedImport.status).toBe(200);
+
     // An event stream that its client leaves: counted open, then closed (reason client).
     const leaving = new AbortController();
     const stream = await fetch(`${ingress.baseUrl}/api/events`, {
@@ -165,6 +218,101 @@ describe('The Grafana dashboard', () => {
       unexportedUses(expr, exported).map((problem) => `${panel}: ${problem}`),
     );
     expect(problems).toEqual([]);
+  });
+
+  it('When a real Prometheus scrapes the ingress and the worker, then every rule evaluates and every dashboard and alert query returns data', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'fts-prometheus-'));
+    const port = await freePort();
+    const job = (name: string, url: string) => ({
+      job_name: name,
+      authorization: { credentials: METRICS_TOKEN },
+      static_configs: [{ targets: [new URL(url).host] }],
+    });
+    // JSON is YAML: the shipped rules as they are, and the two processes as deploy/prometheus names them.
+    writeFileSync(
+      path.join(dir, 'prometheus.yml'),
+      JSON.stringify({
+        global: { scrape_interval: '1s', evaluation_interval: '1s' },
+        rule_files: [ALERT_RULES],
+        scrape_configs: [job('fts-ingress', ingress.baseUrl), job('fts-worker', workerMetricsUrl)],
+      }),
+    );
+    // The memory alert leaves servers without a limit out; the suite's Redis has none. A limit far
+    // above what the suite uses, for this test only, makes its query answer.
+    const nodes = keyHoldingNodes(inspector.redis);
+    const limits = await Promise.all(
+      nodes.map(async (node) => ((await node.config('GET', 'maxmemory')) as string[])[1]),
+    );
+    const unlimited = nodes.filter((_, i) => limits[i] === '0');
+    await Promise.all(unlimited.map((node) => node.config('SET', 'maxmemory', '8gb')));
+    const prometheus = spawn(
+      'prometheus',
+      [
+        `--config.file=${path.join(dir, 'prometheus.yml')}`,
+        `--storage.tsdb.path=${path.join(dir, 'data')}`,
+        `--web.listen-address=127.0.0.1:${port}`,
+      ],
+      { stdio: ['ignore', 'ignore', 'pipe'] },
+    );
+    let log = '';
+    prometheus.stderr.on('data', (chunk: Buffer) => (log = `${log}${chunk.toString()}`.slice(-4_000)));
+    const started = new Promise<void>((resolve, reject) => {
+      prometheus.once('spawn', () => resolve());
+      prometheus.once('error', (error) =>
+        reject(
+          new Error(
+            `prometheus did not start (apt-get install prometheus; .ci/run installs it): ${error.message}`,
+          ),
+        ),
+      );
+    });
+    const api = async <T>(route: string): Promise<T> => {
+      const res = await fetch(`http://127.0.0.1:${port}/api/v1/${route}`);
+      return ((await res.json()) as { data: T }).data;
+    };
+    const answers = async (expr: string) =>
+      (await api<{ result: unknown[] }>(`query?query=${encodeURIComponent(expr)}`)).result.length > 0;
+    const queries = [
+      ...dashboardQueries().map(({ panel, expr }) => ({
+        what: `dashboard "${panel}"`,
+        expr: expr.replaceAll('$__rate_interval', '1m'),
+      })),
+      ...alertQueries().map(({ alert, expr }) => ({ what: `alert ${alert}`, expr })),
+    ];
+    try {
+      await started;
+      // Until both targets are scraped often enough for a rate, and every rule has been evaluated.
+      let silent: string[] = queries.map(({ what }) => what);
+      let rules: { name: string; health: string; lastError?: string }[] = [];
+      const deadline = Date.now() + 90_000;
+      while (Date.now() < deadline) {
+        try {
+          rules = (await api<{ groups: { rules: typeof rules }[] }>('rules')).groups.flatMap(
+            (group) => group.rules,
+          );
+          const results = await Promise.all(queries.map(({ expr }) => answers(expr)));
+          silent = queries.filter((_, i) => !results[i]).map(({ what, expr }) => `${what}: ${expr}`);
+          if (silent.length === 0 && rules.length > 0 && rules.every(({ health }) => health === 'ok')) break;
+        } catch {
+          // Not listening yet.
+        }
+        await new Promise((resolve) => setTimeout(resolve, 500));
+      }
+      expect(silent).toEqual([]);
+      expect(rules.map(({ name }) => name).sort()).toEqual(
+        alertQueries()
+          .map(({ alert }) => alert)
+          .sort(),
+      );
+      expect(rules.filter(({ health }) => health !== 'ok')).toEqual([]);
+    } catch (error) {
+      throw new Error(`${(error as Error).message}\nprometheus's log:\n${log}`);
+    } finally {
+      prometheus.kill('SIGTERM');
+      if (prometheus.exitCode === null && prometheus.signalCode === null) await once(prometheus, 'exit');
+      await Promise.all(unlimited.map((node) => node.config('SET', 'maxmemory', '0')));
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('When a query names a series or a label no process exports, then the check names each', () => {

@@ -1,4 +1,5 @@
 import { type IncomingMessage, request } from 'node:http';
+import { request as httpsRequest } from 'node:https';
 
 /** One message of a text/event-stream, as a client parses it (WHATWG's field rules, simplified). */
 export interface SseMessage {
@@ -34,16 +35,18 @@ export class SseClient {
     response.on('error', end);
   }
 
-  /** Connects; resolves with the headers (the body keeps streaming into `messages`). */
-  static connect(url: string, headers: Record<string, string> = {}): Promise<SseClient> {
+  /**
+   * Connects; resolves with the headers (the body keeps streaming into `messages`). An https URL
+   * is verified against `ca` (a proxy's self-signed certificate) when given.
+   */
+  static connect(url: string, headers: Record<string, string> = {}, ca?: string): Promise<SseClient> {
     return new Promise((resolve, reject) => {
-      const req = request(
-        url,
-        { headers: { accept: 'text/event-stream', ...headers }, agent: false },
-        (res) => {
-          resolve(new SseClient(res.statusCode ?? 0, res.headers, res));
-        },
-      );
+      const options = { headers: { accept: 'text/event-stream', ...headers }, agent: false as const };
+      const answered = (res: IncomingMessage) =>
+        resolve(new SseClient(res.statusCode ?? 0, res.headers, res));
+      const req = url.startsWith('https:')
+        ? httpsRequest(url, { ...options, ...(ca === undefined ? {} : { ca }) }, answered)
+        : request(url, options, answered);
       req.on('error', reject);
       req.end();
     });

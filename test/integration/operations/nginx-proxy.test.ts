@@ -343,4 +343,25 @@ describe('The reverse proxy (deploy/nginx.conf) in front of an ingress', () => {
     expect(res.status).toBe(401);
     await res.arrayBuffer();
   });
+  // Last: it fills the per-address limits that every other request here counts against.
+  it("When one address sends more than the proxy's limits allow, then the excess gets the 429 problem with Retry-After", async () => {
+    // 800 at once: past limit_conn (64 connections) and limit_req (200 a second, bursts of 400).
+    const answers = await Promise.all(
+      Array.from({ length: 800 }, async () => {
+        const res = await fetch(`${https}/healthz`, { dispatcher: agent });
+        return { status: res.status, headers: res.headers, text: await res.text() };
+      }),
+    );
+    const refused = answers.filter(({ status }) => status === 429);
+    expect(refused.length).toBeGreaterThan(0);
+    expect(answers.filter(({ status }) => status !== 200 && status !== 429)).toEqual([]);
+    const [first] = refused;
+    expect(first?.headers.get('content-type')).toBe('application/problem+json');
+    expect(first?.headers.get('retry-after')).toBe('1');
+    expect(JSON.parse(first?.text ?? '{}')).toMatchObject({
+      status: 429,
+      title: 'Too Many Requests',
+      traceId: first?.headers.get('x-request-id'),
+    });
+  });
 });

@@ -8,6 +8,8 @@ import { randomUUID } from 'node:crypto';
 
 import request from 'supertest';
 
+import { freePort } from '../../../scripts/lib/redis-server';
+import { parseExposition, sampleSum } from '../../helpers/metrics';
 import { eventually, killAll, type ServiceProcess } from '../../helpers/processes';
 import { passwordGrantToken } from '../../helpers/tokens';
 import {
@@ -78,6 +80,8 @@ async function ownedSubscription(
   return { owner, target, marker, id };
 }
 
+const METRICS_TOKEN = 'webhook-owner-metrics-token-0123456789';
+
 describe('A webhook subscription and its owner', () => {
   let harness: Awaited<ReturnType<typeof createWebhookHarness>>;
   const receivers: WebhookReceiver[] = [];
@@ -133,9 +137,29 @@ describe('A webhook subscription and its owner', () => {
     return { team, userId, email };
   };
 
+  /** The metrics endpoints of the two workers. */
+  const metricsUrls: string[] = [];
+  /** Subscriptions suspended, summed over both workers: the one whose command was accepted counts. */
+  const suspendedCount = async () => {
+    let total = 0;
+    for (const url of metricsUrls) {
+      const res = await fetch(`${url}/metrics`, { headers: { authorization: `Bearer ${METRICS_TOKEN}` } });
+      total += sampleSum(parseExposition(await res.text()), 'fts_webhook_subscriptions_stopped_total', {
+        reason: 'suspended',
+      });
+    }
+    return total;
+  };
+
   beforeAll(async () => {
     harness = await createWebhookHarness();
-    await Promise.all([harness.startWorker(), harness.startWorker()]);
+    const ports = [await freePort(), await freePort()];
+    metricsUrls.push(...ports.map((port) => `http://127.0.0.1:${port}`));
+    await Promise.all(
+      ports.map((port) =>
+        harness.startWorker({ METRICS_PORT: String(port), METRICS_HOST: '127.0.0.1', METRICS_TOKEN }),
+      ),
+    );
   }, 90_000);
   afterAll(async () => {
     await Promise.all(receivers.map((r) => r.stop()));
@@ -228,8 +252,9 @@ describe('A webhook subscription and its owner', () => {
     },
   );
 
-  it('When another Admin points a subscription at their own receiver and is then disabled, then nothing reaches that receiver after the disable and the subscription is suspended naming that Admin', async () => {
+  it('When another Admin points a subscription at their own receiver and is then disabled, then nothing reaches that receiver after the disable and the subscription is suspended naming that Admin, counted once across the workers', async () => {
     const { owner, id, marker } = await ownedBySecondAdmin();
+    const suspendedBefore = await suspendedCount();
     const redirector = await newAdmin();
     const theirs = await receiver();
     const updated = await redirector.send('UpdateWebhookSubscription', {
@@ -255,6 +280,10 @@ describe('A webhook subscription and its owner', () => {
       createdBy: owner.userId,
       ownerUserId: redirector.userId,
     });
+    // Counted by the worker whose suspension was accepted (a moment after its append); not by the
+    // refused twin.
+    await eventually(async () => (await suspendedCount()) > suspendedBefore, 5_000);
+    expect((await suspendedCount()) - suspendedBefore).toBe(1);
     await eventually(() => inOrderPerAggregate(marker, new Map([[after.team, 2]])).ok, 15_000);
     await eventually(() => ofAggregate(marker, after.userId).length === 1, 15_000);
     await new Promise((resolve) => setTimeout(resolve, QUIET_MS));

@@ -186,7 +186,9 @@ export class ImportQueue {
         await this.current.waitUntilReady();
         return;
       } catch (error) {
-        if (!isRedisUnavailable(error)) throw error;
+        // A connection closed for good (the process is stopping) will not set anything up.
+        const closed = isRedisClient(this.connection) && this.connection.status === 'end';
+        if (!isRedisUnavailable(error) || closed) throw error;
         this.logger.warn('import queue set-up failed with redis; setting it up again', {
           error: (error as Error).message,
           retryInMs: retryMs,

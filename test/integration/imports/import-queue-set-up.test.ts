@@ -58,4 +58,27 @@ onOneServer('Setting the import queue up', () => {
       await closeConnections(connection);
     }
   });
+
+  it('When its connection was closed for good (the process stops), then ready() fails at once instead of setting up again', async () => {
+    const connection = createRedisConnection(
+      { kind: 'standalone', url: testRedisEnv().REDIS_URL },
+      'request',
+      subject.logger,
+      'import-queue',
+    );
+    await waitForRedis(connection, subject.logger);
+    await closeConnections(connection);
+    const queue = new ImportQueue(
+      connection,
+      subject.redis,
+      subject.services.keys,
+      subject.config,
+      subject.logger,
+    );
+    try {
+      await expect(queue.ready()).rejects.toThrow();
+    } finally {
+      await queue.close();
+    }
+  });
 });

@@ -22,10 +22,19 @@ import {
   toJsonText,
 } from '../helpers/hostile-json';
 import { samplesFor } from '../helpers/joi-samples';
+import { expectExercised, leastExpected } from '../helpers/property-seed';
 import { expectImportAnswer } from '../helpers/response-shapes';
 
 /** Every registered importer, from the registry, so a new one is covered without a line here. */
 const IMPORTER_CASES = [...IMPORTERS.values()].map((importer) => [importer.importerType, importer] as const);
+
+/**
+ * How many bodies drawn from an importer's schema the schema accepts: 88.7% of UserSeeding's (4,000
+ * draws; an e-mail or a name the generator draws may still break a rule of the schema) and all of
+ * PlayerSeeding's, rounded down. It was "40 of 50", a lucky number: 3% of runs drew 39.
+ */
+const VALID_SAMPLES = 500;
+const VALID_ACCEPTED_SHARE = 0.85;
 
 /** The one key any import request changes: the bytes its account sent this minute. */
 const IMPORT_BYTE_BUDGET = [/:rate:import-bytes:/];
@@ -82,7 +91,7 @@ describe('POST /api/import under hostile input', () => {
     'When valid %s importData is drawn from its schema, then the schema accepts most of it (the properties below start from valid bodies)',
     (_, importer) => {
       const schema = importDataSchema(importer, subject.config.imports.maxRows);
-      const samples = fc.sample(samplesFor(schema), 50);
+      const samples = fc.sample(samplesFor(schema), VALID_SAMPLES);
       const accepted = samples.filter((sample) => {
         try {
           validate(schema, sample);
@@ -91,7 +100,11 @@ describe('POST /api/import under hostile input', () => {
           return false;
         }
       });
-      expect(accepted.length).toBeGreaterThanOrEqual(40);
+      expectExercised(
+        `${importer.importerType} bodies drawn from its schema that it accepts`,
+        accepted.length,
+        leastExpected(VALID_SAMPLES, VALID_ACCEPTED_SHARE),
+      );
     },
   );
 

@@ -21,19 +21,25 @@ onOneServer('Setting the import queue up', () => {
     proxy = await LossyProxy.start(testRedisEnv().REDIS_URL);
   });
 
+  /** A connection as the ingress gives its queue (a request connection of its own), once ready. */
+  const queueConnectionTo = async (url: string) => {
+    const connection = createRedisConnection(
+      { kind: 'standalone', url },
+      'request',
+      subject.logger,
+      'import-queue',
+    );
+    await waitForRedis(connection, subject.logger);
+    return connection;
+  };
+
   afterAll(async () => {
     await proxy.close();
     await subject.close();
   });
 
   it("When BullMQ's set-up outlasts the connection's command timeout, then ready() sets the queue up again and it answers", async () => {
-    const connection = createRedisConnection(
-      { kind: 'standalone', url: proxy.url },
-      'request',
-      subject.logger,
-      'import-queue',
-    );
-    await waitForRedis(connection, subject.logger);
+    const connection = await queueConnectionTo(proxy.url);
     proxy.holdReplies();
     const queue = new ImportQueue(
       connection,
@@ -60,13 +66,7 @@ onOneServer('Setting the import queue up', () => {
   });
 
   it('When its connection was closed for good (the process stops), then ready() fails at once instead of setting up again', async () => {
-    const connection = createRedisConnection(
-      { kind: 'standalone', url: testRedisEnv().REDIS_URL },
-      'request',
-      subject.logger,
-      'import-queue',
-    );
-    await waitForRedis(connection, subject.logger);
+    const connection = await queueConnectionTo(testRedisEnv().REDIS_URL);
     await closeConnections(connection);
     const queue = new ImportQueue(
       connection,

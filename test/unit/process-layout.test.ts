@@ -1,9 +1,8 @@
-import { execFile, execFileSync } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { promisify } from 'node:util';
+
+import { dependencyTree } from '../helpers/dependency-tree';
 
 /**
  * The tree's rule (CONTRIBUTING.md, ADR 0025): the top folders are the processes. `shared/` holds only
@@ -21,29 +20,6 @@ const ONE_PROCESS_BY_DESIGN: Readonly<Record<string, string>> = {
   'shared/sport/seasons.projection.ts':
     'a projection definition lives beside its aggregate: the worker applies it, the ingress reads the documents it defines (SeasonRounds) by their type only',
 };
-
-type DependencyTree = Record<string, readonly { readonly id: string | null }[] | null>;
-
-/** dpdm's tree of everything `entries` import (`-T`: runtime imports only, type-only ones dropped). */
-async function dependencyTree(entries: readonly string[], runtimeOnly: boolean): Promise<DependencyTree> {
-  const folder = await mkdtemp(path.join(tmpdir(), 'process-layout-'));
-  const output = path.join(folder, 'tree.json');
-  try {
-    const dpdm = require.resolve('dpdm/lib/bin/dpdm.js');
-    const flags = ['--no-tree', '--no-warning', '--no-circular', '--no-progress', '-o', output];
-    await promisify(execFile)(
-      process.execPath,
-      [dpdm, ...flags, ...(runtimeOnly ? ['-T'] : []), ...entries],
-      {
-        cwd: ROOT,
-        maxBuffer: 64 * 1024 * 1024,
-      },
-    );
-    return (JSON.parse(await readFile(output, 'utf8')) as { tree: DependencyTree }).tree;
-  } finally {
-    await rm(folder, { recursive: true, force: true });
-  }
-}
 
 async function reached(entry: string, runtimeOnly: boolean): Promise<Set<string>> {
   const tree = await dependencyTree([entry], runtimeOnly);

@@ -15,8 +15,12 @@ COPY clients/typescript/package.json clients/typescript/
 RUN npm ci --no-audit --no-fund
 
 COPY . .
+# valibot (under @bull-board/api) names TypeScript as an optional peer, so `npm prune` keeps that
+# devDependency (23 MB); nothing loads it at run time, and the image test holds node_modules to
+# the lockfile's production packages.
 RUN npm run build \
- && npm prune --omit=dev --no-audit --no-fund
+ && npm prune --omit=dev --no-audit --no-fund \
+ && rm -rf node_modules/typescript
 
 # --- runtime: compiled JavaScript, production node_modules, plain node ----------------------------
 # Same base as the build stage: npm ci picks prebuilt native add-ons (msgpackr-extract, and argon2

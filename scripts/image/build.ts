@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { createHash } from 'node:crypto';
+import { createHash, type Hash } from 'node:crypto';
 import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
 import path from 'node:path';
@@ -30,29 +30,36 @@ export const PLANTED = {
 } as const;
 
 /**
- * The build context: the repository's tracked files as they are in the working tree (a clean
- * checkout, plus uncommitted edits to tracked files), and the PLANTED files; `sources` digests the
- * tracked files and the base image's id.
+ * Copies the repository's tracked files, as they are in the working tree (a clean checkout, plus
+ * uncommitted edits to tracked files), into `destination`; `digest` is fed each path and content.
  */
-function buildContext(baseId: string): { context: string; sources: string } {
-  const context = mkdtempSync(path.join(tmpdir(), 'fts-image-context-'));
+export function copyTrackedFiles(destination: string, digest?: Hash): void {
   const tracked = execFileSync('git', ['ls-files', '-z'], { cwd: PROJECT_ROOT, encoding: 'utf8' })
     .split('\0')
     .filter((file) => file !== '')
     .sort();
-  const sources = createHash('sha256').update(`${baseId}\0`);
   for (const file of tracked) {
     // A tracked file deleted in the working tree is not in a checkout of it either.
     try {
-      cpSync(path.join(PROJECT_ROOT, file), path.join(context, file), { recursive: false });
-      sources
-        .update(`${file}\0`)
-        .update(readFileSync(path.join(context, file)))
+      cpSync(path.join(PROJECT_ROOT, file), path.join(destination, file), { recursive: false });
+      digest
+        ?.update(`${file}\0`)
+        .update(readFileSync(path.join(destination, file)))
         .update('\0');
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
     }
   }
+}
+
+/**
+ * The build context: the tracked files and the PLANTED ones; `sources` digests the tracked files and
+ * the base image's id.
+ */
+function buildContext(baseId: string): { context: string; sources: string } {
+  const context = mkdtempSync(path.join(tmpdir(), 'fts-image-context-'));
+  const sources = createHash('sha256').update(`${baseId}\0`);
+  copyTrackedFiles(context, sources);
   for (const [file, content] of Object.entries(PLANTED)) {
     mkdirSync(path.dirname(path.join(context, file)), { recursive: true });
     writeFileSync(path.join(context, file), content);

@@ -7,7 +7,8 @@ export const PODMAN_MISSING =
 
 /** The environment podman runs with: this machine's containers.conf unless the caller names one. */
 export function podmanEnv(env: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv {
-  return { ...env, CONTAINERS_CONF: env.CONTAINERS_CONF ?? path.join(__dirname, 'containers.conf') };
+  const named = env.CONTAINERS_CONF;
+  return { ...env, CONTAINERS_CONF: named ? path.resolve(named) : path.join(__dirname, 'containers.conf') };
 }
 
 export interface CommandResult {

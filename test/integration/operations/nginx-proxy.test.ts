@@ -12,7 +12,7 @@
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { once } from 'node:events';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { request as httpRequest, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -24,6 +24,7 @@ import { Agent, fetch } from 'undici';
 import { freePort } from '../../../scripts/lib/redis-server';
 import { createTestApp, type TestApp } from '../../helpers/app-fixture';
 import { eventually, PROJECT_ROOT } from '../../helpers/processes';
+import { selfSignedCertificate } from '../../helpers/self-signed';
 import { SseClient } from '../../helpers/sse-client';
 
 const SHIPPED = readFileSync(path.join(PROJECT_ROOT, 'deploy', 'nginx.conf'), 'utf8');
@@ -85,30 +86,7 @@ describe('The reverse proxy (deploy/nginx.conf) in front of an ingress', () => {
     await once(server, 'listening');
     dir = mkdtempSync(path.join(tmpdir(), 'fts-nginx-'));
     const tlsDir = path.join(dir, 'tls');
-    mkdirSync(tlsDir);
-    const made = spawnSync(
-      'openssl',
-      [
-        'req',
-        '-x509',
-        '-newkey',
-        'rsa:2048',
-        '-nodes',
-        '-days',
-        '1',
-        '-subj',
-        '/CN=localhost',
-        '-addext',
-        'subjectAltName=DNS:localhost,IP:127.0.0.1',
-        '-keyout',
-        path.join(tlsDir, 'key.pem'),
-        '-out',
-        path.join(tlsDir, 'cert.pem'),
-      ],
-      { encoding: 'utf8' },
-    );
-    if (made.status !== 0) throw new Error(`openssl could not make a certificate: ${made.stderr}`);
-    ca = readFileSync(path.join(tlsDir, 'cert.pem'), 'utf8');
+    ca = selfSignedCertificate(tlsDir);
     http = await freePort();
     const httpsPort = await freePort();
     https = `https://127.0.0.1:${httpsPort}`;

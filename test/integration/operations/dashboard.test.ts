@@ -26,6 +26,7 @@ import { startReceiver, WEBHOOK_TEST_ENV, type WebhookReceiver } from '../../hel
 
 const DASHBOARD = path.join(PROJECT_ROOT, 'deploy/grafana/dashboards/fantasy-team-service.json');
 const ALERT_RULES = path.join(PROJECT_ROOT, 'deploy/prometheus/alerts.yml');
+const AUTOSCALER = path.join(PROJECT_ROOT, 'deploy/kubernetes/keda-worker-scaler.yaml');
 const METRICS_TOKEN = 'dashboard-metrics-token-0123456789';
 const ADMIN = { email: 'dashboard-admin@example.com', password: 'dashboard-admin-password' };
 const MEMBER = { email: 'dashboard-member@example.com', password: 'dashboard-member-password' };
@@ -70,6 +71,23 @@ function alertQueries(): { alert: string; expr: string }[] {
       return { alert, expr: threshold[1] ?? '' };
     }),
   );
+}
+
+/**
+ * The queries of the example worker autoscaler (KEDA's Prometheus scaler), each trigger holding the
+ * fields that scaler requires (serverAddress, query, threshold).
+ */
+function autoscalerQueries(): { trigger: string; expr: string }[] {
+  const { spec } = parse(readFileSync(AUTOSCALER, 'utf8')) as {
+    spec: { triggers: { type: string; metadata: Record<string, string> }[] };
+  };
+  return spec.triggers.map(({ type, metadata }, index) => {
+    const missing = ['serverAddress', 'query', 'threshold'].filter((field) => !metadata[field]);
+    if (type !== 'prometheus' || missing.length > 0) {
+      throw new Error(`trigger ${index + 1} of ${AUTOSCALER}: type ${type}, missing ${missing.join(', ')}`);
+    }
+    return { trigger: `autoscaler trigger ${index + 1}`, expr: metadata.query ?? '' };
+  });
 }
 
 /**
@@ -220,7 +238,7 @@ describe('The Grafana dashboard', () => {
     expect(problems).toEqual([]);
   });
 
-  it('When a real Prometheus scrapes the ingress and the worker, then every rule evaluates and every dashboard and alert query returns data', async () => {
+  it('When a real Prometheus scrapes the ingress and the worker, then every rule evaluates and every dashboard, alert and autoscaler query returns data', async () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'fts-prometheus-'));
     const port = await freePort();
     const job = (name: string, url: string) => ({
@@ -278,6 +296,7 @@ describe('The Grafana dashboard', () => {
         expr: expr.replaceAll('$__rate_interval', '1m'),
       })),
       ...alertQueries().map(({ alert, expr }) => ({ what: `alert ${alert}`, expr })),
+      ...autoscalerQueries().map(({ trigger, expr }) => ({ what: trigger, expr })),
     ];
     try {
       await started;

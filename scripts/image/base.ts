@@ -3,6 +3,7 @@ import { mkdtemp } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import path from 'node:path';
 
+import { isRunning } from '../lib/run-stop';
 import { podman, podmanEnv, run } from './podman';
 
 /**
@@ -176,15 +177,6 @@ export async function withLock<T>(name: string, work: () => Promise<T>): Promise
     return await work();
   } finally {
     rmSync(lock, { recursive: true, force: true });
-  }
-}
-
-function isRunning(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
   }
 }
 

@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 
 import { podman, podmanEnv } from '../../scripts/image/podman';
-import type { ServiceProcess } from './processes';
+import { type ServiceProcess, watchedProcess } from './processes';
 
 /** A container of the service's image, run in the foreground by `podman run` (its exit is the container's). */
 export interface Container extends ServiceProcess {
@@ -44,27 +44,7 @@ export function runContainer(options: ContainerOptions): Container {
     ],
     { env: podmanEnv(), stdio: ['ignore', 'pipe', 'pipe'] },
   );
-  let out = '';
-  let err = '';
-  child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
-  child.stderr.on('data', (chunk: Buffer) => (err += chunk.toString()));
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  return {
-    name,
-    child,
-    stdout: () => out,
-    stderr: () => err,
-    exited,
-    async waitForOutput(text: string, timeoutMs = 60_000) {
-      const deadline = Date.now() + timeoutMs;
-      while (!out.includes(text)) {
-        if (child.exitCode !== null)
-          throw new Error(`container ${name} exited (${child.exitCode}): ${err || out}`);
-        if (Date.now() > deadline) throw new Error(`timed out waiting for "${text}"; output: ${out}${err}`);
-        await new Promise((resolve) => setTimeout(resolve, 100));
-      }
-    },
-  };
+  return { name, ...watchedProcess(child, `container ${name}`, 60_000) };
 }
 
 /** `podman stop`: SIGTERM, then SIGKILL after `graceSeconds`, as an orchestrator stops a container. */

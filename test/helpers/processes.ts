@@ -29,6 +29,18 @@ export function startServiceProcess(entry: string, env: Record<string, string>):
     env: { ...process.env, LOG_LEVEL: 'info', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
+  return watchedProcess(child);
+}
+
+/**
+ * A started child (stdout and stderr piped) as a ServiceProcess: its output collected, its exit
+ * awaited; `what` names it in a timeout's message, `defaultWaitMs` bounds waitForOutput.
+ */
+export function watchedProcess(
+  child: ChildProcess,
+  what = 'process',
+  defaultWaitMs = 15_000,
+): ServiceProcess {
   let out = '';
   let err = '';
   child.stdout?.on('data', (chunk: Buffer) => (out += chunk.toString()));
@@ -39,10 +51,10 @@ export function startServiceProcess(entry: string, env: Record<string, string>):
     stdout: () => out,
     stderr: () => err,
     exited,
-    async waitForOutput(text: string, timeoutMs = 15_000) {
+    async waitForOutput(text: string, timeoutMs = defaultWaitMs) {
       const deadline = Date.now() + timeoutMs;
       while (!out.includes(text)) {
-        if (child.exitCode !== null) throw new Error(`process exited (${child.exitCode}): ${err || out}`);
+        if (child.exitCode !== null) throw new Error(`${what} exited (${child.exitCode}): ${err || out}`);
         if (Date.now() > deadline) throw new Error(`timed out waiting for "${text}"; output: ${out}${err}`);
         await new Promise((resolve) => setTimeout(resolve, 50));
       }

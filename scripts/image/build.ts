@@ -5,7 +5,7 @@ import { homedir, tmpdir } from 'node:os';
 import path from 'node:path';
 
 import { ensureBaseImage, withLock } from './base';
-import { podman, podmanEnv, run } from './podman';
+import { podman, podmanEnv, pruneUnnamedImages, run } from './podman';
 
 const PROJECT_ROOT = path.resolve(__dirname, '..', '..');
 const CACHE_DIR = path.join(
@@ -124,7 +124,7 @@ export async function buildTestImage(): Promise<string> {
         TEST_IMAGE,
         context,
       ]);
-      await podman(['image', 'prune', '--force']);
+      await pruneUnnamedImages();
       return TEST_IMAGE;
     } finally {
       rmSync(context, { recursive: true, force: true });

@@ -54,3 +54,12 @@ export async function podman(args: readonly string[], input?: NodeJS.ReadableStr
   }
   return result.stdout;
 }
+
+/**
+ * Removes the build stages' unnamed images, so that repeated builds do not fill the disk. Best
+ * effort: podman refuses while a container still uses one (a test's, or a build that was stopped),
+ * and that must not fail the build that asked.
+ */
+export async function pruneUnnamedImages(): Promise<void> {
+  await run('podman', ['image', 'prune', '--force'], { env: podmanEnv() });
+}

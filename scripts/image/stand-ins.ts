@@ -5,7 +5,7 @@ import path from 'node:path';
 import { parse } from 'yaml';
 
 import { ensureBaseImage, withLock } from './base';
-import { podman, podmanEnv, run } from './podman';
+import { podman, podmanEnv, pruneUnnamedImages, run } from './podman';
 
 const PROJECT_ROOT = path.resolve(__dirname, '..', '..');
 /** Marks a stand-in built here, with a digest of its Containerfile: a changed file builds it again. */
@@ -68,6 +68,6 @@ export async function ensureStandIns(): Promise<void> {
         path.dirname(file),
       ]);
     }
-    await podman(['image', 'prune', '--force']);
+    await pruneUnnamedImages();
   });
 }

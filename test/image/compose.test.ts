@@ -39,10 +39,11 @@ const STARTED = ['redis', 'ingress', 'worker', 'proxy', 'prometheus'];
 /** Long enough for a busy machine (`up` takes about 40 s here). */
 const BLOCK_TIMEOUT_MS = 300_000;
 
-/** The ```sh blocks of docs/operators.md's "From a fresh machine", in order. */
-function walkThroughBlocks(): string[] {
+/** The ```sh blocks of the section of docs/operators.md headed `heading`, in order. */
+function guideBlocks(heading: string): string[] {
   const guide = readFileSync(path.join(PROJECT_ROOT, 'docs', 'operators.md'), 'utf8');
-  const start = guide.indexOf('### From a fresh machine\n');
+  const start = guide.indexOf(`### ${heading}\n`);
+  if (start < 0) throw new Error(`docs/operators.md has no section "${heading}"`);
   const section = guide.slice(start, guide.indexOf('\n### ', start + 1));
   return [...section.matchAll(/^ *```sh\n([\s\S]*?)^ *```$/gm)].map((block) =>
     block[1]!
@@ -93,7 +94,7 @@ set -euo pipefail
 `;
 
 describe('docs/operators.md "From a fresh machine", run', () => {
-  const blocks = walkThroughBlocks();
+  const blocks = [...guideBlocks('From a fresh machine'), ...guideBlocks('Scaling and draining workers')];
   let base: string;
   let checkout: string;
   let api: ChildProcess;
@@ -105,10 +106,9 @@ describe('docs/operators.md "From a fresh machine", run', () => {
 
   /** Runs one block by bash in `cwd`, running starting containers' healthchecks meanwhile. */
   const runBlock = async (index: number, cwd: string) => {
-    const script = blocks[index]!.replaceAll('<this repository>', PROJECT_ROOT).replaceAll(
-      '<ADMIN_PASSWORD>',
-      ADMIN.password,
-    );
+    const script = blocks[index]!.replaceAll('<this repository>', PROJECT_ROOT)
+      .replaceAll('<ADMIN_PASSWORD>', ADMIN.password)
+      .replaceAll('<container>', '"${FTS_PROJECT}_worker_1"');
     let finished = false;
     const ran = run('bash', ['-c', `${SHIMS}\n${script}`], { cwd, env }).finally(() => (finished = true));
     const deadline = Date.now() + BLOCK_TIMEOUT_MS;
@@ -200,8 +200,8 @@ describe('docs/operators.md "From a fresh machine", run', () => {
     if (base) rmSync(base, { recursive: true, force: true });
   }, 120_000);
 
-  it('When the guide is read, then its walk-through has the six command blocks this test runs', () => {
-    expect(blocks).toHaveLength(6);
+  it('When the guide is read, then its walk-through has the six command blocks this test runs, and scaling one', () => {
+    expect(blocks).toHaveLength(7);
   });
 
   it('When step 2 runs (clone, copy the settings), and .env is filled in as it says, then docker-compose reads the file, and refuses it without JWT_SECRET', async () => {
@@ -361,5 +361,30 @@ describe('docs/operators.md "From a fresh machine", run', () => {
       expect(loaded.filter((rule) => rule.health === 'err')).toEqual([]);
     },
     BLOCK_TIMEOUT_MS + 180_000,
+  );
+
+  it(
+    'When the block of "Scaling and draining workers" runs, then workers scale out and in, and every worker stopped drains and exits 0',
+    async () => {
+      await runBlock(6, checkout);
+      const workers = (
+        await podman([
+          'ps',
+          '--all',
+          '--filter',
+          `label=com.docker.compose.project=${project}`,
+          '--filter',
+          'label=com.docker.compose.service=worker',
+          '--format',
+          '{{.Status}}',
+        ])
+      )
+        .trim()
+        .split('\n');
+      // Scaled in to two, then both stopped: each drained (exit 0), none killed at the grace period's end.
+      expect(workers).toHaveLength(2);
+      expect(workers.filter((status) => !status.startsWith('Exited (0)'))).toEqual([]);
+    },
+    BLOCK_TIMEOUT_MS,
   );
 });

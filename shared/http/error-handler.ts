@@ -34,6 +34,9 @@ function isBodyParserError(error: unknown): error is BodyParserError {
  */
 export const REDIS_OUT_OF_MEMORY_RETRY_AFTER_SECONDS = 30;
 
+/** The 503's detail when Redis is away for a moment (a timeout, a lost connection): resend it. */
+export const TEMPORARILY_UNAVAILABLE_DETAIL = 'The service is temporarily unavailable. Try again shortly.';
+
 /** Unknown paths: a 404 problem. Registered after every route. */
 export function notFound(): RequestHandler {
   return (req, res) => {
@@ -104,10 +107,7 @@ export function errorHandler(logger: Logger): ErrorRequestHandler {
     if (isRedisUnavailable(error) || error instanceof AppendOutcomeUnknownError) {
       logger.warn('request failed: redis unavailable', { error: (error as Error).message });
       res.setHeader('Retry-After', '1');
-      sendProblem(
-        res,
-        problem(503, traceId, { detail: 'The service is temporarily unavailable. Try again shortly.' }),
-      );
+      sendProblem(res, problem(503, traceId, { detail: TEMPORARILY_UNAVAILABLE_DETAIL }));
       return;
     }
 

@@ -3,6 +3,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 
 import request, { type Response } from 'supertest';
 
+import { TEMPORARILY_UNAVAILABLE_DETAIL } from '../../shared/http/error-handler';
 import { createTestApp, type TestApp } from './app-fixture';
 import { type IgnoredKeys, redisState } from './redis-state';
 
@@ -37,7 +38,8 @@ const TEAM_ID = '4b1d6c9e-2f3a-4e5b-8c7d-9e0f1a2b3c4d';
  * How often a request answered "temporarily unavailable" is sent again. On a machine busy enough to
  * keep this process off the CPU for the ingress's Redis command timeout (2 s), a round trip times
  * out and the ingress answers that 503 with Retry-After, as it must; a client sends the request
- * again (a requestId makes that safe). Not a PROJECTION_BEHIND 503: the tests look for those.
+ * again (a requestId makes that safe). Not a PROJECTION_BEHIND 503 (the tests look for those), nor
+ * Redis out of memory (its own detail: a resend would not pass).
  */
 const UNAVAILABLE_RESENDS = 5;
 
@@ -45,7 +47,7 @@ function isTemporarilyUnavailable(res: Response): boolean {
   return (
     res.status === 503 &&
     res.headers['retry-after'] !== undefined &&
-    (res.body as { code?: unknown } | null)?.code === undefined
+    (res.body as { detail?: unknown } | null)?.detail === TEMPORARILY_UNAVAILABLE_DETAIL
   );
 }
 

@@ -3,7 +3,7 @@ import { MaxRetriesPerRequestError } from 'ioredis/built/errors';
 import request from 'supertest';
 
 import { AppendOutcomeUnknownError } from '../../shared/event-store/errors';
-import { errorHandler } from '../../shared/http/error-handler';
+import { errorHandler, TEMPORARILY_UNAVAILABLE_DETAIL } from '../../shared/http/error-handler';
 import { createLogger } from '../../shared/logger';
 
 const logger = createLogger({ level: 'error', processRole: 'test', silent: true });
@@ -41,7 +41,7 @@ describe('The error handler', () => {
       expect(res.body).toMatchObject({
         status: 503,
         title: 'Service Unavailable',
-        detail: 'The service is temporarily unavailable. Try again shortly.',
+        detail: TEMPORARILY_UNAVAILABLE_DETAIL,
       });
     },
   );

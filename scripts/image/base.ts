@@ -15,7 +15,8 @@ import { podman, podmanEnv, run } from './podman';
  * pulled) is used as it is.
  */
 const PROJECT_ROOT = path.resolve(__dirname, '..', '..');
-const CACHE_DIR = path.join(
+/** Where the image tooling keeps what outlives a run: npm's downloads, the locks. */
+export const CACHE_DIR = path.join(
   process.env.XDG_CACHE_HOME ?? path.join(homedir(), '.cache'),
   'fantasy-team-service',
 );

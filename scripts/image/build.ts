@@ -1,17 +1,13 @@
 import { execFileSync } from 'node:child_process';
 import { createHash, type Hash } from 'node:crypto';
 import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { homedir, tmpdir } from 'node:os';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 
-import { ensureBaseImage, withLock } from './base';
+import { CACHE_DIR, ensureBaseImage, withLock } from './base';
 import { podman, podmanEnv, pruneUnnamedImages, run } from './podman';
 
 const PROJECT_ROOT = path.resolve(__dirname, '..', '..');
-const CACHE_DIR = path.join(
-  process.env.XDG_CACHE_HOME ?? path.join(homedir(), '.cache'),
-  'fantasy-team-service',
-);
 
 /** The tag the image tests build and run. */
 export const TEST_IMAGE = 'localhost/fantasy-team-service:test';

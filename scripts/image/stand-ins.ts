@@ -20,7 +20,9 @@ export const STAND_INS = { redis: 'redis', proxy: 'nginx', prometheus: 'promethe
 
 /** The image docker-compose.yml names for `service`, with the registry's full name. */
 export function composeImage(service: keyof typeof STAND_INS): string {
-  const compose = parse(readFileSync(path.join(PROJECT_ROOT, 'docker-compose.yml'), 'utf8')) as {
+  const compose = parse(readFileSync(path.join(PROJECT_ROOT, 'docker-compose.yml'), 'utf8'), {
+    merge: true,
+  }) as {
     services: Record<string, { image?: string }>;
   };
   const image = compose.services[service]?.image;

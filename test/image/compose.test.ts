@@ -168,10 +168,13 @@ describe('docs/operators.md "From a fresh machine", run', () => {
     https = `https://127.0.0.1:${httpsPort}`;
     prometheus = `http://127.0.0.1:${prometheusPort}`;
     // The service's image under the name the compose file gives it, as `docker compose build` tags it.
-    const composed = parse(readFileSync(path.join(PROJECT_ROOT, 'docker-compose.yml'), 'utf8')) as {
-      services: Record<string, { image?: string }>;
-    };
-    await podman(['tag', image, `localhost/${composed.services.ingress!.image!}`]);
+    // The ingress has it through the `<<: *service` merge key, which YAML 1.2 reads only when asked.
+    const composed = parse(readFileSync(path.join(PROJECT_ROOT, 'docker-compose.yml'), 'utf8'), {
+      merge: true,
+    }) as { services: Record<string, { image?: string }> };
+    const serviceImage = composed.services.ingress?.image;
+    if (!serviceImage) throw new Error('docker-compose.yml names no image for the ingress');
+    await podman(['tag', image, `localhost/${serviceImage}`]);
 
     // podman's Docker API on a socket of this test's own.
     const socket = path.join(base, 'podman.sock');

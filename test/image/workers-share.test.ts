@@ -65,7 +65,7 @@ describe('Two worker containers and one ingress container', () => {
     Promise.all(
       users.map((user) => observer.services.store.streamLength('user', userIdForEmail(user.email))),
     );
-  /** Deliveries per (aggregate, version), and how many arrived twice or more under one webhook-id. */
+  /** The (aggregate, version) pairs delivered for `aggregateIds`, and the webhook-id of every delivery. */
   const deliveriesOf = (aggregateIds: ReadonlySet<string>) => {
     const delivered = parsedDeliveries(receiver).filter(({ payload }) =>
       aggregateIds.has(payload.data.aggregateId),

@@ -82,7 +82,7 @@ docker() {
       *) args+=("$arg") ;;
     esac
   done
-  if [ "$sub" = exec ]; then args=(exec -T "\${args[@]:1}"); fi
+  if [ "$sub" = exec ] || [ "$sub" = run ]; then args=("$sub" -T "\${args[@]:1}"); fi
   if [ "$sub" = up ]; then
     for arg in "\${args[@]:1}"; do case "$arg" in -*|*=*) ;; *) named=1 ;; esac; done
     if [ "$named" = 0 ]; then args+=(${STARTED.join(' ')}); fi
@@ -95,6 +95,14 @@ set -euo pipefail
 
 describe('docs/operators.md "From a fresh machine", run', () => {
   const blocks = [...guideBlocks('From a fresh machine'), ...guideBlocks('Scaling and draining workers')];
+  /** The lines of the rebuild sections that run in compose (the others run from a checkout). */
+  const inCompose = ['Rebuilding projections', 'Rebuilding snapshots'].map((heading) =>
+    guideBlocks(heading)
+      .join('\n')
+      .split('\n')
+      .filter((line) => line.endsWith('# in compose'))
+      .join('\n'),
+  );
   let base: string;
   let checkout: string;
   let api: ChildProcess;
@@ -104,9 +112,11 @@ describe('docs/operators.md "From a fresh machine", run', () => {
   let prometheus: string;
   let agent: Agent | undefined;
 
-  /** Runs one block by bash in `cwd`, running starting containers' healthchecks meanwhile. */
-  const runBlock = async (index: number, cwd: string) => {
-    const script = blocks[index]!.replaceAll('<this repository>', PROJECT_ROOT)
+  /** Runs one block (by its index in `blocks`, or its text) by bash in `cwd`, running starting containers' healthchecks meanwhile. */
+  const runBlock = async (block: number | string, cwd: string) => {
+    const label = typeof block === 'number' ? `block ${block + 1}` : 'the commands';
+    const script = (typeof block === 'number' ? blocks[block]! : block)
+      .replaceAll('<this repository>', PROJECT_ROOT)
       .replaceAll('<ADMIN_PASSWORD>', ADMIN.password)
       .replaceAll('<container>', '"${FTS_PROJECT}_worker_1"');
     let finished = false;
@@ -132,13 +142,10 @@ describe('docs/operators.md "From a fresh machine", run', () => {
       await Promise.all(starting.map((name) => run('podman', ['healthcheck', 'run', name], { env })));
       await new Promise((resolve) => setTimeout(resolve, 1_000));
     }
-    if (!finished)
-      throw new Error(`block ${index + 1} had not finished after ${BLOCK_TIMEOUT_MS} ms:\n${script}`);
+    if (!finished) throw new Error(`${label} had not finished after ${BLOCK_TIMEOUT_MS} ms:\n${script}`);
     const result = await ran;
     if (result.code !== 0) {
-      throw new Error(
-        `block ${index + 1} exited ${result.code}:\n${script}\n${result.stdout}\n${result.stderr}`,
-      );
+      throw new Error(`${label} exited ${result.code}:\n${script}\n${result.stdout}\n${result.stderr}`);
     }
     return result.stdout;
   };
@@ -387,6 +394,18 @@ describe('docs/operators.md "From a fresh machine", run', () => {
       // Scaled in to two, then both stopped: each drained (exit 0), none killed at the grace period's end.
       expect(workers).toHaveLength(2);
       expect(workers.filter((status) => !status.startsWith('Exited (0)'))).toEqual([]);
+    },
+    BLOCK_TIMEOUT_MS,
+  );
+
+  it(
+    'When the rebuild commands of the guide run in compose, then the projections and the snapshots are rebuilt in a one-off worker container',
+    async () => {
+      expect(inCompose.map((lines) => lines.split('\n').length)).toEqual([1, 1]);
+      const projections = await runBlock(inCompose[0]!, checkout);
+      const snapshots = await runBlock(inCompose[1]!, checkout);
+      expect(projections).toContain('"message":"projection rebuilt"');
+      expect(snapshots).toContain('"message":"snapshots rebuilt"');
     },
     BLOCK_TIMEOUT_MS,
   );

@@ -2,7 +2,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 
 import { ImportClient, type ImportItem } from './lib/import-client';
-import { median, percentile } from './lib/load';
+import { median, percentile, positiveNumberFromEnv } from './lib/load';
 import { markdownTable } from './lib/markdown-table';
 import { cpuSeconds } from './lib/process-cost';
 import { ensureBuilt, stopAll } from './lib/processes';
@@ -28,10 +28,10 @@ import {
  */
 
 const WORKER_COUNTS = (process.env.BENCH_WORKERS ?? '1,2,4').split(',').map(Number);
-const ROWS = Number(process.env.BENCH_IMPORT_ROWS ?? 20_000);
-const IMPORTS = Number(process.env.BENCH_IMPORTS ?? 4);
-const COMMAND_RATE = Number(process.env.BENCH_COMMAND_RATE ?? 100);
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+const ROWS = positiveNumberFromEnv('BENCH_IMPORT_ROWS', 20_000);
+const IMPORTS = positiveNumberFromEnv('BENCH_IMPORTS', 4);
+const COMMAND_RATE = positiveNumberFromEnv('BENCH_COMMAND_RATE', 100);
+const ROUNDS = positiveNumberFromEnv('BENCH_ROUNDS', 3);
 const TEAMS = 200;
 const PROBE_TEAMS = 20;
 const IMPORT_TIMEOUT_MS = 600_000;

@@ -4,7 +4,7 @@ import { homedir } from 'node:os';
 import path from 'node:path';
 
 import { isRunning } from '../lib/run-stop';
-import { podman, podmanEnv, run } from './podman';
+import { imageLabel, podman, run } from './podman';
 
 /**
  * The Dockerfile's base image (`node:24-bookworm-slim`), built here from Debian's packages where no
@@ -190,14 +190,9 @@ export async function ensureBaseImage(): Promise<string> {
   const node = nodePin();
   const label = `debian-${DEBIAN_SUITE}+node-${node.version}+npm-${NPM_VERSION}`;
   return withLock('image-base', async () => {
-    const present = await run(
-      'podman',
-      ['image', 'inspect', '--format', `{{index .Labels "${BASE_LABEL}"}}`, image],
-      { env: podmanEnv() },
-    );
-    const builtHere = present.stdout.trim();
-    const upToDate =
-      present.code === 0 && (builtHere === '' || builtHere === '<no value>' || builtHere === label);
+    const stored = await imageLabel(image, BASE_LABEL);
+    // A pulled image (no label) is used as it is; one built here is rebuilt when its pins changed.
+    const upToDate = stored === null || stored === label;
     if (!upToDate) await buildBase(image, label);
     return image;
   });

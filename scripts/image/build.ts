@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 
 import { CACHE_DIR, ensureBaseImage, withLock } from './base';
-import { podman, podmanEnv, pruneUnnamedImages, run } from './podman';
+import { imageLabel, podman, pruneUnnamedImages } from './podman';
 
 const PROJECT_ROOT = path.resolve(__dirname, '..', '..');
 
@@ -95,12 +95,7 @@ export async function buildTestImage(): Promise<string> {
   const baseId = (await podman(['image', 'inspect', '--format', '{{.Id}}', base])).trim();
   return withLock('image-build', async () => {
     const { context, sources } = buildContext(baseId);
-    const built = await run(
-      'podman',
-      ['image', 'inspect', '--format', `{{index .Labels "${SOURCES_LABEL}"}}`, TEST_IMAGE],
-      { env: podmanEnv() },
-    );
-    if (built.code === 0 && built.stdout.trim() === sources) {
+    if ((await imageLabel(TEST_IMAGE, SOURCES_LABEL)) === sources) {
       rmSync(context, { recursive: true, force: true });
       return TEST_IMAGE;
     }

@@ -63,3 +63,20 @@ export async function podman(args: readonly string[], input?: NodeJS.ReadableStr
 export async function pruneUnnamedImages(): Promise<void> {
   await run('podman', ['image', 'prune', '--force'], { env: podmanEnv() });
 }
+
+/**
+ * The value of `label` on the stored `image`: undefined when no such image is stored, null when it is
+ * stored without that label (pulled from a registry rather than built here).
+ */
+export async function imageLabel(image: string, label: string): Promise<string | null | undefined> {
+  const result = await run(
+    'podman',
+    ['image', 'inspect', '--format', `{{index .Labels "${label}"}}`, image],
+    {
+      env: podmanEnv(),
+    },
+  );
+  if (result.code !== 0) return undefined;
+  const value = result.stdout.trim();
+  return value === '' || value === '<no value>' ? null : value;
+}

@@ -5,7 +5,7 @@ import path from 'node:path';
 import { parse } from 'yaml';
 
 import { ensureBaseImage, withLock } from './base';
-import { podman, podmanEnv, pruneUnnamedImages, run } from './podman';
+import { imageLabel, podman, pruneUnnamedImages } from './podman';
 
 const PROJECT_ROOT = path.resolve(__dirname, '..', '..');
 /** Marks a stand-in built here, with a digest of its Containerfile: a changed file builds it again. */
@@ -48,16 +48,9 @@ export async function ensureStandIns(): Promise<void> {
       const file = path.join(__dirname, 'stand-ins', `${name}.Containerfile`);
       const digest = createHash('sha256').update(readFileSync(file)).digest('hex').slice(0, 16);
       const image = composeImage(service);
-      const stored = await run(
-        'podman',
-        ['image', 'inspect', '--format', `{{index .Labels "${STAND_IN_LABEL}"}}`, image],
-        {
-          env: podmanEnv(),
-        },
-      );
-      const label = stored.stdout.trim();
-      const pulled = stored.code === 0 && (label === '' || label === '<no value>');
-      if (pulled || (stored.code === 0 && label === digest)) continue;
+      const stored = await imageLabel(image, STAND_IN_LABEL);
+      // A pulled image (no label) is used as it is; a stand-in is rebuilt when its Containerfile changed.
+      if (stored === null || stored === digest) continue;
       await podman([
         'build',
         '--pull=never',

@@ -31,6 +31,7 @@ import { podman, podmanEnv, run } from '../../scripts/image/podman';
 import { ensureStandIns } from '../../scripts/image/stand-ins';
 import { freePort } from '../../scripts/lib/redis-server';
 import { eventually, PROJECT_ROOT } from '../helpers/processes';
+import { replaceOnce } from '../helpers/replace-once';
 
 /** The walk-through's own administrator (deploy/example.env's ADMIN_EMAIL) and the password step 2 sets. */
 const ADMIN = { email: 'admin@example.com', password: 'walk-through-admin-password' };
@@ -51,13 +52,6 @@ function guideBlocks(heading: string): string[] {
       .map((line) => line.replace(/^ {3}/, ''))
       .join('\n'),
   );
-}
-
-function replaceOnce(text: string, from: string, to: string): string {
-  if (text.split(from).length !== 2) {
-    throw new Error(`deploy/nginx.conf must hold "${from}" exactly once: update this test with it`);
-  }
-  return text.replace(from, to);
 }
 
 /** .env as step 2 asks it to be filled in. */

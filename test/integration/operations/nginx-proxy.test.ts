@@ -24,20 +24,13 @@ import { Agent, fetch } from 'undici';
 import { freePort } from '../../../scripts/lib/redis-server';
 import { createTestApp, type TestApp } from '../../helpers/app-fixture';
 import { eventually, PROJECT_ROOT } from '../../helpers/processes';
+import { replaceOnce } from '../../helpers/replace-once';
 import { selfSignedCertificate } from '../../helpers/self-signed';
 import { SseClient } from '../../helpers/sse-client';
 
 const SHIPPED = readFileSync(path.join(PROJECT_ROOT, 'deploy', 'nginx.conf'), 'utf8');
 const ADMIN = { email: 'proxy-admin@example.com', password: 'proxy admin password' };
 const EVENTS_READ_TIMEOUT_S = 2;
-
-function replaceOnce(text: string, from: string, to: string): string {
-  const at = text.indexOf(from);
-  if (at === -1 || text.indexOf(from, at + 1) !== -1) {
-    throw new Error(`deploy/nginx.conf must hold "${from}" exactly once: update this test with it`);
-  }
-  return text.slice(0, at) + to + text.slice(at + from.length);
-}
 
 /** The shipped configuration with this machine's addresses, certificate and a short stream timeout. */
 function configForTest(ports: { upstream: number; http: number; https: number }, tlsDir: string): string {

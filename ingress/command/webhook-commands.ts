@@ -134,10 +134,12 @@ async function prepare(
         SECRETS_FIELD,
       );
       const signingSecret = newSigningSecret();
+      // A secret sealed under a key replaced since (docs/operators.md, "Rotating JWT_SECRET") cannot
+      // sign anything any more: the rotation is how its subscription gets a working one.
       const previous =
         record.attachment === null
           ? null
-          : services.webhookSecrets.open(aggregateId, record.attachment).current;
+          : (services.webhookSecrets.openIfReadable(aggregateId, record.attachment)?.current ?? null);
       return {
         command: {
           type: 'RotateWebhookSecret',

@@ -54,6 +54,15 @@ function describe(detail: Joi.ValidationErrorItem): string {
 }
 
 /**
+ * Without DATA_ENCRYPTION_KEY, sealed data (queued imports, webhook signing secrets, which live as
+ * long as their subscription) is keyed by JWT_SECRET, so the rotation that retires the old secret
+ * would leave every subscription sealed before it unable to sign (ADR 0044). The old JWT_SECRET as
+ * DATA_ENCRYPTION_KEY derives the very key that sealed them.
+ */
+export const ROTATION_NEEDS_DATA_KEY =
+  'JWT_PREVIOUS_SECRET needs DATA_ENCRYPTION_KEY when NODE_ENV=production: without it, import jobs and webhook signing secrets are sealed under a key derived from JWT_SECRET and stop opening once the old secret is removed; set DATA_ENCRYPTION_KEY, on every ingress and worker, to the JWT_SECRET in use before this rotation (docs/operators.md, "Rotating JWT_SECRET")';
+
+/**
  * What production refuses that development allows. Without JWT_SECRET the ingress would sign with
  * a secret it generated and kept in Redis: anyone who can read Redis (a backup, a replica, a
  * MONITOR) could then mint tokens, and the secret cannot be rotated with a grace period. An old
@@ -71,6 +80,9 @@ function productionProblems(env: Readonly<Record<string, string | undefined>>): 
     problems.push(
       'JWT_PREVIOUS_SECRET needs JWT_PREVIOUS_SECRET_UNTIL when NODE_ENV=production (the instant the previous secret stops being accepted, e.g. now + JWT_TTL_SECONDS)',
     );
+  }
+  if (env.JWT_PREVIOUS_SECRET !== undefined && env.DATA_ENCRYPTION_KEY === undefined) {
+    problems.push(ROTATION_NEEDS_DATA_KEY);
   }
   return problems;
 }

@@ -285,7 +285,7 @@ export const SETTINGS = [
     doc: {
       expects: 'at least 32 characters',
       usedBy:
-        'both: import job data (seeded passwords among it) is encrypted in Redis with AES-256-GCM under a key derived (HKDF-SHA256) from it; when unset, from `JWT_SECRET`; with neither (development only), from the generated secret kept in Redis. Every ingress and worker must agree; jobs queued under `JWT_SECRET` or `JWT_PREVIOUS_SECRET` still open',
+        'both: import job data (seeded passwords among it) is encrypted in Redis with AES-256-GCM under a key derived (HKDF-SHA256) from it; when unset, from `JWT_SECRET`; with neither (development only), from the generated secret kept in Redis. Every ingress and worker must agree; jobs queued under `JWT_SECRET` or `JWT_PREVIOUS_SECRET` still open. Production refuses `JWT_PREVIOUS_SECRET` without it ([Rotating JWT_SECRET](#rotating-jwt_secret))',
     },
   }),
   setting({

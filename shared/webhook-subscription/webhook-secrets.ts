@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 
-import type { JobDataCipher } from '../importers/job-data-cipher';
+import { type JobDataCipher, UnreadableJobData } from '../importers/job-data-cipher';
 
 /**
  * The record field (an attachment: never in an event) holding a subscription's signing secrets,
@@ -33,5 +33,18 @@ export class WebhookSecrets {
 
   open(subscriptionId: string, sealed: string): SigningSecrets {
     return this.cipher.open(sealed, `webhook:${subscriptionId.toLowerCase()}`) as SigningSecrets;
+  }
+
+  /**
+   * The secrets, or null when no configured key opens them: sealed under a DATA_ENCRYPTION_KEY (or
+   * JWT_SECRET) replaced since, after a leak. A rotation then starts afresh rather than failing.
+   */
+  openIfReadable(subscriptionId: string, sealed: string): SigningSecrets | null {
+    try {
+      return this.open(subscriptionId, sealed);
+    } catch (error) {
+      if (error instanceof UnreadableJobData) return null;
+      throw error;
+    }
   }
 }

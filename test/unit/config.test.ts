@@ -1,4 +1,4 @@
-import { ConfigError, isLoopbackHost, loadConfig } from '../../shared/config';
+import { ConfigError, isLoopbackHost, loadConfig, ROTATION_NEEDS_DATA_KEY } from '../../shared/config';
 import { SETTINGS } from '../../shared/config/settings';
 
 describe('loadConfig', () => {
@@ -381,6 +381,7 @@ describe('loadConfig', () => {
           JWT_SECRET: secret,
           JWT_PREVIOUS_SECRET: previous,
           JWT_PREVIOUS_SECRET_UNTIL: '2026-12-01T12:00:00Z',
+          DATA_ENCRYPTION_KEY: previous,
         }).jwtPreviousSecret,
       ).toEqual({ secret: previous, until: new Date('2026-12-01T12:00:00Z') });
       // Outside production an open-ended grace period stays allowed (a developer's rotation drill).
@@ -388,6 +389,22 @@ describe('loadConfig', () => {
         secret: previous,
         until: undefined,
       });
+    });
+
+    it('When JWT_PREVIOUS_SECRET is set without DATA_ENCRYPTION_KEY in production, then loading fails saying which secret to set it to; outside production it loads', () => {
+      const rotating = {
+        JWT_SECRET: secret,
+        JWT_PREVIOUS_SECRET: previous,
+        JWT_PREVIOUS_SECRET_UNTIL: '2026-12-01T12:00:00Z',
+      };
+      expect(() => loadConfig({ NODE_ENV: 'production', ...rotating })).toThrow(
+        `Invalid configuration: ${ROTATION_NEEDS_DATA_KEY}`,
+      );
+      expect(ROTATION_NEEDS_DATA_KEY).toContain('to the JWT_SECRET in use before this rotation');
+      expect(
+        loadConfig({ NODE_ENV: 'production', ...rotating, DATA_ENCRYPTION_KEY: secret }).dataEncryptionKey,
+      ).toBe(secret);
+      expect(loadConfig(rotating).jwtPreviousSecret?.secret).toBe(previous);
     });
 
     it('When several settings are bad, then the production rules are named beside the others', () => {

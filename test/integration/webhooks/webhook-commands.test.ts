@@ -6,6 +6,8 @@ import { randomUUID } from 'node:crypto';
 
 import { WEBHOOK_TARGET_MESSAGES } from '../../../ingress/command/webhook-target';
 import { SECRET_NOT_REPEATED } from '../../../shared/event-store/command-answer';
+import { SECRETS_FIELD } from '../../../shared/webhook-subscription/webhook-secrets';
+import { webhookSubscriptionDecider } from '../../../shared/webhook-subscription/webhook-subscription.decider';
 import { WEBHOOK_MESSAGES } from '../../../shared/webhook-subscription/webhook-subscription.messages';
 import { createTestApp, type TestApp } from '../../helpers/app-fixture';
 import { redisContents } from '../../helpers/redis-state';
@@ -178,6 +180,37 @@ describe('Webhook subscription commands', () => {
     const stale = await admin.send('RotateWebhookSecret', { aggregateRootId }, { expectedVersion: 1 });
     expect(stale.status).toBe(409);
     expect(stale.body).toMatchObject({ errorCode: 'CONCURRENCY_CONFLICT' });
+  });
+
+  it('When the key its secret was sealed under has been replaced, then RotateWebhookSecret answers a new secret, which signs from then on', async () => {
+    const aggregateRootId = randomUUID();
+    expect((await create({ aggregateRootId })).status).toBe(200);
+    // The same data, served by an ingress whose secrets are all new (leaked ones replaced).
+    const rekeyed = await createTestApp({
+      WEBHOOK_ALLOW_PRIVATE_TARGETS: 'false',
+      REDIS_KEY_PREFIX: subject.config.redisKeyPrefix,
+      JWT_SECRET: 'the-jwt-secret-that-replaced-a-leaked-one',
+      DATA_ENCRYPTION_KEY: 'a-data-encryption-key-replaced-after-a-leak',
+    });
+    try {
+      const rekeyedAdmin = await adminCommander(rekeyed.app, (user) => rekeyed.createUser(user));
+      const rotated = await rekeyedAdmin.send('RotateWebhookSecret', { aggregateRootId });
+      expect(rotated.status).toBe(200);
+      const fresh = (rotated.body as { signingSecret: string }).signingSecret;
+      expect(fresh).toMatch(SECRET);
+      const record = await rekeyed.services.store.loadRecordWith(
+        webhookSubscriptionDecider.aggregateType,
+        aggregateRootId,
+        webhookSubscriptionDecider.initialState,
+        SECRETS_FIELD,
+      );
+      expect(rekeyed.services.webhookSecrets.open(aggregateRootId, record.attachment!)).toEqual({
+        current: fresh,
+        previous: null,
+      });
+    } finally {
+      await rekeyed.close();
+    }
   });
 
   it('When a subscription is disabled, enabled and deleted, then each step succeeds once and a deleted one refuses more', async () => {

@@ -10,13 +10,14 @@
  *   redis-server, nginx (1.22) and prometheus (2.42) on the local base (scripts/image/stand-ins/);
  *   Jaeger and Grafana have no package here and are not started;
  * - the proxy's configuration loses what nginx 1.22 and podman's DNS lack: `resolve` on the upstream
- *   server (nginx 1.27.3) and Docker's resolver address 127.0.0.11 (each must match exactly once);
+ *   server (nginx 1.27.3) and Docker's resolver address 127.0.0.11 (each must match exactly once), so
+ *   after the ingress replicas are recreated the test restarts the proxy, which re-resolves them;
  * - `curl` to https://localhost reaches the proxy on the test's port; Prometheus is published on a
  *   loopback port so that the test can ask it;
  * - podman runs healthchecks from systemd timers, and this machine has none: while a block runs, the
  *   test runs each starting container's own healthcheck (`podman healthcheck run`) every second.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { once } from 'node:events';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -30,6 +31,7 @@ import { buildTestImage } from '../../scripts/image/build';
 import { podman, podmanEnv, run } from '../../scripts/image/podman';
 import { ensureStandIns } from '../../scripts/image/stand-ins';
 import { freePort } from '../../scripts/lib/redis-server';
+import { guideBlocks, guideProse } from '../helpers/operators-guide';
 import { eventually, PROJECT_ROOT } from '../helpers/processes';
 import { replaceOnce } from '../helpers/replace-once';
 
@@ -39,20 +41,6 @@ const ADMIN = { email: 'admin@example.com', password: 'walk-through-admin-passwo
 const STARTED = ['redis', 'ingress', 'worker', 'proxy', 'prometheus'];
 /** Long enough for a busy machine (`up` takes about 40 s here). */
 const BLOCK_TIMEOUT_MS = 300_000;
-
-/** The ```sh blocks of the section of docs/operators.md headed `heading`, in order. */
-function guideBlocks(heading: string): string[] {
-  const guide = readFileSync(path.join(PROJECT_ROOT, 'docs', 'operators.md'), 'utf8');
-  const start = guide.indexOf(`### ${heading}\n`);
-  if (start < 0) throw new Error(`docs/operators.md has no section "${heading}"`);
-  const section = guide.slice(start, guide.indexOf('\n### ', start + 1));
-  return [...section.matchAll(/^ *```sh\n([\s\S]*?)^ *```$/gm)].map((block) =>
-    block[1]!
-      .split('\n')
-      .map((line) => line.replace(/^ {3}/, ''))
-      .join('\n'),
-  );
-}
 
 /** .env as step 2 asks it to be filled in. */
 function fillEnv(file: string, values: Record<string, string>): void {
@@ -105,6 +93,8 @@ describe('docs/operators.md "From a fresh machine", run', () => {
   let https: string;
   let prometheus: string;
   let agent: Agent | undefined;
+  /** The JWT_SECRET step 2 puts in .env. */
+  let jwtSecret: string;
 
   /** Runs one block (by its index in `blocks`, or its text) by bash in `cwd`, running starting containers' healthchecks meanwhile. */
   const runBlock = async (block: number | string, cwd: string) => {
@@ -142,6 +132,28 @@ describe('docs/operators.md "From a fresh machine", run', () => {
       throw new Error(`${label} exited ${result.code}:\n${script}\n${result.stdout}\n${result.stderr}`);
     }
     return result.stdout;
+  };
+  /** A bearer token for the administrator, asked of the proxy. */
+  const adminToken = async () => {
+    const answer = await fetch(`${https}/api/auth/token`, {
+      dispatcher: agent,
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ grant_type: 'password', username: ADMIN.email, password: ADMIN.password }),
+    });
+    if (answer.status !== 200) throw new Error(`the token endpoint answered ${answer.status}`);
+    return ((await answer.json()) as { access_token: string }).access_token;
+  };
+  /** The status of `CurrentUser` asked through the proxy with `token`. */
+  const currentUser = async (token: string) => {
+    const answer = await fetch(`${https}/api/readmodel`, {
+      dispatcher: agent,
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+      body: JSON.stringify({ query: { queryType: 'CurrentUser' } }),
+    });
+    await answer.body?.cancel();
+    return answer.status;
   };
   const compose = (...args: string[]) =>
     run(
@@ -208,13 +220,24 @@ describe('docs/operators.md "From a fresh machine", run', () => {
     expect(blocks).toHaveLength(7);
   });
 
-  it('When step 2 runs (clone, copy the settings), and .env is filled in as it says, then docker-compose reads the file, and refuses it without JWT_SECRET', async () => {
+  it('When step 2 runs (clone, copy the settings), and .env is filled in as it says with the secrets its commands make, then docker-compose reads the file, and refuses it without JWT_SECRET', async () => {
     await runBlock(0, base);
+    // Each secret made by the command step 2 names for it.
+    const secrets = Object.fromEntries(
+      [...guideProse('From a fresh machine').matchAll(/`([A-Z_]+)`(?: too)? \(`(openssl rand [^`]+)`\)/g)].map(
+        ([, name, command]) => [name!, execFileSync('bash', ['-c', command!], { encoding: 'utf8' }).trim()],
+      ),
+    );
+    expect(Object.keys(secrets).sort()).toEqual([
+      'DATA_ENCRYPTION_KEY',
+      'JWT_SECRET',
+      'METRICS_TOKEN',
+      'REDIS_PASSWORD',
+    ]);
+    jwtSecret = secrets.JWT_SECRET!;
     fillEnv(path.join(checkout, '.env'), {
       ADMIN_PASSWORD: ADMIN.password,
-      JWT_SECRET: randomUUID() + randomUUID(),
-      REDIS_PASSWORD: randomUUID(),
-      METRICS_TOKEN: randomUUID(),
+      ...secrets,
       HTTPS_PORT: env.FTS_HTTPS_PORT!,
       HTTP_PORT: env.FTS_HTTP_PORT!,
       // Jaeger is not started here.
@@ -303,14 +326,7 @@ describe('docs/operators.md "From a fresh machine", run', () => {
   }, 60_000);
 
   it('When a client sends a command over HTTPS through the proxy, then a worker projects it and the read at its version answers 200', async () => {
-    const token = await fetch(`${https}/api/auth/token`, {
-      dispatcher: agent,
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ grant_type: 'password', username: ADMIN.email, password: ADMIN.password }),
-    });
-    expect(token.status).toBe(200);
-    const authorization = `Bearer ${((await token.json()) as { access_token: string }).access_token}`;
+    const authorization = `Bearer ${await adminToken()}`;
     const post = (route: string, body: unknown) =>
       fetch(`${https}${route}`, {
         dispatcher: agent,
@@ -336,6 +352,53 @@ describe('docs/operators.md "From a fresh machine", run', () => {
     }, 60_000);
     expect(read?.body).toMatchObject({ results: [{ id: teamId, name: 'Compose United' }] });
   }, 120_000);
+
+  it(
+    'When JWT_SECRET is rotated in the three steps of "Rotating JWT_SECRET", then a token signed before stays accepted until the old secret is removed, and one signed after stays accepted',
+    async () => {
+      const rotation = guideProse('Rotating JWT_SECRET');
+      const steps = [
+        '`JWT_SECRET=<old>`, `JWT_PREVIOUS_SECRET=<new>`, `JWT_PREVIOUS_SECRET_UNTIL=<an instant after step 2, e.g. tomorrow>`',
+        '`JWT_SECRET=<new>`, `JWT_PREVIOUS_SECRET=<old>`, `JWT_PREVIOUS_SECRET_UNTIL=<now + JWT_TTL_SECONDS>`',
+        'remove `JWT_PREVIOUS_SECRET` and `JWT_PREVIOUS_SECRET_UNTIL` at the next deployment',
+      ];
+      for (const step of steps) expect(rotation).toContain(step);
+      expect(rotation.split('`docker compose up -d ingress`')).toHaveLength(3);
+
+      const [oldSecret, newSecret] = [jwtSecret, randomUUID() + randomUUID()];
+      /** `docker compose up -d ingress` with .env as a step leaves it, then the proxy again (see the header). */
+      const deploy = async (settings: Record<string, string>) => {
+        fillEnv(path.join(checkout, '.env'), settings);
+        await runBlock('docker compose up -d ingress', checkout);
+        await runBlock('docker compose restart proxy', checkout);
+        await eventually(
+          async () => [200, 401].includes(await currentUser(signedBefore).catch(() => 0)),
+          120_000,
+          500,
+        );
+      };
+      const signedBefore = await adminToken();
+
+      await deploy({
+        JWT_SECRET: oldSecret,
+        JWT_PREVIOUS_SECRET: newSecret,
+        JWT_PREVIOUS_SECRET_UNTIL: new Date(Date.now() + 86_400_000).toISOString(),
+      });
+      expect(await currentUser(signedBefore)).toBe(200);
+
+      await deploy({
+        JWT_SECRET: newSecret,
+        JWT_PREVIOUS_SECRET: oldSecret,
+        JWT_PREVIOUS_SECRET_UNTIL: new Date(Date.now() + 3_600_000).toISOString(),
+      });
+      const signedAfter = await adminToken();
+      expect([await currentUser(signedBefore), await currentUser(signedAfter)]).toEqual([200, 200]);
+
+      await deploy({ JWT_PREVIOUS_SECRET: '', JWT_PREVIOUS_SECRET_UNTIL: '' });
+      expect([await currentUser(signedBefore), await currentUser(signedAfter)]).toEqual([401, 200]);
+    },
+    BLOCK_TIMEOUT_MS * 2,
+  );
 
   it(
     'When steps 6 and 7 run, then five workers run and Prometheus scrapes all seven replicas with METRICS_TOKEN, and its alert rules load',

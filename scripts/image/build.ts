@@ -81,6 +81,16 @@ function machineTrust(work: string): string[] {
   ];
 }
 
+/**
+ * What `podman build` adds on this machine, and only that: npm's download cache kept between builds,
+ * and the machine's trust (above); `work` is a scratch folder of the caller's.
+ */
+export function machineBuildArgs(work: string): string[] {
+  const npmCache = path.join(CACHE_DIR, 'image-npm-cache');
+  mkdirSync(npmCache, { recursive: true });
+  return ['--volume', `${npmCache}:/root/.npm`, ...machineTrust(work)];
+}
+
 /** Labels the test image with a digest of the sources it was built from. */
 const SOURCES_LABEL = 'fantasy-team-service.sources';
 
@@ -100,15 +110,11 @@ export async function buildTestImage(): Promise<string> {
       return TEST_IMAGE;
     }
     const work = mkdtempSync(path.join(tmpdir(), 'fts-image-build-'));
-    const npmCache = path.join(CACHE_DIR, 'image-npm-cache');
-    mkdirSync(npmCache, { recursive: true });
     try {
       await podman([
         'build',
         '--pull=never',
-        '--volume',
-        `${npmCache}:/root/.npm`,
-        ...machineTrust(work),
+        ...machineBuildArgs(work),
         '--label',
         `${SOURCES_LABEL}=${sources}`,
         '--tag',

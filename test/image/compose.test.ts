@@ -224,9 +224,12 @@ describe('docs/operators.md "From a fresh machine", run', () => {
     await runBlock(0, base);
     // Each secret made by the command step 2 names for it.
     const secrets = Object.fromEntries(
-      [...guideProse('From a fresh machine').matchAll(/`([A-Z_]+)`(?: too)? \(`(openssl rand [^`]+)`\)/g)].map(
-        ([, name, command]) => [name!, execFileSync('bash', ['-c', command!], { encoding: 'utf8' }).trim()],
-      ),
+      [
+        ...guideProse('From a fresh machine').matchAll(/`([A-Z_]+)`(?: too)? \(`(openssl rand [^`]+)`\)/g),
+      ].map(([, name, command]) => [
+        name!,
+        execFileSync('bash', ['-c', command!], { encoding: 'utf8' }).trim(),
+      ]),
     );
     expect(Object.keys(secrets).sort()).toEqual([
       'DATA_ENCRYPTION_KEY',

@@ -47,6 +47,31 @@ function atTheBounds(requestId: string): string {
   return `${head}${Array.from({ length: 160_000 }, () => user).join(',')}]}}`;
 }
 
+const USERS_HEAD = (requestId: string) =>
+  `{"requestId":"${requestId}","importerType":"UserSeeding","importData":{"users":[`;
+
+/** Issue 38's audit: 160,000 objects whose four keys no other object has, within the counts. */
+function differentKeys(requestId: string): string {
+  const rows = Array.from({ length: 159_990 }, (_, j) => `{"a${j}":1,"b${j}":1,"c${j}":2,"d${j}":3}`);
+  return `${USERS_HEAD(requestId)}${rows.join(',')}]}}`;
+}
+
+/** Issue 38's audit: 1.28 million different short strings, within the counts. */
+function differentShortStrings(requestId: string): string {
+  const values = Array.from({ length: 1_280_000 }, (_, j) => `"${j.toString(36)}"`);
+  return `${USERS_HEAD(requestId)}${values.join(',')}]}}`;
+}
+
+/**
+ * The most the bounds let through with short strings: 10,000 rows of twelve different short strings
+ * (the bound a row) and a hundred numbers, 124 keys and values a row (the bound is 128).
+ */
+function shortStringsAtTheBounds(requestId: string): string {
+  const row = (i: number) =>
+    `{${Array.from({ length: 12 }, (_, k) => `"k${k}":"${(i * 12 + k).toString(36)}"`).join(',')},"n":[${Array.from({ length: 100 }, () => 0).join(',')}]}`;
+  return `${USERS_HEAD(requestId)}${Array.from({ length: 10_000 }, (_, i) => row(i)).join(',')}]}}`;
+}
+
 const brotli = (text: string) =>
   brotliCompressSync(Buffer.from(text), { params: { [zlib.BROTLI_PARAM_QUALITY]: 11 } });
 
@@ -71,6 +96,18 @@ function bodies(): Body[] {
       bytes: () => Buffer.from(atTheBounds(randomUUID())),
       inflatedBytes: bound.length,
     },
+    ...(
+      [
+        ['different keys, uncompressed', differentKeys],
+        ['different short strings, uncompressed', differentShortStrings],
+        ['short strings at the bounds, uncompressed', shortStringsAtTheBounds],
+      ] as const
+    ).map(([label, make]) => ({
+      label,
+      encoding: 'identity' as const,
+      bytes: () => Buffer.from(make(randomUUID())),
+      inflatedBytes: make(randomUUID()).length,
+    })),
   ];
 }
 

@@ -2,6 +2,8 @@ import zlib from 'node:zlib';
 
 import express, { type NextFunction, type Request, type RequestHandler, type Response } from 'express';
 
+import { DistinctHashes, hashByte, hashStart } from './distinct-hashes';
+
 /**
  * How request bodies are read. Nothing here runs app-wide: each route that takes a body places
  * its reader after authentication (the token endpoint, which reads credentials from its body,
@@ -25,6 +27,9 @@ export const BODY_MESSAGES = {
   tooDeep: `The request body is nested deeper than ${MAX_JSON_DEPTH} levels.`,
   tooManyContainers: (max: number) => `The request body holds more than ${max} objects and arrays.`,
   tooManyItems: (max: number) => `The request body holds more than ${max} keys and values.`,
+  tooManyDistinctKeys: (max: number) => `The request body holds more than ${max} different keys.`,
+  tooManyShortStrings: (max: number) =>
+    `The request body holds more than ${max} different strings of ${SHORT_STRING_BYTES} bytes or fewer.`,
   notUtf8: 'The request body must be UTF-8 (JSON has no other charset).',
   encoding: (encoding: string) =>
     `Content-Encoding ${encoding} is not accepted: send ${ACCEPTED_CONTENT_ENCODINGS.join(', ')}.`,
@@ -68,21 +73,46 @@ export interface JsonValueBounds {
   readonly maxContainers: number;
   /** Keys and values, at most: counted as the `:` and `,` between them. */
   readonly maxItems: number;
+  /**
+   * Different keys, at most (as written: an escaped key counts apart from its plain twin). V8 keeps
+   * one copy of every key and a hidden class per new set of keys, so 640,000 different keys cost
+   * JSON.parse over a second and 400 MB, where as many repeated ones cost a tenth of that.
+   */
+  readonly maxDistinctKeys?: number;
+  /**
+   * Different string values of SHORT_STRING_BYTES or fewer, at most: V8 keeps one copy of each short
+   * string value too, about 0.4 µs apiece, so a million different ones cost half a second.
+   */
+  readonly maxDistinctShortStrings?: number;
 }
 
+/**
+ * The longest string value JSON.parse interns (V8 interns values of up to 10 characters; measured,
+ * bench/RESULTS.md, issue 38): values this long or shorter are the ones a bound on distinct short
+ * strings counts. Bytes, not characters: a multi-byte character only makes a string count sooner.
+ */
+export const SHORT_STRING_BYTES = 10;
+
 /** What the raw-byte scan found wrong with a JSON text's shape, if anything. */
-export type JsonShapeFault = 'tooDeep' | 'tooManyContainers' | 'tooManyItems';
+export type JsonShapeFault =
+  'tooDeep' | 'tooManyContainers' | 'tooManyItems' | 'tooManyDistinctKeys' | 'tooManyShortStrings';
 
 const COLON = 0x3a;
 const COMMA = 0x2c;
+const SPACE = 0x20;
+const TAB = 0x09;
+const LINE_FEED = 0x0a;
+const CARRIAGE_RETURN = 0x0d;
 
 /**
  * The raw-byte scan of a JSON text (UTF-8), fed in chunks as they arrive (a compressed body is
  * scanned as it inflates, so a bomb stops inflating at its first fault): whether it opens more
  * than `maxDepth` arrays and objects inside each other, or holds more than the `bounds` allow.
  * String-aware (brackets, colons and commas inside strings do not count, nor an escaped quote); in
- * UTF-8 these ASCII bytes never occur inside a multi-byte character. Malformed text is
- * JSON.parse's to refuse, not this scan's.
+ * UTF-8 these ASCII bytes never occur inside a multi-byte character. With a bound on distinct keys
+ * or short strings, each string's bytes are hashed as they are skipped (a seeded hash, so that
+ * nobody can prepare colliding strings), and a string is a key when the next byte that is not
+ * white space is a colon. Malformed text is JSON.parse's to refuse, not this scan's.
  */
 export class JsonShapeScan {
   private depth = 0;
@@ -94,6 +124,21 @@ export class JsonShapeScan {
   private fault: JsonShapeFault | undefined;
   private readonly maxContainers: number;
   private readonly maxItems: number;
+  /** Present only with a bound on them: the scan hashes strings only then. */
+  private readonly distinctKeys: DistinctHashes | undefined;
+  private readonly distinctShortStrings: DistinctHashes | undefined;
+  private readonly hashing: boolean;
+  /**
+   * The string being skipped, or the one that just ended: the hash of its bytes in earlier chunks,
+   * its length so far, and where its bytes lie in the current chunk (hashed only when needed).
+   */
+  private stringHash = 0;
+  private stringBytes = 0;
+  private segment: Uint8Array | undefined;
+  private segmentFrom = 0;
+  private segmentTo = 0;
+  /** A string ended and the scan has not yet seen whether a colon (a key) or a value's end follows. */
+  private stringPending = false;
 
   constructor(
     private readonly maxDepth: number,
@@ -101,6 +146,11 @@ export class JsonShapeScan {
   ) {
     this.maxContainers = bounds?.maxContainers ?? Infinity;
     this.maxItems = bounds?.maxItems ?? Infinity;
+    const { maxDistinctKeys, maxDistinctShortStrings } = bounds ?? {};
+    this.distinctKeys = maxDistinctKeys === undefined ? undefined : new DistinctHashes(maxDistinctKeys);
+    this.distinctShortStrings =
+      maxDistinctShortStrings === undefined ? undefined : new DistinctHashes(maxDistinctShortStrings);
+    this.hashing = this.distinctKeys !== undefined || this.distinctShortStrings !== undefined;
   }
 
   /** Scans the next chunk; the first fault found (then and after), or undefined. */
@@ -110,14 +160,22 @@ export class JsonShapeScan {
     if (length === 0) return undefined;
     let i = 0;
     if (this.inString) {
-      i = this.skipString(bytes, this.escaped ? 1 : 0);
+      i = this.skipString(bytes, 0);
       if (i >= length) return undefined;
       i++;
     }
     for (; i < length; i++) {
-      const byte = bytes[i];
+      const byte = bytes[i]!;
+      if (this.stringPending) {
+        if (byte === SPACE || byte === LINE_FEED || byte === CARRIAGE_RETURN || byte === TAB) continue;
+        const fault = this.classifyString(byte === COLON);
+        if (fault !== undefined) return (this.fault = fault);
+      }
       if (byte === QUOTE) {
         this.inString = true;
+        this.escaped = false;
+        this.stringHash = hashStart();
+        this.stringBytes = 0;
         i = this.skipString(bytes, i + 1);
       } else if (byte === OPEN_BRACKET || byte === OPEN_BRACE) {
         if (++this.depth > this.maxDepth) return (this.fault = 'tooDeep');
@@ -128,30 +186,75 @@ export class JsonShapeScan {
         if (++this.items > this.maxItems) return (this.fault = 'tooManyItems');
       }
     }
+    // What follows the string is in the next chunk: hash its bytes while this chunk is at hand.
+    if (this.stringPending) this.hashSegment();
     return undefined;
   }
 
   /**
-   * From `from`, inside a string: the index of its closing quote (the string ends), or `length`
-   * when the chunk ends first (noting whether it ended on an escaping backslash).
+   * The string that just ended was a key (`isKey`) or a value: counted where its bound asks. Only
+   * keys and short values are hashed: a long value's bytes are never read twice.
+   */
+  private classifyString(isKey: boolean): JsonShapeFault | undefined {
+    this.stringPending = false;
+    if (!isKey && this.stringBytes > SHORT_STRING_BYTES) {
+      this.segment = undefined;
+      return undefined;
+    }
+    this.hashSegment();
+    if (isKey) return this.distinctKeys?.addPastMax(this.stringHash) ? 'tooManyDistinctKeys' : undefined;
+    return this.distinctShortStrings?.addPastMax(this.stringHash) ? 'tooManyShortStrings' : undefined;
+  }
+
+  /** Folds the string's bytes in the current chunk into its hash. */
+  private hashSegment(): void {
+    const bytes = this.segment;
+    if (bytes === undefined) return;
+    let hash = this.stringHash;
+    for (let k = this.segmentFrom; k < this.segmentTo; k++) hash = hashByte(hash, bytes[k]!);
+    this.stringHash = hash;
+    this.segment = undefined;
+  }
+
+  /**
+   * From `from`, inside a string (its first byte escaped when the last chunk ended on a
+   * backslash): the index of its closing quote (the string ends), or `length` when the chunk ends
+   * first. With a bound on distinct strings, notes where its bytes lie (the closing quote
+   * excluded) and how many there are, escapes counted as written.
    */
   private skipString(bytes: Uint8Array, from: number): number {
     const length = bytes.length;
-    this.escaped = false;
-    for (let i = from; i < length; i++) {
+    let i = from;
+    if (this.escaped && i < length) {
+      this.escaped = false;
+      i++;
+    }
+    for (; i < length; i++) {
       const byte = bytes[i];
       if (byte === BACKSLASH) {
         if (i + 1 === length) {
           this.escaped = true;
-          return length;
+          break;
         }
         i++;
       } else if (byte === QUOTE) {
         this.inString = false;
+        if (this.hashing) this.noteSegment(bytes, from, i, true);
         return i;
       }
     }
+    if (this.hashing) this.noteSegment(bytes, from, length, false);
     return length;
+  }
+
+  private noteSegment(bytes: Uint8Array, from: number, to: number, ended: boolean): void {
+    this.segment = bytes;
+    this.segmentFrom = from;
+    this.segmentTo = to;
+    this.stringBytes += to - from;
+    if (ended) this.stringPending = true;
+    // The string goes on in the next chunk: this one's bytes are hashed now, while they are at hand.
+    else this.hashSegment();
   }
 }
 
@@ -183,6 +286,18 @@ function shapeRefusal(fault: JsonShapeFault, bounds: JsonValueBounds | undefined
     case 'tooManyItems':
       return new BodyRefusal(
         BODY_MESSAGES.tooManyItems(bounds?.maxItems ?? 0),
+        'entity.too.many.values',
+        400,
+      );
+    case 'tooManyDistinctKeys':
+      return new BodyRefusal(
+        BODY_MESSAGES.tooManyDistinctKeys(bounds?.maxDistinctKeys ?? 0),
+        'entity.too.many.values',
+        400,
+      );
+    case 'tooManyShortStrings':
+      return new BodyRefusal(
+        BODY_MESSAGES.tooManyShortStrings(bounds?.maxDistinctShortStrings ?? 0),
         'entity.too.many.values',
         400,
       );

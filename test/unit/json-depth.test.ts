@@ -6,6 +6,7 @@ import {
   jsonShapeFault,
   JsonShapeScan,
   MAX_JSON_DEPTH,
+  SHORT_STRING_BYTES,
 } from '../../shared/http/request-body';
 
 const deeper = (text: string, max = MAX_JSON_DEPTH) => jsonNestedDeeperThan(Buffer.from(text, 'utf8'), max);
@@ -72,6 +73,28 @@ function itemsOf(value: unknown): number {
   return 0;
 }
 
+/** The different keys of `value`'s objects, as its JSON text writes them. */
+function distinctKeysOf(value: unknown, keys = new Set<string>()): Set<string> {
+  if (Array.isArray(value)) for (const item of value) distinctKeysOf(item, keys);
+  else if (typeof value === 'object' && value !== null) {
+    for (const [key, item] of Object.entries(value)) {
+      keys.add(key);
+      distinctKeysOf(item, keys);
+    }
+  }
+  return keys;
+}
+
+/** The different string values (not keys) of `value` whose JSON text is SHORT_STRING_BYTES or fewer between its quotes. */
+function distinctShortStringsOf(value: unknown, strings = new Set<string>()): Set<string> {
+  if (typeof value === 'string') {
+    if (Buffer.byteLength(JSON.stringify(value), 'utf8') - 2 <= SHORT_STRING_BYTES) strings.add(value);
+  } else if (Array.isArray(value)) for (const item of value) distinctShortStringsOf(item, strings);
+  else if (typeof value === 'object' && value !== null)
+    for (const item of Object.values(value)) distinctShortStringsOf(item, strings);
+  return strings;
+}
+
 describe('JSON value bounds scan', () => {
   const fault = (value: unknown, maxContainers: number, maxItems: number) =>
     jsonShapeFault(Buffer.from(JSON.stringify(value), 'utf8'), 1_000, { maxContainers, maxItems });
@@ -91,6 +114,59 @@ describe('JSON value bounds scan', () => {
     );
   });
 
+  it('When any JSON value is scanned with bounds on different keys and short strings, then it is refused exactly when it holds more of either than allowed', () => {
+    fc.assert(
+      fc.property(
+        // A lone string is no key and ends no value: the scan counts strings inside objects and arrays.
+        fc.oneof(
+          fc.array(fc.jsonValue({ maxDepth: 5 })),
+          fc.dictionary(fc.string(), fc.jsonValue({ maxDepth: 5 })),
+        ),
+        fc.integer({ min: 0, max: 30 }),
+        fc.integer({ min: 0, max: 30 }),
+        (value, maxDistinctKeys, maxDistinctShortStrings) => {
+          const found = jsonShapeFault(Buffer.from(JSON.stringify(value), 'utf8'), 1_000, {
+            maxContainers: Infinity,
+            maxItems: Infinity,
+            maxDistinctKeys,
+            maxDistinctShortStrings,
+          });
+          const keys = distinctKeysOf(value).size > maxDistinctKeys;
+          const strings = distinctShortStringsOf(value).size > maxDistinctShortStrings;
+          expect(found !== undefined).toBe(keys || strings);
+          if (found !== undefined) expect(['tooManyDistinctKeys', 'tooManyShortStrings']).toContain(found);
+        },
+      ),
+      { numRuns: 500 },
+    );
+  });
+
+  it('When keys repeat, or white space stands before their colons, or strings are long, then only different keys and different short strings count', () => {
+    const bounds = {
+      maxContainers: Infinity,
+      maxItems: Infinity,
+      maxDistinctKeys: 2,
+      maxDistinctShortStrings: 2,
+    };
+    const scan = (text: string) => jsonShapeFault(Buffer.from(text, 'utf8'), 64, bounds);
+    expect(scan(JSON.stringify(Array.from({ length: 1_000 }, (_, i) => ({ a: i, b: 'x', c: 'y' }))))).toBe(
+      'tooManyDistinctKeys',
+    );
+    expect(
+      scan(JSON.stringify(Array.from({ length: 1_000 }, (_, i) => ({ a: i, b: 'xy' })))),
+    ).toBeUndefined();
+    expect(scan('[{"a" :1},{"b"\n\t: 2},{"c"\r:3}]')).toBe('tooManyDistinctKeys');
+    expect(
+      scan(JSON.stringify(Array.from({ length: 1_000 }, (_, i) => `a longer string, number ${i}`))),
+    ).toBeUndefined();
+    expect(scan('["a", "b" ,"a","b"]')).toBeUndefined();
+    expect(scan('["a","b","c"]')).toBe('tooManyShortStrings');
+    // Ten bytes is short, eleven is not; an escape counts as the bytes written.
+    expect(scan('["0123456789","1123456789","2123456789"]')).toBe('tooManyShortStrings');
+    expect(scan('["01234567890","11234567890","21234567890"]')).toBeUndefined();
+    expect(scan('["\\u0041","\\u0042","\\u0043"]')).toBe('tooManyShortStrings');
+  });
+
   it('When a JSON text arrives cut into chunks anywhere (inside strings, between a backslash and what it escapes), then the scan finds what it finds in the whole text', () => {
     fc.assert(
       fc.property(
@@ -100,7 +176,12 @@ describe('JSON value bounds scan', () => {
         fc.integer({ min: 0, max: 30 }),
         (value, cuts, maxDepth, maxContainers) => {
           const bytes = Buffer.from(JSON.stringify(value), 'utf8');
-          const bounds = { maxContainers, maxItems: 2 * maxContainers };
+          const bounds = {
+            maxContainers,
+            maxItems: 2 * maxContainers,
+            maxDistinctKeys: maxContainers,
+            maxDistinctShortStrings: maxContainers,
+          };
           const at = [...new Set(cuts.map((cut) => cut % (bytes.length + 1)))].sort((a, b) => a - b);
           const scan = new JsonShapeScan(maxDepth, bounds);
           let fault: ReturnType<JsonShapeScan['feed']>;
@@ -121,32 +202,36 @@ describe('JSON value bounds scan', () => {
     expect(scan.feed(Buffer.from('[[1]]'))).toBe('tooDeep');
   });
 
-  it('When IMPORT_MAX_ROWS players each hold every field, 20 positions and a 12-round breakdown, then the import body passes the bounds', () => {
+  it('When IMPORT_MAX_ROWS players each hold every field, 20 positions, a 12-round breakdown and names unlike those of any other row, then the import body passes the bounds', () => {
     const breakdown = Object.fromEntries(
       Array.from({ length: 12 }, (_, round) => [String(round), { projectedPoints: 1.5, priceDelta: -2 }]),
     );
-    const player = {
+    // Every name and id short and unlike any other row's: the most short strings a row may bring.
+    const player = (i: number) => ({
       feedId: 1,
-      feedFirstName: 'A',
-      feedLastName: 'B',
-      feedFullName: 'A B',
-      feedShortName: 'AB',
-      leaguePlayerId: 'x',
-      leagueFirstName: 'A',
-      leagueLastName: 'B',
+      feedFirstName: `a${i}`,
+      feedLastName: `b${i}`,
+      feedFullName: `c${i}`,
+      feedShortName: `d${i}`,
+      leaguePlayerId: `e${i}`,
+      leagueFirstName: `f${i}`,
+      leagueLastName: `g${i}`,
       fantasyId: 2,
       platformId: '3fa85f64-5717-4562-b3fc-2c963f66afa6',
-      platformFullName: 'A B',
-      platformSlug: 'a-b',
+      platformFullName: `h${i}`,
+      platformSlug: `i${i}`,
       stats: {
         rating: 1.2,
         price: 100,
         fantasyPositions: Array.from({ length: 20 }, (_, i) => i),
         breakdown,
       },
-    };
-    expect(containersOf(player)).toBeLessThanOrEqual(IMPORT_ROW_BOUNDS.maxContainers);
-    expect(itemsOf(player) + 1).toBeLessThanOrEqual(IMPORT_ROW_BOUNDS.maxItems);
+    });
+    expect(containersOf(player(1))).toBeLessThanOrEqual(IMPORT_ROW_BOUNDS.maxContainers);
+    expect(itemsOf(player(1)) + 1).toBeLessThanOrEqual(IMPORT_ROW_BOUNDS.maxItems);
+    expect(distinctShortStringsOf(player(1)).size).toBeLessThanOrEqual(
+      IMPORT_ROW_BOUNDS.maxDistinctShortStrings,
+    );
     const rows = 10_000;
     const body = {
       requestId: '3fa85f64-5717-4562-b3fc-2c963f66afa6',
@@ -157,7 +242,7 @@ describe('JSON value bounds scan', () => {
         season: '2026',
         round: 1,
         finalRound: 38,
-        players: Array.from({ length: rows }, () => player),
+        players: Array.from({ length: rows }, (_, i) => player(i)),
       },
     };
     const bytes = Buffer.from(JSON.stringify(body), 'utf8');

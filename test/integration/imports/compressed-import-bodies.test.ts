@@ -36,6 +36,22 @@ function emptyObjectsBody(bytes: number): Buffer {
   return Buffer.from(head + Array.from({ length: count }, () => '{}').join(',') + tail);
 }
 
+/**
+ * Bodies within the counts of objects, arrays, keys and values that JSON.parse still took over a
+ * second and 500 MB to build (issue 38's audit): 160,000 objects of four keys no other object
+ * has, and 1.28 million different short strings.
+ */
+function differentKeysBody(): Buffer {
+  const head = `{"requestId":"${randomUUID()}","importerType":"UserSeeding","importData":{"users":[`;
+  const rows = Array.from({ length: 159_990 }, (_, j) => `{"a${j}":1,"b${j}":1,"c${j}":2,"d${j}":3}`);
+  return Buffer.from(`${head}${rows.join(',')}]}}`);
+}
+function differentShortStringsBody(): Buffer {
+  const head = `{"requestId":"${randomUUID()}","importerType":"UserSeeding","importData":{"users":[`;
+  const values = Array.from({ length: 1_280_000 }, (_, j) => `"${j.toString(36)}"`);
+  return Buffer.from(`${head}${values.join(',')}]}}`);
+}
+
 const brotli = (body: Buffer) => brotliCompressSync(body, { params: { [zlib.BROTLI_PARAM_QUALITY]: 11 } });
 
 /** A dry-run UserSeeding of `rows` users: a valid import of the size an operator allows. */
@@ -113,6 +129,31 @@ describe('Compressed import bodies', () => {
       const charged = await counted();
       expect(charged).toBeGreaterThanOrEqual(3 * importBodyBounds(MAX_ROWS).maxContainers);
       expect(charged).toBeLessThan(MB);
+    },
+  );
+
+  it.each([
+    ['different keys', differentKeysBody, 'tooManyDistinctKeys', 'maxDistinctKeys'],
+    ['different short strings', differentShortStringsBody, 'tooManyShortStrings', 'maxDistinctShortStrings'],
+  ] as const)(
+    'When a role-less Member sends an import of %s, within the counts of objects and values, then it gets the 400 problem naming that bound, plain or in br',
+    async (_shape, body, message, bound) => {
+      const { authorization } = await account([]);
+      const plain = body();
+      const problem = (res: request.Response) => ({
+        ...PROBLEMS[400],
+        status: 400,
+        errors: { $: [BODY_MESSAGES[message](importBodyBounds(MAX_ROWS)[bound])] },
+        traceId: res.headers['x-request-id'],
+      });
+      const asSent = await send(plain, 'identity', authorization);
+      expect(asSent.status).toBe(400);
+      expect(asSent.body).toEqual(problem(asSent));
+      // Quality 4: the test's own compression, not the service's work, would take seconds at 11.
+      const quick = brotliCompressSync(plain, { params: { [zlib.BROTLI_PARAM_QUALITY]: 4 } });
+      const compressed = await send(quick, 'br', authorization);
+      expect(compressed.status).toBe(400);
+      expect(compressed.body).toEqual(problem(compressed));
     },
   );
 

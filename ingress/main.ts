@@ -49,6 +49,8 @@ async function main(): Promise<void> {
 
   await waitForRedis(redis, logger);
   services = await createIngressServices(config, redis, logger, metrics.commandHandlerHooks(), metrics);
+  // Before any account is looked up: a lost or replaced user id key stops the start (ADR 0046).
+  await services.accounts.userIds.verifyKey();
   await bootstrapAdmin(config, services.accounts, logger);
   // A deployment upgraded from before the last-Admin guard builds its set once, from every account
   // (before the sandbox, which asks it whether the service has an administrator).

@@ -103,6 +103,9 @@ async function main(): Promise<void> {
   }
 
   await waitForRedis(redis, logger);
+  // Before an import or a projection looks an account up: a lost or replaced user id key stops the
+  // start (ADR 0046).
+  await services.accounts.userIds.verifyKey();
   await queueForDepth.ready();
   await checkRedisMemorySettings(redis, logger);
   const runs = (consumer: WorkerConsumer) => config.workerConsumers.includes(consumer);

@@ -1,5 +1,6 @@
 import { createHmac, randomBytes } from 'node:crypto';
 
+import { ConfigError } from '../config';
 import type { EventStore } from '../event-store/event-store';
 import type { RedisClient } from '../redis/connections';
 import type { Keys } from '../redis/keys';
@@ -72,13 +73,47 @@ export class UserIds {
     return this.key;
   }
 
+  /**
+   * Loads the key now (a process calls it at start): a store that lost it, or holds another one
+   * than its accounts were keyed under, stops the start with a ConfigError instead of going on.
+   */
+  async verifyKey(): Promise<void> {
+    await this.secret();
+  }
+
   private async loadSecret(): Promise<Buffer> {
     const name = this.keys.userIdKey();
-    await this.redis.set(name, randomBytes(USER_ID_KEY_BYTES).toString('base64url'), 'NX');
-    const stored = await this.redis.get(name);
+    const fingerprintName = this.keys.userIdKeyFingerprint();
+    let [stored, fingerprint] = await Promise.all([this.redis.get(name), this.redis.get(fingerprintName)]);
+    if (stored === null) {
+      // A fingerprint without its key: accounts were keyed under a key this store has lost.
+      if (fingerprint !== null) throw new ConfigError(USER_ID_KEY_MESSAGES.lost(name));
+      await this.redis.set(name, randomBytes(USER_ID_KEY_BYTES).toString('base64url'), 'NX');
+      stored = await this.redis.get(name);
+    }
     const bytes = Buffer.from(stored ?? '', 'base64url');
     if (bytes.length !== USER_ID_KEY_BYTES)
       throw new Error('the user id key in Redis is missing or malformed');
+    const expected = keyFingerprint(bytes);
+    if (fingerprint === null) {
+      // The first start, or a store keyed before fingerprints: the key in place is the one.
+      await this.redis.set(fingerprintName, expected, 'NX');
+      fingerprint = await this.redis.get(fingerprintName);
+    }
+    if (fingerprint !== expected) throw new ConfigError(USER_ID_KEY_MESSAGES.replaced(name));
     return bytes;
   }
+}
+
+/** What a start that cannot trust the user id key says (one line, exit 78). */
+export const USER_ID_KEY_MESSAGES = {
+  lost: (name: string) =>
+    `the user id key ${name} is missing from Redis, though accounts were keyed under it (its fingerprint is there): restore it from the backup of this data; a new key would lock those accounts out (docs/operators.md, "Upgrading a deployment that already has accounts")`,
+  replaced: (name: string) =>
+    `the user id key ${name} is not the one this data's accounts were keyed under (its fingerprint differs): restore the key of this data's backup`,
+} as const;
+
+/** An HMAC under the key, which says whether a key is the one without saying anything of it. */
+function keyFingerprint(key: Buffer): string {
+  return createHmac('sha256', key).update('fantasy-team-service user id key fingerprint').digest('base64url');
 }

@@ -223,6 +223,12 @@ export function createKeys(prefix: string) {
     /** The secret new user ids are derived under, generated once on the first start (ADR 0035). */
     userIdKey: () => `${prefix}users:id-key`,
     /**
+     * A fingerprint of that key (an HMAC under it), written beside it: while it is there a missing
+     * or different key is refused, never replaced (ADR 0046). Its own key, so on a cluster it lies
+     * in another slot, most often on another master, than the key it vouches for.
+     */
+    userIdKeyFingerprint: () => `${prefix}users:id-key-fingerprint`,
+    /**
      * The first answer to one caller's command request id, replayed to that caller for 24 h. In the
      * aggregate's partition, beside the events it answers for: a command waits on no other master
      * for it, and a failover keeps or loses it with those events (ADR 0030).

@@ -8,7 +8,7 @@ import { randomUUID } from 'node:crypto';
 
 import request from 'supertest';
 
-import { keyedUserId, USER_ID_KEY_BYTES } from '../../../shared/accounts/user-ids';
+import { keyedUserId, USER_ID_KEY_BYTES, USER_ID_KEY_MESSAGES } from '../../../shared/accounts/user-ids';
 import { loadConfig } from '../../../shared/config';
 import { createLogger } from '../../../shared/logger';
 import { closeConnections, createRedisConnection, type RedisClient } from '../../../shared/redis/connections';
@@ -284,4 +284,76 @@ describe('Accounts written before ADR 0035 (id = UUIDv5 of the e-mail), after th
       expect(created.flat()).toHaveLength(legacy ? 2 : 1);
     },
   );
+});
+
+describe('A store that lost its user id key, or holds another one (ADR 0046)', () => {
+  const logger = createLogger({ level: 'error', processRole: 'test', silent: true });
+  const env = {
+    ...testRedisEnv(),
+    REDIS_KEY_PREFIX: uniquePrefix(),
+    JWT_SECRET,
+    ADMIN_EMAIL: ADMIN.email,
+    ADMIN_PASSWORD: ADMIN.password,
+  };
+  const keys = createKeys(env.REDIS_KEY_PREFIX);
+  let redis: RedisClient;
+  let key: string;
+
+  beforeAll(async () => {
+    redis = createRedisConnection(loadConfig(env).redis, 'request', logger);
+    // The first start makes the key, keys the administrator under it, and writes the key's fingerprint.
+    const first = await startIngressProcess(env);
+    await killAll(first.process);
+    key = (await redis.get(keys.userIdKey()))!;
+    expect(await redis.get(keys.userIdKeyFingerprint())).toMatch(/^[\w-]{43}$/);
+  }, 60_000);
+  afterAll(async () => {
+    await closeConnections(redis);
+    logger.close();
+  });
+
+  /** Starts `entry` and resolves with its exit code and what it wrote to stderr. */
+  const refusedStart = async (entry: 'ingress/main.ts' | 'workers/main.ts') => {
+    const started = startServiceProcess(entry, { ...env, PORT: '0', HOST: '127.0.0.1' });
+    const code = await started.exited;
+    return { code, stderr: started.stderr() };
+  };
+
+  it.each(['ingress/main.ts', 'workers/main.ts'] as const)(
+    'When the key is deleted, then %s refuses to start with one line saying to restore it, and makes no new key',
+    async (entry) => {
+      await redis.del(keys.userIdKey());
+      const { code, stderr } = await refusedStart(entry);
+      expect(code).toBe(78);
+      expect(stderr.trim().split('\n')).toEqual([
+        expect.stringContaining(USER_ID_KEY_MESSAGES.lost(keys.userIdKey())),
+      ]);
+      expect(await redis.get(keys.userIdKey())).toBeNull();
+      await redis.set(keys.userIdKey(), key);
+    },
+    60_000,
+  );
+
+  it('When the key is replaced by another, then the ingress refuses to start saying so; with its own key back, it starts and the administrator signs in', async () => {
+    await redis.set(keys.userIdKey(), Buffer.alloc(USER_ID_KEY_BYTES, 7).toString('base64url'));
+    const { code, stderr } = await refusedStart('ingress/main.ts');
+    expect(code).toBe(78);
+    expect(stderr).toContain(USER_ID_KEY_MESSAGES.replaced(keys.userIdKey()));
+
+    await redis.set(keys.userIdKey(), key);
+    const again = await startIngressProcess(env);
+    try {
+      expect(await bearerToken(again.baseUrl, ADMIN.email, ADMIN.password)).toMatch(/^Bearer /);
+    } finally {
+      await killAll(again.process);
+    }
+  }, 60_000);
+
+  it('When a store keyed before fingerprints existed starts, then its key is kept and its fingerprint written', async () => {
+    await redis.del(keys.userIdKeyFingerprint());
+    const again = await startIngressProcess(env);
+    await killAll(again.process);
+    expect(await redis.get(keys.userIdKey())).toBe(key);
+    expect(await redis.get(keys.userIdKeyFingerprint())).toMatch(/^[\w-]{43}$/);
+  }, 60_000);
 });

@@ -5,7 +5,7 @@ import type { Result } from 'ioredis';
 import { RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
 
 import { AppError } from '../../shared/errors';
-import { bytesReadByBodyParser, declaresBody } from '../../shared/http/request-body';
+import { bytesReadByBodyParser, declaresBody, limitDecodedBytes } from '../../shared/http/request-body';
 import type { RedisClient } from '../../shared/redis/connections';
 import type { Keys } from '../../shared/redis/keys';
 import { defineScript, registerScripts, type ScriptDefinition } from '../../shared/redis/scripts';
@@ -50,8 +50,9 @@ export function tooManyImportBytes(bytesPerMinute: number, retryAfterSeconds: nu
  * What a request is charged before its body is read: its declared Content-Length when that is
  * what will be read (an uncompressed body); otherwise (chunked, or compressed: 123 bytes of br can
  * inflate to 16 MB) the route's body limit, the most it may read once decoded, until the body is
- * read and it is charged the decoded bytes it held (see {@link isChargedTheLimit}). A body
- * declared larger than the limit is charged nothing: the body reader refuses it unread (413).
+ * read and it is charged the decoded bytes it held (see {@link isChargedTheLimit}); a compressed
+ * body is charged less when less is left (ImportByteLimit.reserve, ADR 0047). A body declared
+ * larger than the limit is charged nothing: the body reader refuses it unread (413).
  */
 export function chargedBytes(req: Request, bodyLimitBytes: number): number {
   if (isChargedTheLimit(req)) return bodyLimitBytes;
@@ -66,9 +67,7 @@ export function chargedBytes(req: Request, bodyLimitBytes: number): number {
  * other than identity (which an unknown or refused encoding is too: charged, then given back).
  */
 function isChargedTheLimit(req: Request): boolean {
-  const encoding = req.headers['content-encoding'];
-  const compressed = encoding !== undefined && encoding.trim().toLowerCase() !== 'identity';
-  if (compressed) return declaresBody(req);
+  if (isCompressed(req)) return true;
   return req.headers['content-length'] === undefined && req.headers['transfer-encoding'] !== undefined;
 }
 
@@ -130,15 +129,15 @@ export class ImportByteLimit {
   }
 
   /**
-   * The route's body step: charges the authenticated caller's request (see chargedBytes) before
-   * `readBody` reads it; a chunked or compressed body, charged the whole `bodyLimitBytes`, gets back
+   * The route's body step: charges the authenticated caller's request before `readBody` reads it
+   * (see chargedBytes; a compressed body, what the account has left up to `bodyLimitBytes`, its
+   * inflation ended by the 429 at the first byte past that); a chunked or compressed body gets back
    * what it did not hold once decoded when `readBody` is done with it, whether it took or refused it.
    */
   charge(bodyLimitBytes: number, readBody: RequestHandler): RequestHandler {
     return (req, res, next) => {
       const { userId } = authenticatedPrincipal(req);
-      const charged = chargedBytes(req, bodyLimitBytes);
-      this.consume(userId, charged).then((windowEndsAt) => {
+      this.reserve(req, userId, bodyLimitBytes).then(({ charged, windowEndsAt }) => {
         if (windowEndsAt === null || !isChargedTheLimit(req)) {
           void readBody(req, res, next);
           return;
@@ -152,4 +151,41 @@ export class ImportByteLimit {
       }, next);
     };
   }
+
+  /**
+   * Charges the request before its body is read. A compressed body (which may inflate to anything
+   * up to the limit) is charged what the account has left, up to the limit, and may inflate to
+   * that much only: a small compressed import goes through while less than the limit is left, and
+   * a large one is refused as its inflated bytes pass what is left, never before a byte is read.
+   */
+  private async reserve(
+    req: Request,
+    userId: string,
+    bodyLimitBytes: number,
+  ): Promise<{ charged: number; windowEndsAt: number | null }> {
+    if (this.limiter === undefined || !isCompressed(req)) {
+      const charged = chargedBytes(req, bodyLimitBytes);
+      return { charged, windowEndsAt: await this.consume(userId, charged) };
+    }
+    const counted = await this.limiter.get(userId);
+    const left = counted === null ? this.bytesPerMinute : counted.remainingPoints;
+    if (left <= 0) {
+      const retryAfter = Math.max(1, Math.ceil((counted?.msBeforeNext ?? 0) / 1000));
+      throw tooManyImportBytes(this.bytesPerMinute, retryAfter);
+    }
+    const charged = Math.min(left, bodyLimitBytes);
+    const windowEndsAt = await this.consume(userId, charged);
+    if (charged < bodyLimitBytes && windowEndsAt !== null) {
+      limitDecodedBytes(req, charged, () =>
+        tooManyImportBytes(this.bytesPerMinute, Math.max(1, Math.ceil((windowEndsAt - Date.now()) / 1000))),
+      );
+    }
+    return { charged, windowEndsAt };
+  }
+}
+
+/** A body in a Content-Encoding other than identity: what it inflates to is known only once read. */
+function isCompressed(req: Request): boolean {
+  const encoding = req.headers['content-encoding'];
+  return encoding !== undefined && encoding.trim().toLowerCase() !== 'identity' && declaresBody(req);
 }

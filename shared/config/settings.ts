@@ -822,7 +822,7 @@ export const SETTINGS = [
       expects:
         'a size, as `BODY_LIMIT`: bytes of `POST /api/import` bodies one account may send per minute, across all ingress replicas (keep it at least `IMPORT_BODY_LIMIT`, or the largest import is always refused); `0` turns the limit off',
       usedBy:
-        'ingress: counted after authentication and before the body is read (its `Content-Length`; a chunked or compressed body counts as `IMPORT_BODY_LIMIT` until it is read, then as the bytes it held once decoded); past it a `429` problem with `Retry-After`, the body unread',
+        'ingress: counted after authentication and before the body is read (its `Content-Length`; a chunked body counts as `IMPORT_BODY_LIMIT`, a compressed one as what is left of it up to `IMPORT_BODY_LIMIT`, until it is read, then as the bytes it held once decoded); past it a `429` problem with `Retry-After`, the body unread (a compressed body: at its first inflated byte past what was left)',
     },
   }),
   setting({

@@ -314,6 +314,18 @@ function refuseFaultyShape(body: Uint8Array, bounds: JsonValueBounds | undefined
   if (fault !== undefined) throw shapeRefusal(fault, bounds);
 }
 
+/** Per request, a bound below the route's limit on what its compressed body may inflate to. */
+const decodedAllowances = new WeakMap<object, { readonly bytes: number; readonly refusal: () => Error }>();
+
+/**
+ * Lets `req`'s compressed body inflate to at most `bytes` (below the route's limit: what the
+ * caller's budget has left); the first byte past it, inflated or on the wire, ends the read with
+ * `refusal()` instead of the 413, and the answer reaches the client as an early one does.
+ */
+export function limitDecodedBytes(req: object, bytes: number, refusal: () => Error): void {
+  decodedAllowances.set(req, { bytes, refusal });
+}
+
 /** The bytes body-parser took from each request's body it read (see {@link bytesReadByBodyParser}). */
 const bodyParserBytes = new WeakMap<object, number>();
 
@@ -655,13 +667,19 @@ function readCompressed(
   const onClose = () => {
     if (!req.complete) settle(new BodyUnreadable('request aborted', 'request.aborted'));
   };
+  const allowance = decodedAllowances.get(req);
   const onWire = (chunk: Buffer) => {
     received += chunk.length;
-    if (received > limitBytes)
+    if (allowance !== undefined && received > allowance.bytes) settle(allowance.refusal());
+    else if (received > limitBytes)
       settle(new BodyRefusal('request entity too large', 'entity.too.large', 413, limitBytes));
   };
   inflate.on('data', (chunk: Buffer) => {
     inflated += chunk.length;
+    if (allowance !== undefined && inflated > allowance.bytes) {
+      settle(allowance.refusal());
+      return;
+    }
     if (inflated > limitBytes) {
       settle(new BodyRefusal('request entity too large', 'entity.too.large', 413, limitBytes));
       return;

@@ -13,6 +13,7 @@ import { brotliCompressSync, constants as zlib, gzipSync } from 'node:zlib';
 import request from 'supertest';
 
 import { importBodyBounds } from '../../../ingress/import/import-body-bounds';
+import { tooManyImportBytes } from '../../../ingress/import/import-byte-limit';
 import { PROBLEMS } from '../../../shared/http/problem';
 import { BODY_MESSAGES } from '../../../shared/http/request-body';
 import { createTestApp, type TestApp } from '../../helpers/app-fixture';
@@ -157,17 +158,45 @@ describe('Compressed import bodies', () => {
     },
   );
 
-  it('When an account sends compressed imports that inflate to 15 MB each, then each is charged its 15 MB and the fourth gets the 429 before it is inflated', async () => {
+  it('When an account sends compressed imports that inflate to 15 MB each, then each is charged its 15 MB; with 5 MB left a small one goes through, and the fourth large one gets the 429 as it inflates past what is left', async () => {
     const { authorization, counted } = await account(['UserManager']);
     const json = userSeedingBody(1);
     const inflated = Buffer.concat([json, Buffer.alloc(15 * MB - json.length, ' ')]);
     const body = gzipSync(inflated);
     expect(body.length).toBeLessThan(64 * 1024);
     const statuses: number[] = [];
-    for (let i = 0; i < 4; i++) statuses.push((await send(body, 'gzip', authorization)).status);
-    // 15, 30 and 45 MB counted; the fourth would need the 16 MB body limit free of the 50 MB budget.
-    expect(statuses).toEqual([200, 200, 200, 429]);
-    expect(await counted()).toBe(3 * inflated.length + BODY_LIMIT);
+    for (let i = 0; i < 3; i++) statuses.push((await send(body, 'gzip', authorization)).status);
+    expect(statuses).toEqual([200, 200, 200]);
+    expect(await counted()).toBe(3 * inflated.length);
+
+    // Less than the body limit is left: a small compressed import is charged what it inflates to.
+    const small = userSeedingBody(1);
+    expect((await send(gzipSync(small), 'gzip', authorization)).status).toBe(200);
+    expect(await counted()).toBe(3 * inflated.length + small.length);
+
+    // The large one is read, and inflated, up to what is left: then the 429, which fetch reads.
+    const server = createServer(subject.app);
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const refused = await fetch(`http://127.0.0.1:${(server.address() as AddressInfo).port}/api/import`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'content-encoding': 'gzip', authorization },
+        body,
+      });
+      expect(refused.status).toBe(429);
+      expect(refused.headers.get('retry-after')).toMatch(/^[1-9][0-9]*$/);
+      expect(await refused.json()).toMatchObject({
+        status: 429,
+        detail: tooManyImportBytes(BUDGET, 1).message,
+      });
+    } finally {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    }
+    // Charged exactly what was left; with nothing left, the next is refused before it is read.
+    expect(await counted()).toBe(BUDGET);
+    expect((await send(gzipSync(small), 'gzip', authorization)).status).toBe(429);
+    expect(await counted()).toBe(BUDGET);
   });
 
   it('When a valid import comes compressed, then it passes and costs the bytes it inflated to, not the compressed ones', async () => {

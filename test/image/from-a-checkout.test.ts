@@ -130,6 +130,27 @@ describe('docs/operators.md "Deployment", the commands run from a checkout', () 
     );
     expect(read).toMatchObject({ body: { results: [{ id: teamId, name: 'Checkout United' }] } });
   };
+  /**
+   * Runs the block of the guide's section `heading`, its placeholders replaced, until its ingress on
+   * `port` serves a command that its worker projects; then stops it.
+   */
+  const blockServesACommand = async (
+    heading: string,
+    replacements: Record<string, string>,
+    port: number,
+    env: NodeJS.ProcessEnv,
+  ) => {
+    const [block] = guideBlocks(heading);
+    let script = block!;
+    for (const [placeholder, value] of Object.entries(replacements))
+      script = script.replaceAll(placeholder, value);
+    script = script.split('\n').map(inBackground).join('\n');
+    // Each block starts an ingress and a worker.
+    expect(script.match(/ & /g)).toHaveLength(2);
+    const shell = startBlock(script, env);
+    await servesACommand(port, shell);
+    await stopBlock(shell);
+  };
   const service = (port: number) => ({
     PORT: String(port),
     HOST: '127.0.0.1',
@@ -161,19 +182,17 @@ describe('docs/operators.md "Deployment", the commands run from a checkout', () 
   it(
     'When the block of "Without Docker" runs in a fresh checkout, then an ingress and a worker of the compiled dist/ serve a command and project it',
     async () => {
-      const [block] = guideBlocks('Without Docker');
       const port = await freePort();
-      const script = block!
-        .replaceAll('<32+ characters>', jwtSecret)
-        .replaceAll("<Redis's requirepass>", redis.password!)
-        .replaceAll('redis.internal:6379', `127.0.0.1:${redis.port}`)
-        .split('\n')
-        .map(inBackground)
-        .join('\n');
-      expect(script.match(/ & /g)).toHaveLength(2);
-      const shell = startBlock(script, operatorShell(service(port)));
-      await servesACommand(port, shell);
-      await stopBlock(shell);
+      await blockServesACommand(
+        'Without Docker',
+        {
+          '<32+ characters>': jwtSecret,
+          "<Redis's requirepass>": redis.password!,
+          'redis.internal:6379': `127.0.0.1:${redis.port}`,
+        },
+        port,
+        operatorShell(service(port)),
+      );
     },
     START_TIMEOUT_MS + 120_000,
   );
@@ -211,18 +230,13 @@ describe('docs/operators.md "Deployment", the commands run from a checkout', () 
   it(
     'When the block of "On Redis Cluster" runs against a cluster with a password, then its ingress and worker serve a command and project it',
     async () => {
-      const [block] = guideBlocks('On Redis Cluster');
       const password = randomUUID();
       cluster = await startLocalRedisCluster({ password });
       const port = await freePort();
-      const script = block!
-        .replaceAll('10.0.0.1:6379,10.0.0.2:6379,10.0.0.3:6379', cluster.nodeList)
-        .split('\n')
-        .map(inBackground)
-        .join('\n');
-      expect(script.match(/ & /g)).toHaveLength(2);
-      const shell = startBlock(
-        script,
+      await blockServesACommand(
+        'On Redis Cluster',
+        { '10.0.0.1:6379,10.0.0.2:6379,10.0.0.3:6379': cluster.nodeList },
+        port,
         operatorShell({
           ...service(port),
           NODE_ENV: 'production',
@@ -230,8 +244,6 @@ describe('docs/operators.md "Deployment", the commands run from a checkout', () 
           REDIS_PASSWORD: password,
         }),
       );
-      await servesACommand(port, shell);
-      await stopBlock(shell);
     },
     START_TIMEOUT_MS,
   );
@@ -240,7 +252,6 @@ describe('docs/operators.md "Deployment", the commands run from a checkout', () 
     'When the block of "Container image" runs, then the image is built and its ingress and worker containers serve a command and project it',
     async () => {
       await ensureBaseImage();
-      const [block] = guideBlocks('Container image');
       const port = await freePort();
       const work = path.join(base, 'build');
       mkdirSync(work);
@@ -254,14 +265,10 @@ describe('docs/operators.md "Deployment", the commands run from a checkout', () 
           '',
         ].join('\n'),
       );
-      const script = block!
-        .replaceAll('redis.internal:6379', `127.0.0.1:${redis.port}`)
-        .split('\n')
-        .map(inBackground)
-        .join('\n');
-      expect(script.match(/ & /g)).toHaveLength(2);
-      const shell = startBlock(
-        script,
+      await blockServesACommand(
+        'Container image',
+        { 'redis.internal:6379': `127.0.0.1:${redis.port}` },
+        port,
         operatorShell({
           PORT: String(port),
           HOST: '127.0.0.1',
@@ -269,8 +276,6 @@ describe('docs/operators.md "Deployment", the commands run from a checkout', () 
           FTS_BUILD_ARGS: machineBuildArgs(work).join(' '),
         }),
       );
-      await servesACommand(port, shell);
-      await stopBlock(shell);
     },
     START_TIMEOUT_MS + 120_000,
   );

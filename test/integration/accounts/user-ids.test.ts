@@ -38,15 +38,18 @@ const seedRow = (email: string, password: string) => ({
   password,
 });
 
+/** The environment of a service started for the first time: a fresh prefix, so no user id key yet. */
+const firstStartEnv = () => ({
+  ...testRedisEnv(),
+  REDIS_KEY_PREFIX: uniquePrefix(),
+  JWT_SECRET,
+  ADMIN_EMAIL: ADMIN.email,
+  ADMIN_PASSWORD: ADMIN.password,
+});
+
 describe('User ids on a service started for the first time (ingress and worker processes)', () => {
   const logger = createLogger({ level: 'error', processRole: 'test', silent: true });
-  const env = {
-    ...testRedisEnv(),
-    REDIS_KEY_PREFIX: uniquePrefix(),
-    JWT_SECRET,
-    ADMIN_EMAIL: ADMIN.email,
-    ADMIN_PASSWORD: ADMIN.password,
-  };
+  const env = firstStartEnv();
   const keyName = createKeys(env.REDIS_KEY_PREFIX).userIdKey();
   let redis: RedisClient;
   let ingress: IngressProcess | undefined;
@@ -288,13 +291,7 @@ describe('Accounts written before ADR 0035 (id = UUIDv5 of the e-mail), after th
 
 describe('A store that lost its user id key, or holds another one (ADR 0046)', () => {
   const logger = createLogger({ level: 'error', processRole: 'test', silent: true });
-  const env = {
-    ...testRedisEnv(),
-    REDIS_KEY_PREFIX: uniquePrefix(),
-    JWT_SECRET,
-    ADMIN_EMAIL: ADMIN.email,
-    ADMIN_PASSWORD: ADMIN.password,
-  };
+  const env = firstStartEnv();
   const keys = createKeys(env.REDIS_KEY_PREFIX);
   let redis: RedisClient;
   let key: string;

@@ -3,7 +3,8 @@
  * at 1%), on a real ingress process exporting to an OTLP receiver: a caller's sampled trace is
  * continued and exported; an unsampled caller's is continued (its trace id goes on, into a queued
  * import's job) and nothing of it is exported; with no caller context, about 1% of new traces are
- * kept. These hold whatever writes the server span.
+ * kept; and a server span carries the attributes of the HTTP semantic conventions. These hold whatever
+ * writes the server span.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 
@@ -93,6 +94,44 @@ describe('The sampling decision at 1% (parentbased_traceidratio)', () => {
     await eventually(() => serverSpans(caller.traceId).length === 1, 30_000);
     expect(serverSpans(caller.traceId)[0]).toMatchObject({ parentSpanId: caller.spanId });
   });
+
+  it.each([
+    ['answered 200', 'Bearer', 200],
+    ['refused 401', 'Bearer not-a-token', 401],
+  ])(
+    'When a sampled request is %s, then its server span carries the attributes of the HTTP semantic conventions, as the maintained instrumentation wrote them',
+    async (_, scheme, status) => {
+      const caller = callerTrace(true);
+      const answered = await currentUser({
+        traceparent: caller.traceparent,
+        'user-agent': 'attributes-test/1.0',
+        ...(status === 200 ? {} : { authorization: scheme }),
+      });
+      expect(answered).toBe(status);
+      await eventually(() => serverSpans(caller.traceId).length === 1, 30_000);
+      const [span] = serverSpans(caller.traceId) as [
+        ReceivedSpan & { kind?: number; status?: { code?: number } },
+      ];
+      expect(span.name).toBe('POST /api/readmodel');
+      expect(span.kind).toBe(2); // SERVER
+      // A 4xx is the caller's error, not the server's: the span's status stays unset.
+      expect(span.status?.code ?? 0).toBe(0);
+      expect(span.attributes).toEqual({
+        'http.request.method': 'POST',
+        'http.route': '/api/readmodel',
+        'http.response.status_code': status,
+        'url.scheme': 'http',
+        'url.path': '/api/readmodel',
+        'server.address': '127.0.0.1',
+        'server.port': Number(new URL(ingress!.baseUrl).port),
+        'client.address': '127.0.0.1',
+        'network.peer.address': '127.0.0.1',
+        'network.peer.port': expect.any(Number),
+        'network.protocol.version': '1.1',
+        'user_agent.original': 'attributes-test/1.0',
+      });
+    },
+  );
 
   it("When a caller's trace is not sampled, then its trace id goes on into the queued import's job, unsampled, and nothing of the trace is exported", async () => {
     const caller = callerTrace(false);

@@ -95,6 +95,9 @@ describe('docs/operators.md "From a fresh machine", run', () => {
   let agent: Agent | undefined;
   /** The JWT_SECRET step 2 puts in .env. */
   let jwtSecret: string;
+  /** The team the first command through the proxy creates, and its version. */
+  let teamId: string;
+  let teamVersion: number;
 
   /** Runs one block (by its index in `blocks`, or its text) by bash in `cwd`, running starting containers' healthchecks meanwhile. */
   const runBlock = async (block: number | string, cwd: string) => {
@@ -132,6 +135,21 @@ describe('docs/operators.md "From a fresh machine", run', () => {
       throw new Error(`${label} exited ${result.code}:\n${script}\n${result.stdout}\n${result.stderr}`);
     }
     return result.stdout;
+  };
+  /**
+   * Runs `script` by bash in the checkout for `ms`, then stops it and everything it started (a
+   * command that follows until stopped, as `logs -f`); its output.
+   */
+  const followFor = async (script: string, ms: number) => {
+    const child = spawn('bash', ['-c', `${SHIMS}\n${script}`], { cwd: checkout, env, detached: true });
+    let output = '';
+    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    const exited = once(child, 'exit');
+    await new Promise((resolve) => setTimeout(resolve, ms));
+    if (child.exitCode === null && child.pid) process.kill(-child.pid, 'SIGTERM');
+    await exited;
+    return output;
   };
   /** A bearer token for the administrator, asked of the proxy. */
   const adminToken = async () => {
@@ -337,14 +355,15 @@ describe('docs/operators.md "From a fresh machine", run', () => {
         headers: { 'content-type': 'application/json', authorization },
         body: JSON.stringify(body),
       });
-    const teamId = randomUUID();
+    teamId = randomUUID();
     const created = await post('/api/command', {
       commandType: 'CreateFantasyTeam',
       command: { aggregateRootId: teamId, name: 'Compose United' },
       requestId: randomUUID(),
     });
     expect(created.status).toBe(200);
-    const { version } = (await created.json()) as { version: number };
+    ({ version: teamVersion } = (await created.json()) as { version: number });
+    const version = teamVersion;
     let read: { status: number; body: unknown } | undefined;
     await eventually(async () => {
       const answer = await post('/api/readmodel', {
@@ -402,6 +421,57 @@ describe('docs/operators.md "From a fresh machine", run', () => {
     },
     BLOCK_TIMEOUT_MS * 2,
   );
+
+  it(
+    'When REDIS_PASSWORD is changed in .env and the block of "Redis password" runs, then Redis refuses the old password, every process reconnects with the new one, and the team written before reads back',
+    async () => {
+      const [block] = guideBlocks('Redis password');
+      const oldPassword = readFileSync(path.join(checkout, '.env'), 'utf8').match(
+        /^REDIS_PASSWORD=(.*)$/m,
+      )![1]!;
+      fillEnv(path.join(checkout, '.env'), { REDIS_PASSWORD: randomUUID() + randomUUID() });
+      await runBlock(block!, checkout);
+      // nginx 1.22 resolves the recreated ingress replicas only when it starts (see the header).
+      await runBlock('docker compose restart proxy', checkout);
+      const withOld = await compose(
+        'exec',
+        '-T',
+        'redis',
+        'sh',
+        '-c',
+        `REDISCLI_AUTH='${oldPassword}' redis-cli ping`,
+      );
+      expect(withOld.stdout + withOld.stderr).not.toContain('PONG');
+      const authorization = `Bearer ${await adminToken()}`;
+      let read: { status: number; body: unknown } | undefined;
+      await eventually(
+        async () => {
+          const answer = await fetch(`${https}/api/readmodel`, {
+            dispatcher: agent,
+            method: 'POST',
+            headers: { 'content-type': 'application/json', authorization },
+            body: JSON.stringify({
+              query: { queryType: 'GetFantasyTeam', id: teamId, minVersion: teamVersion },
+            }),
+          }).catch(() => undefined);
+          read = answer && { status: answer.status, body: await answer.json() };
+          return read?.status === 200;
+        },
+        120_000,
+        500,
+      );
+      expect(read?.body).toMatchObject({ results: [{ id: teamId, name: 'Compose United' }] });
+    },
+    BLOCK_TIMEOUT_MS * 2,
+  );
+
+  it('When step 8 follows the logs of the ingress and the workers, then their start lines are there', async () => {
+    const command = 'docker compose logs -f ingress worker';
+    expect(guideProse('From a fresh machine')).toContain(`follow the processes with \`${command}\``);
+    const output = await followFor(command, 5_000);
+    expect(output).toContain('"message":"ingress listening"');
+    expect(output).toContain('"message":"worker ready"');
+  }, 60_000);
 
   it(
     'When steps 6 and 7 run, then five workers run and Prometheus scrapes all seven replicas with METRICS_TOKEN, and its alert rules load',

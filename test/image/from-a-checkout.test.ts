@@ -167,15 +167,20 @@ describe('docs/operators.md "Deployment", the commands run from a checkout', () 
   }, 60_000);
 
   afterAll(async () => {
-    await Promise.all(started.map((block) => stopBlock(block)));
-    const left = (await podman(['ps', '--all', '--quiet', '--filter', `label=${label}`])).split('\n');
-    for (const id of left.filter((line) => line !== '')) {
-      await podman(['rm', '--force', '--time', '0', id]).catch(() => undefined);
-    }
-    await podman(['rmi', GUIDE_IMAGE]).catch(() => undefined);
-    await pruneUnnamedImages();
-    await cluster?.stop();
-    await redis?.stop();
+    // Each step whatever the others do: a Redis or a cluster left running would outlive the suite.
+    await Promise.allSettled(started.map((block) => stopBlock(block)));
+    await Promise.allSettled([
+      (async () => {
+        const left = (await podman(['ps', '--all', '--quiet', '--filter', `label=${label}`])).split('\n');
+        for (const id of left.filter((line) => line !== '')) {
+          await podman(['rm', '--force', '--time', '0', id]).catch(() => undefined);
+        }
+        await podman(['rmi', GUIDE_IMAGE]).catch(() => undefined);
+        await pruneUnnamedImages();
+      })(),
+      cluster?.stop(),
+      redis?.stop(),
+    ]);
     if (base) rmSync(base, { recursive: true, force: true });
   }, 120_000);
 

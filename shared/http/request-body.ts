@@ -76,7 +76,7 @@ export interface JsonValueBounds {
   /**
    * Different keys, at most (as written: an escaped key counts apart from its plain twin). V8 keeps
    * one copy of every key and a hidden class per new set of keys, so 640,000 different keys cost
-   * JSON.parse over a second and 400 MB, where as many repeated ones cost a tenth of that.
+   * JSON.parse over a second and half a gigabyte, where as many repeated ones cost a tenth of that.
    */
   readonly maxDistinctKeys?: number;
   /**
@@ -87,9 +87,10 @@ export interface JsonValueBounds {
 }
 
 /**
- * The longest string value JSON.parse interns (V8 interns values of up to 10 characters; measured,
- * bench/RESULTS.md, issue 38): values this long or shorter are the ones a bound on distinct short
- * strings counts. Bytes, not characters: a multi-byte character only makes a string count sooner.
+ * String values this long or shorter are the ones a bound on distinct short strings counts. V8's
+ * JSON.parse interns short values (measured: 640,000 different values of 8 characters cost 250-300
+ * ms, of 10 characters 30-70 ms; bench/RESULTS.md, issue 38): 10 covers them with room. Bytes, not
+ * characters: a multi-byte character only makes a string count sooner.
  */
 export const SHORT_STRING_BYTES = 10;
 
@@ -110,9 +111,9 @@ const CARRIAGE_RETURN = 0x0d;
  * than `maxDepth` arrays and objects inside each other, or holds more than the `bounds` allow.
  * String-aware (brackets, colons and commas inside strings do not count, nor an escaped quote); in
  * UTF-8 these ASCII bytes never occur inside a multi-byte character. With a bound on distinct keys
- * or short strings, each string's bytes are hashed as they are skipped (a seeded hash, so that
- * nobody can prepare colliding strings), and a string is a key when the next byte that is not
- * white space is a colon. Malformed text is JSON.parse's to refuse, not this scan's.
+ * or short strings, a string is a key when the next byte that is not white space is a colon, and
+ * each key and short value is hashed (a seeded hash, so that nobody can prepare colliding strings;
+ * a long value never is). Malformed text is JSON.parse's to refuse, not this scan's.
  */
 export class JsonShapeScan {
   private depth = 0;

@@ -21,34 +21,47 @@ export function hashByte(hash: number, byte: number): number {
 
 /**
  * How many different 32-bit hashes were added, counted up to `max` and one past it: an
- * open-addressing table twice the bound's size, so a body that stays within the bound never
- * fills it and one past it is known at its first hash beyond the bound. Two strings whose hashes
- * collide count once, which only ever lets a few more through.
+ * open-addressing table kept at most half full, which starts small and doubles as it fills (a small
+ * body's scan allocates a few hundred bytes, not a table for the bound), so one past the bound is
+ * known at its first hash beyond it. Two strings whose hashes collide count once, which only ever
+ * lets a few more through.
  */
 export class DistinctHashes {
-  private readonly slots: Uint32Array;
-  private readonly mask: number;
+  private slots = new Uint32Array(INITIAL_SLOTS);
   private count = 0;
 
-  constructor(readonly max: number) {
-    let capacity = 16;
-    while (capacity < 2 * (max + 1)) capacity *= 2;
-    this.slots = new Uint32Array(capacity);
-    this.mask = capacity - 1;
-  }
+  constructor(readonly max: number) {}
 
   /** Adds `hash`; whether more than `max` different ones have now been added. */
   addPastMax(hash: number): boolean {
     // 0 marks an empty slot: hashes are stored with their lowest bit set.
     const stored = (hash | 1) >>> 0;
-    let slot = (stored ^ (stored >>> 16)) & this.mask;
+    if (!this.insert(this.slots, stored)) return false;
+    this.count += 1;
+    if (this.count * 2 > this.slots.length && this.count <= this.max) this.grow();
+    return this.count > this.max;
+  }
+
+  /** Puts `stored` in `slots` unless it is there; whether it was new. */
+  private insert(slots: Uint32Array, stored: number): boolean {
+    const mask = slots.length - 1;
+    let slot = (stored ^ (stored >>> 16)) & mask;
     for (;;) {
-      const held = this.slots[slot];
+      const held = slots[slot];
       if (held === stored) return false;
       if (held === 0) break;
-      slot = (slot + 1) & this.mask;
+      slot = (slot + 1) & mask;
     }
-    this.slots[slot] = stored;
-    return ++this.count > this.max;
+    slots[slot] = stored;
+    return true;
+  }
+
+  private grow(): void {
+    const larger = new Uint32Array(this.slots.length * 2);
+    for (const stored of this.slots) if (stored !== 0) this.insert(larger, stored);
+    this.slots = larger;
   }
 }
+
+/** The table's first size: 64 slots, 256 bytes. */
+const INITIAL_SLOTS = 64;

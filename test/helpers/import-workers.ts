@@ -194,3 +194,17 @@ export async function createImportWorkersHarness(
     },
   };
 }
+
+/**
+ * A queued import's job as the ingress stored it in Redis, before any worker takes it: the fields of
+ * its hash, and the trace context its options carry to the worker (`opts.tm`, bullmq-otel's carrier;
+ * empty when there is none).
+ */
+export async function storedImportJob(
+  app: TestApp,
+  importJobId: string,
+): Promise<{ fields: Record<string, string>; traceCarrier: Record<string, unknown> }> {
+  const fields = await app.redis.hgetall(`${app.services.keys.importQueuePrefix()}:imports:${importJobId}`);
+  const options = JSON.parse(fields.opts ?? '{}') as { tm?: string };
+  return { fields, traceCarrier: JSON.parse(options.tm ?? '{}') as Record<string, unknown> };
+}

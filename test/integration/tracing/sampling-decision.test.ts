@@ -10,6 +10,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 
 import { createTestApp, type TestApp, testRedisEnv } from '../../helpers/app-fixture';
 import { bearerToken } from '../../helpers/http-client';
+import { storedImportJob } from '../../helpers/import-workers';
 import { OtlpReceiver, type ReceivedSpan, tracingEnv } from '../../helpers/otlp-receiver';
 import {
   eventually,
@@ -150,12 +151,7 @@ describe('The sampling decision at 1% (parentbased_traceidratio)', () => {
     const importJobId = String(submitted.body.importJobId);
 
     // No worker runs here: the job waits in Redis as the ingress stored it.
-    const job = await subject.redis.hgetall(
-      `${subject.services.keys.importQueuePrefix()}:imports:${importJobId}`,
-    );
-    const carried = JSON.parse((JSON.parse(job.opts ?? '{}') as { tm?: string }).tm ?? '{}') as {
-      traceparent?: string;
-    };
+    const { traceCarrier: carried } = await storedImportJob(subject, importJobId);
     expect(carried.traceparent).toMatch(new RegExp(`^00-${caller.traceId}-[0-9a-f]{16}-00$`));
     await exportedSoFar();
     expect(receiver.ofTrace(caller.traceId)).toEqual([]);

@@ -2,6 +2,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 
 import { USER_AGENT_MAX_LENGTH } from '../../../shared/tracing/server-span';
 import { createTestApp, type TestApp, testRedisEnv } from '../../helpers/app-fixture';
+import { storedImportJob } from '../../helpers/import-workers';
 import { OtlpReceiver, type ReceivedSpan, tracingEnv } from '../../helpers/otlp-receiver';
 import {
   eventually,
@@ -159,11 +160,11 @@ describe('What a caller writes reaches a trace only bounded, and a job or an eve
     expect(submitted.body).toMatchObject({ status: 'Pending', processedSynchronously: false });
 
     // No worker yet: the job waits in Redis as the ingress stored it.
-    const jobKey = `${subject.services.keys.importQueuePrefix()}:imports:${String(submitted.body.importJobId)}`;
-    const job = await subject.redis.hgetall(jobKey);
+    const { fields: job, traceCarrier: carried } = await storedImportJob(
+      subject,
+      String(submitted.body.importJobId),
+    );
     expect(job.opts).toBeDefined();
-    const opts = JSON.parse(job.opts!) as { tm?: string };
-    const carried = JSON.parse(opts.tm ?? '{}') as Record<string, unknown>;
     expect(Object.keys(carried)).toEqual(['traceparent']);
     expect(carried.traceparent).toMatch(new RegExp(`^00-${traceId}-[0-9a-f]{16}-01$`));
     expect(Object.values(job).filter((value) => value.includes(marker))).toEqual([]);

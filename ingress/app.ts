@@ -8,6 +8,7 @@ import { RouteTable } from '../shared/http/route-table';
 import type { Logger } from '../shared/logger';
 import type { Metrics } from '../shared/metrics/metrics';
 import type { RedisClient } from '../shared/redis/connections';
+import { tracingOn } from '../shared/tracing/spans';
 import { BULL_BOARD_PATH, registerBullBoard } from './admin/bull-board';
 import { registerTokenRoutes } from './auth/token.routes';
 import { registerCommandRoutes } from './command/command.routes';
@@ -17,6 +18,7 @@ import { registerEventRoutes } from './events/events.routes';
 import { registerHealthRoutes } from './health/health.routes';
 import { accessLog } from './http/access-log';
 import { securityHeaders } from './http/security-headers';
+import { serverSpans } from './http/server-span';
 import { registerImportRoutes } from './import/import.routes';
 import { recordHttpMetrics } from './metrics/http-metrics';
 import { registerPublicMetricsRoutes } from './metrics/public-metrics.routes';
@@ -55,6 +57,8 @@ export function buildApp(deps: AppDependencies, options: BuildAppOptions = {}): 
   // req.ip (the throttle's client address, the access log's) honours X-Forwarded-For only from
   // the proxies the operator names: believing every hop would let a client pick its own address.
   app.set('trust proxy', deps.config.trustProxy);
+  // First, so that the span covers the whole request; with tracing off there is no such middleware.
+  if (tracingOn()) app.use(serverSpans());
 
   // helmet: its defaults on the two HTML pages, the API set (OWASP's REST list) on JSON answers.
   app.use(securityHeaders([DOCS_PATH, BULL_BOARD_PATH]));

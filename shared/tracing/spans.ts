@@ -14,7 +14,7 @@ import {
 /**
  * The spans no library writes: a command, the event store's scripts, and the worker's spans of a
  * stored event (projected, delivered). With tracing off no SDK is registered and each of these is a
- * flag test: no attributes are built and the API is not entered (`tracingOn`); inside an unsampled
+ * flag test: no attributes are built and the API is not entered (`tracingOn`); outside a sampled
  * trace they are one more test.
  */
 const tracer = trace.getTracer('fantasy-team-service');
@@ -45,10 +45,12 @@ export function inSpan<T>(
   kind: SpanKind = SpanKind.INTERNAL,
 ): Promise<T> {
   if (!enabled) return fn(UNTRACED);
-  // Inside a trace that is not sampled, a child would not be either (the samplers are parent-based):
-  // the work runs under the parent as it is, without a span's ids, attributes and context switch.
+  // Only a child of a recording span: inside a trace that is not sampled a child would not be either
+  // (the samplers are parent-based), and outside any trace the work's request, job or event was
+  // decided not to be (ADR 0048: an unsampled request enters no context). The work runs as it is,
+  // without a span's ids, attributes and context switch.
   const parent = trace.getActiveSpan();
-  if (parent && !parent.isRecording()) return fn(parent);
+  if (!parent?.isRecording()) return fn(parent ?? UNTRACED);
   return tracer.startActiveSpan(name, { attributes: attributes(), kind }, (span) => endedWith(span, fn));
 }
 

@@ -1,12 +1,9 @@
-import { ExpressInstrumentation, ExpressLayerType } from '@opentelemetry/instrumentation-express';
-import { HttpInstrumentation } from '@opentelemetry/instrumentation-http';
 import { WinstonInstrumentation } from '@opentelemetry/instrumentation-winston';
 import { defaultResource, resourceFromAttributes } from '@opentelemetry/resources';
 import { NodeSDK } from '@opentelemetry/sdk-node';
 import { ATTR_SERVICE_NAME } from '@opentelemetry/semantic-conventions';
 
 import { instrumentationNames } from './instrumentation-names';
-import { boundedServerSpanAttributes, clientAddressOnEnd } from './server-span';
 
 /** The process a resource names: its `service.name` is `fantasy-team-service-<role>`. */
 export type TracedProcess = 'ingress' | 'worker';
@@ -17,9 +14,13 @@ export type TracedProcess = 'ingress' | 'worker';
  * sampler (parent-based by default), the batch processor's `OTEL_BSP_*`, the propagators, and
  * `OTEL_SERVICE_NAME` / `OTEL_RESOURCE_ATTRIBUTES` over the default name below. Traces only: metrics
  * stay on /metrics and logs on stdout, where winston lines gain `trace_id` and `span_id`.
+ *
+ * No http or Express instrumentation (ADR 0048): they did a request's tracing work before the sampler
+ * decided, so that 1% cost about what 100% does. The ingress writes its server span itself
+ * (ingress/http/server-span.ts), the webhook dispatcher its client span, and nothing else here makes
+ * or serves an HTTP request worth a span.
  */
-export function startSdk(role: TracedProcess, untracedPaths: readonly string[]): NodeSDK {
-  const untraced = new Set(untracedPaths);
+export function startSdk(role: TracedProcess): NodeSDK {
   const sdk = new NodeSDK({
     // The detectors (environment, process, host, service.instance.id) are merged over this.
     resource: defaultResource().merge(
@@ -27,7 +28,7 @@ export function startSdk(role: TracedProcess, untracedPaths: readonly string[]):
     ),
     metricReaders: [],
     logRecordProcessors: [],
-    instrumentations: instrumentationsFor(untraced),
+    instrumentations: instrumentationsFor(),
   });
   sdk.start();
   return sdk;
@@ -38,28 +39,12 @@ type Instrumentation = NonNullable<
   NonNullable<ConstructorParameters<typeof NodeSDK>[0]>['instrumentations']
 >[number];
 
-/** The maintained instrumentations, by the names `instrumentationNames` reads the environment with. */
-function instrumentationsFor(
-  untraced: ReadonlySet<string>,
-  env: NodeJS.ProcessEnv = process.env,
-): Instrumentation[] {
+/**
+ * The maintained instrumentations, by the names `instrumentationNames` reads the environment with:
+ * winston's alone, which puts the active trace in each log line and sends no log anywhere.
+ */
+function instrumentationsFor(env: NodeJS.ProcessEnv = process.env): Instrumentation[] {
   const all: Record<string, () => Instrumentation> = {
-    http: () =>
-      new HttpInstrumentation({
-        // Probes and scrapes, every few seconds per replica: a trace each would bury the requests'.
-        ignoreIncomingRequestHook: (request) => untraced.has((request.url ?? '').split('?')[0] ?? ''),
-        // The only requests the service makes are webhooks: this instrumentation's client span would
-        // export their full URL, which may carry the receiver's token, and start a trace of its own
-        // for an event that carries none. The dispatcher writes the delivery span and sets the
-        // `traceparent` itself (workers/webhooks/webhook-dispatcher.ts).
-        disableOutgoingRequestInstrumentation: true,
-        // What a caller writes in the URL and headers is exported only bounded and never believed
-        // (ADR 0036): no query string, a cut user agent, the client's address as Express decides it.
-        startIncomingSpanHook: boundedServerSpanAttributes,
-        applyCustomAttributesOnSpan: clientAddressOnEnd,
-      }),
-    // Routers and handlers only: a span per middleware would drown the request's own.
-    express: () => new ExpressInstrumentation({ ignoreLayersType: [ExpressLayerType.MIDDLEWARE] }),
     winston: () => new WinstonInstrumentation({ disableLogSending: true }),
   };
   const names = instrumentationNames(Object.keys(all), env);

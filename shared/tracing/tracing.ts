@@ -21,20 +21,15 @@ let running: { shutdown(): Promise<void> } | undefined;
 
 /**
  * Starts the OpenTelemetry SDK for this process when the environment asks for traces, before the
- * modules it instruments (http, express, winston) are loaded: a process's entry point imports the
- * module that calls this first. Off, nothing of the SDK is loaded. Requests to `untracedPaths` (probes,
- * scrapes) get no span.
+ * module it instruments (winston) is loaded: a process's entry point imports the module that calls
+ * this first. Off, nothing of the SDK is loaded.
  */
-export function startTracing(
-  role: TracedProcess,
-  options: { readonly untracedPaths?: readonly string[]; readonly env?: NodeJS.ProcessEnv } = {},
-): void {
-  const { untracedPaths = [], env = process.env } = options;
+export function startTracing(role: TracedProcess, env: NodeJS.ProcessEnv = process.env): void {
   if (running || !tracingRequested(env)) return;
   // Loaded only when on, and synchronously: the instrumentations must patch before the modules load.
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const sdk = require('./tracing-sdk') as typeof Sdk;
-  running = sdk.startSdk(role, untracedPaths);
+  running = sdk.startSdk(role);
   enableSpans();
 }
 

@@ -1,6 +1,6 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 
-import { USER_AGENT_MAX_LENGTH } from '../../../shared/tracing/server-span';
+import { USER_AGENT_MAX_LENGTH } from '../../../ingress/http/server-span';
 import { createTestApp, type TestApp, testRedisEnv } from '../../helpers/app-fixture';
 import { storedImportJob } from '../../helpers/import-workers';
 import { OtlpReceiver, type ReceivedSpan, tracingEnv } from '../../helpers/otlp-receiver';

@@ -1,6 +1,8 @@
+import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { cpus } from 'node:os';
 
 import { Redis } from 'ioredis';
 
@@ -28,16 +30,19 @@ import {
  * process that drops them. Four requests, as the issue names them: CurrentUser by Bearer, CurrentUser
  * by Basic, LinkFantasyTeam (alternating with UnlinkFantasyTeam on the same teams) and
  * CreateFantasyTeam (a new team each). CPU from /proc (user + system) over BENCH_REQUESTS (default
- * 12,000) requests of each, BENCH_LANES (default 8) at once, after a warm-up; BENCH_ROUNDS (default 5)
- * rounds in which the modes take turns request by request kind, so a drifting load weighs on all
- * alike. The worker's CPU is taken over each round's commands, once it has projected and delivered
- * every event. Reports medians, each mode's cost over off per round (the median of those is the
- * figure held to 5%), and every round. Prints its section of bench/RESULTS.md.
+ * 12,000) requests of each, BENCH_LANES (default 8) at once, after a warm-up of as many; BENCH_ROUNDS
+ * (default 7) rounds in which the modes take turns request kind by request kind, each round in another
+ * order, so that neither a drifting load nor going first weighs on one mode. On a machine of two or
+ * more cores the ingresses run on the last core and everything else (this process, Redis, the
+ * workers) on the others, so that what is measured shares its core with nothing but itself. The
+ * worker's CPU is taken over each round's commands, once it has projected and delivered every event.
+ * Reports medians, each mode's cost over off per round (the median of those is the figure held to
+ * 5%), and every round. Prints its section of bench/RESULTS.md.
  */
 
 const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 12_000);
 const LANES = Number(process.env.BENCH_LANES ?? 8);
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 7);
 const TEAMS_PER_LANE = 25;
 const SECTION = 'tracing-cost';
 
@@ -56,13 +61,17 @@ const MODES: readonly Mode[] = [
   { name: '100% (parentbased_always_on)', env: { OTEL_TRACES_SAMPLER: 'parentbased_always_on' } },
 ];
 
-const REQUEST_KINDS = [
+const ALL_REQUEST_KINDS = [
   'CurrentUser, Bearer',
   'CurrentUser, Basic',
   'LinkFantasyTeam',
   'CreateFantasyTeam',
 ] as const;
-type RequestKind = (typeof REQUEST_KINDS)[number];
+type RequestKind = (typeof ALL_REQUEST_KINDS)[number];
+/** BENCH_KINDS (separated by `;`, e.g. `CurrentUser, Bearer;LinkFantasyTeam`) measures only those; all four by default. */
+const REQUEST_KINDS = ALL_REQUEST_KINDS.filter(
+  (kind) => !process.env.BENCH_KINDS || process.env.BENCH_KINDS.split(';').includes(kind),
+);
 
 interface Sink {
   readonly url: string;
@@ -87,6 +96,17 @@ async function startSink(): Promise<Sink> {
     received: (path) => received.get(path) ?? 0,
     close: () => server.close(),
   };
+}
+
+/** The core the ingresses run on, and the others', when there are two or more (`taskset`). */
+const CORES = cpus().length;
+const INGRESS_CORES = String(CORES - 1);
+const OTHER_CORES = CORES > 2 ? `0-${CORES - 2}` : '0';
+
+/** Pins `pid` to `cores` (taskset's list), on a machine of two cores or more. */
+function pin(pid: number, cores: string): void {
+  if (CORES < 2) return;
+  execFileSync('taskset', ['-a', '-p', '-c', cores, String(pid)], { stdio: 'ignore' });
 }
 
 function median(values: readonly number[]): number {
@@ -125,6 +145,9 @@ async function startSubject(mode: Mode, otlpUrl: string, webhooks: Sink): Promis
     env: { WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true', ...tracing },
   });
   const { ingress, credentials, redisServer, keys } = service;
+  pin(ingress.pid, INGRESS_CORES);
+  pin(redisServer.pid, OTHER_CORES);
+  for (const worker of service.workers) pin(worker.pid, OTHER_CORES);
   const redis = new Redis(redisServer.url, { maxRetriesPerRequest: 1 });
   track({ stop: async () => void (await redis.quit().catch(() => undefined)) });
   const hookPath = `/hook/${MODES.indexOf(mode)}`;
@@ -191,7 +214,7 @@ async function startSubject(mode: Mode, otlpUrl: string, webhooks: Sink): Promis
       }
     },
   };
-  for (const kind of REQUEST_KINDS) await ingressMicrosPer(subject, kind, Math.min(REQUESTS, 4_000));
+  for (const kind of REQUEST_KINDS) await ingressMicrosPer(subject, kind, REQUESTS);
   return subject;
 }
 
@@ -204,6 +227,7 @@ interface Samples {
 async function main(): Promise<void> {
   ensureBuilt();
   const machine = machineInfo();
+  pin(process.pid, OTHER_CORES);
   const spans = await startSink();
   const webhooks = await startSink();
   try {
@@ -221,10 +245,12 @@ async function main(): Promise<void> {
       process.stderr.write(`[bench] round ${round + 1} of ${ROUNDS}\n`);
       const workerBefore = subjects.map((subject) => cpuSeconds(subject.service.workers[0]!.pid));
       const eventsBefore = subjects.map((subject) => subject.events);
-      // The modes take turns within each kind, so a machine whose load drifts weighs on all alike.
+      // The modes take turns within each kind, so a machine whose load drifts weighs on all alike,
+      // and each round another goes first.
+      const order = subjects.map((_, index) => (index + round) % subjects.length);
       for (const kind of REQUEST_KINDS)
-        for (const [index, subject] of subjects.entries())
-          samples[index]!.ingress[kind].push(await ingressMicrosPer(subject, kind, REQUESTS));
+        for (const index of order)
+          samples[index]!.ingress[kind].push(await ingressMicrosPer(subjects[index]!, kind, REQUESTS));
       await Promise.all(subjects.map((subject) => subject.caughtUp()));
       for (const [index, subject] of subjects.entries()) {
         const commands = subject.events - eventsBefore[index]!;
@@ -275,7 +301,7 @@ function report(machine: ReturnType<typeof machineInfo>, samples: readonly Sampl
     `- node: ${process.version}`,
     `- load average before the run (1/5/15 min): ${machine['load average before the run (1/5/15 min)']}`,
     `- commit: ${machine.commit}`,
-    `- load: ${REQUESTS} requests of each kind per mode and round, ${LANES} at once, ${ROUNDS} rounds (the modes taking turns in each); spans as OTLP/HTTP protobuf to a receiver that drops them; every event delivered to one webhook subscription`,
+    `- load: ${REQUESTS} requests of each kind per mode and round, ${LANES} at once, ${ROUNDS} rounds (the modes taking turns in each, each round in another order); the ingresses on core ${INGRESS_CORES}, the rest on ${OTHER_CORES}; spans as OTLP/HTTP protobuf to a receiver that drops them; every event delivered to one webhook subscription`,
     '',
     `CPU µs per request (ingress) or per command (worker), from /proc; the cost is each round's over off in the same round, its median and range; the rounds are off ; 1% ; 100%.`,
     '',

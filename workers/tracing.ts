@@ -1,5 +1,4 @@
 import { startTracing } from '../shared/tracing/tracing';
 
-// Imported first by main.ts: the SDK, when on, must patch winston before it loads (so this file
-// imports nothing that loads it).
+// Imported first by main.ts: the SDK, when on, is registered before anything asks for a tracer.
 startTracing('worker');

@@ -53,9 +53,13 @@ export function serviceEnv(options: {
 function profileArgs(name: string): string[] {
   if (process.env.BENCH_CPU_PROF !== '1') return [];
   const dir = scratchDir();
-  process.stderr.write(`[bench] CPU profile of ${name}: ${dir}/${name}.cpuprofile\n`);
-  return ['--cpu-prof', `--cpu-prof-dir=${dir}`, `--cpu-prof-name=${name}.cpuprofile`];
+  // Numbered: a bench that starts several ingresses (one per mode) keeps each one's profile.
+  profiles += 1;
+  const file = `${name}-${profiles}.cpuprofile`;
+  process.stderr.write(`[bench] CPU profile of ${name}: ${dir}/${file}\n`);
+  return ['--cpu-prof', `--cpu-prof-dir=${dir}`, `--cpu-prof-name=${file}`];
 }
+let profiles = 0;
 
 /** `node dist/ingress/main.js`, ready once it answers /readyz (it listens only after bootstrapping the Admin). */
 export function startIngress(name: string, env: Readonly<Record<string, string>>): Promise<ServerProcess> {

@@ -1,3 +1,5 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
+
 import type { RequestHandler } from 'express';
 
 import type { Logger } from '../../shared/logger';
@@ -13,17 +15,22 @@ export function accessLog(logger: Logger): RequestHandler {
     }
     const started = process.hrtime.bigint();
     const context = currentContext();
-    res.on('finish', () => {
-      logger.info('request finished', {
-        method: req.method,
-        path: req.path,
-        status: res.statusCode,
-        durationMs: Number(process.hrtime.bigint() - started) / 1e6,
-        requestId: req.requestId,
-        clientAddress: req.ip,
-        userId: context?.userId,
-      });
-    });
+    // Bound: 'finish' comes from the connection's write, outside the request's context, and the
+    // line carries the request's trace (`trace_id`) when tracing is on.
+    res.on(
+      'finish',
+      AsyncLocalStorage.bind(() => {
+        logger.info('request finished', {
+          method: req.method,
+          path: req.path,
+          status: res.statusCode,
+          durationMs: Number(process.hrtime.bigint() - started) / 1e6,
+          requestId: req.requestId,
+          clientAddress: req.ip,
+          userId: context?.userId,
+        });
+      }),
+    );
     next();
   };
 }

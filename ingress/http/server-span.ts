@@ -1,5 +1,6 @@
 import {
   type Attributes,
+  type Context,
   context,
   propagation,
   ROOT_CONTEXT,
@@ -11,6 +12,7 @@ import {
 import type { Request, RequestHandler, Response } from 'express';
 
 import { METRICS_PATH } from '../../shared/metrics/metrics.routes';
+import { newTraceSampled } from '../../shared/tracing/spans';
 import { LIVENESS_PATH, READINESS_PATH } from '../health/health.routes';
 
 /**
@@ -46,7 +48,8 @@ const tracer = trace.getTracer('fantasy-team-service');
  * every one.
  *
  * Sampling comes first. The caller's context is read (the configured propagators; `traceparent` by
- * default) and the sampler decides on a span with no attributes. Then:
+ * default), and the sampler decides: a new trace before any span exists (`newTraceSampled`), a
+ * caller's on a span started with no attribute (its flag, under the parent-based samplers). Then:
  * - not sampled, no caller context (99 requests in 100 at 1%): nothing else. No context is entered,
  *   so the service's own spans, which are only ever children of a recording span (spans.ts), are not
  *   written either;
@@ -64,18 +67,25 @@ export function serverSpans(): RequestHandler {
       next();
       return;
     }
-    const parent = propagation.extract(ROOT_CONTEXT, req.headers);
-    const span = tracer.startSpan(req.method, { kind: SpanKind.SERVER }, parent);
-    const recording = span.isRecording();
-    if (!recording && trace.getSpanContext(parent) === undefined) {
+    const parent = callerContext(req);
+    const continued = parent !== ROOT_CONTEXT && trace.getSpanContext(parent) !== undefined;
+    // A new trace not sampled: nothing more, not even a span object.
+    if (!continued && !newTraceSampled(req.method)) {
       next();
       return;
     }
+    const span = tracer.startSpan(req.method, { kind: SpanKind.SERVER }, parent);
+    const recording = span.isRecording();
+    if (!recording && !continued) {
+      next();
+      return;
+    }
+    // The request's and response's emitters are not bound to the context, as the http
+    // instrumentation bound them: that gives the sampled requests' objects a shape of their own, and
+    // at 1% every site in Node and Express that reads a request or a response then sees two shapes
+    // and slows down for all (ADR 0048). What runs in their listeners and needs the request's
+    // context binds itself: the body readers' continuation, the access line's listener.
     const active = trace.setSpan(parent, span);
-    // The body is read, and the access line written, in listeners of the request's and response's
-    // events, which Node runs in the socket's context: bound, they run in the request's.
-    context.bind(active, req);
-    context.bind(active, res);
     if (recording) {
       span.setAttributes(requestAttributes(req));
       res.once('close', () => endServerSpan(span, req, res));
@@ -83,6 +93,19 @@ export function serverSpans(): RequestHandler {
     context.with(active, next);
   };
 }
+
+/**
+ * The context the caller's headers carry, read by the configured propagators (`OTEL_PROPAGATORS`;
+ * W3C `traceparent` by default), or the root context when the request has none of their headers.
+ */
+function callerContext(req: Request): Context {
+  propagatedHeaders ??= propagation.fields().map((field) => field.toLowerCase());
+  for (const header of propagatedHeaders)
+    if (req.headers[header] !== undefined) return propagation.extract(ROOT_CONTEXT, req.headers);
+  return ROOT_CONTEXT;
+}
+/** The headers the propagators read, asked once: the SDK sets them before the app is built. */
+let propagatedHeaders: readonly string[] | undefined;
 
 /**
  * What a sampled request's span says of it from the start. Nothing a caller writes is believed or kept
@@ -147,5 +170,7 @@ function endServerSpan(span: Span, req: Request, res: Response): void {
 /** The path pattern of the route Express matched, if one did. */
 function routeOf(req: Request): string | undefined {
   const path: unknown = (req.route as { path?: unknown } | undefined)?.path;
-  return typeof path === 'string' ? req.baseUrl + path : undefined;
+  // Express clears `baseUrl` once a request has left every router (its final error handler).
+  const base = (req.baseUrl as string | undefined) ?? '';
+  return typeof path === 'string' ? base + path : undefined;
 }

@@ -1,3 +1,4 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import zlib from 'node:zlib';
 
 import express, { type NextFunction, type Request, type RequestHandler, type Response } from 'express';
@@ -714,7 +715,8 @@ export function jsonBody(limitBytes: number, bounds?: JsonValueBounds): RequestH
     gate(limitBytes),
     express.json({ limit: limitBytes, strict: true, verify: verifyJson(bounds) }),
   ]);
-  return (req, res, next) => {
+  return (req, res, requestNext) => {
+    const next = inRequestContext(requestNext);
     const length = directlyReadableLength(req, limitBytes);
     const compressed = length === undefined ? inflatedHereEncoding(req) : undefined;
     if (length !== undefined) readDirectly(req, length, bounds, next);
@@ -729,9 +731,19 @@ export function jsonBody(limitBytes: number, bounds?: JsonValueBounds): RequestH
 
 /** The token endpoint's reader: a JSON or form-encoded body of at most {@link TOKEN_BODY_LIMIT_BYTES}. */
 export function tokenRequestBody(): RequestHandler {
-  return chain([
+  const read = chain([
     gate(TOKEN_BODY_LIMIT_BYTES),
     express.json({ limit: TOKEN_BODY_LIMIT_BYTES, strict: true, verify: verifyJson() }),
     express.urlencoded({ extended: false, limit: TOKEN_BODY_LIMIT_BYTES }),
   ]);
+  return (req, res, next) => read(req, res, inRequestContext(next));
+}
+
+/**
+ * `next`, bound to the request's async context (its request id, its trace): a body that had not all
+ * arrived is read in the request stream's listeners, which Node runs in the connection's context, and
+ * what the route does after the body would lose the request's log fields and its trace.
+ */
+function inRequestContext(next: NextFunction): NextFunction {
+  return AsyncLocalStorage.bind(next);
 }

@@ -23,10 +23,24 @@ const tracer = trace.getTracer('fantasy-team-service');
 const UNTRACED = trace.wrapSpanContext(INVALID_SPAN_CONTEXT);
 
 let enabled = false;
+let decideNewTrace: (name: string) => boolean = () => true;
 
-/** Called once by the SDK's start (tracing.ts): from then on the spans below are written. */
-export function enableSpans(): void {
+/**
+ * Called once by the SDK's start (tracing.ts): from then on the spans below are written, and
+ * `newTraceSampled` asks `decide` (the SDK's sampler, before any span exists: RootSampling).
+ */
+export function enableSpans(decide?: (name: string) => boolean): void {
   enabled = true;
+  if (decide) decideNewTrace = decide;
+}
+
+/**
+ * Whether a new trace (one no caller continues), whose first span is named `name`, is sampled. When it
+ * is, the next span started is that trace's first, so start it right after, with nothing between.
+ * Without a decider (an SDK the service did not start), true: the span's start decides.
+ */
+export function newTraceSampled(name: string): boolean {
+  return decideNewTrace(name);
 }
 
 /** Whether this process writes spans (an SDK was started). */

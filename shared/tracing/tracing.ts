@@ -20,17 +20,18 @@ export function tracingRequested(env: NodeJS.ProcessEnv): boolean {
 let running: { shutdown(): Promise<void> } | undefined;
 
 /**
- * Starts the OpenTelemetry SDK for this process when the environment asks for traces, before the
- * module it instruments (winston) is loaded: a process's entry point imports the module that calls
- * this first. Off, nothing of the SDK is loaded.
+ * Starts the OpenTelemetry SDK for this process when the environment asks for traces: a process's
+ * entry point imports the module that calls this first, so that the tracer provider and the context
+ * manager are registered before anything asks for them. Off, nothing of the SDK is loaded.
  */
 export function startTracing(role: TracedProcess, env: NodeJS.ProcessEnv = process.env): void {
   if (running || !tracingRequested(env)) return;
   // Loaded only when on, and synchronously: the instrumentations must patch before the modules load.
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const sdk = require('./tracing-sdk') as typeof Sdk;
-  running = sdk.startSdk(role);
-  enableSpans();
+  const started = sdk.startSdk(role);
+  running = started.sdk;
+  enableSpans(started.newTraceSampled);
 }
 
 /** Exports the spans still buffered and stops the SDK; nothing to do when tracing is off. */

@@ -79,11 +79,14 @@ describe('Spans with an SDK registered: sampled and unsampled traces', () => {
   beforeEach(() => exporter.reset());
 
   it("When a command runs in a sampled trace, then its events' context is the command span's, and the projector's span of them is its child", async () => {
-    const carried = await inSpan(
-      'command LinkFantasyTeam',
-      () => ({ 'fts.command.type': 'LinkFantasyTeam' }),
-      () =>
-        inScriptSpan('appendEvents', 'fantasy-team', 'a', () => Promise.resolve()).then(sampledTraceparent),
+    // The service's spans are children of a request's (or a job's, or an event's) recording span.
+    const carried = await trace.getTracer('test').startActiveSpan('POST /api/command', (request) =>
+      inSpan(
+        'command LinkFantasyTeam',
+        () => ({ 'fts.command.type': 'LinkFantasyTeam' }),
+        () =>
+          inScriptSpan('appendEvents', 'fantasy-team', 'a', () => Promise.resolve()).then(sampledTraceparent),
+      ).finally(() => request.end()),
     );
     const [script, command] = exporter.getFinishedSpans();
     expect(command?.name).toBe('command LinkFantasyTeam');
@@ -92,7 +95,7 @@ describe('Spans with an SDK registered: sampled and unsampled traces', () => {
     expect(carried).toBe(`00-${command?.spanContext().traceId}-${command?.spanContext().spanId}-01`);
 
     recordEventSpan('project fantasy-teams', carried, new Date(), () => ({ 'fts.event.version': 2 }));
-    const projected = exporter.getFinishedSpans()[2];
+    const projected = exporter.getFinishedSpans()[3];
     expect(projected?.spanContext().traceId).toBe(command?.spanContext().traceId);
     expect(projected?.parentSpanContext?.spanId).toBe(command?.spanContext().spanId);
   });

@@ -4,7 +4,6 @@ import path from 'node:path';
 import { loadConfig } from '../../shared/config';
 import { importQueueOptions } from '../../shared/importers/import-queue';
 import { createKeys } from '../../shared/redis/keys';
-import { instrumentationNames } from '../../shared/tracing/instrumentation-names';
 import { tracingRequested } from '../../shared/tracing/tracing';
 
 const ROOT = path.resolve(__dirname, '../..');
@@ -40,6 +39,26 @@ describe('Tracing switched by the standard OpenTelemetry variables', () => {
     expect(loaded).toEqual(expect.arrayContaining([expect.stringMatching(/bullmq-otel/)]));
   }, 30_000);
 
+  it('When tracing is on, then no instrumentation hooks the module loader: `require` is what Node gave', () => {
+    // require-in-the-middle, which every maintained instrumentation installs, resolves every
+    // `require` call again, a library's lazy ones on a request's path included (ADR 0048).
+    const script = [
+      "const Module = require('node:module');",
+      'const original = Module.prototype.require;',
+      "require('./shared/tracing/tracing').startTracing('ingress');",
+      'process.stdout.write(String(Module.prototype.require === original));',
+    ].join('\n');
+    const clean = Object.fromEntries(
+      Object.entries(process.env).filter(([name]) => !name.startsWith('OTEL_')),
+    );
+    const output = execFileSync(process.execPath, ['--import', 'tsx', '-e', script], {
+      cwd: ROOT,
+      env: { ...clean, OTEL_TRACES_EXPORTER: 'otlp' },
+      encoding: 'utf8',
+    });
+    expect(output).toBe('true');
+  }, 30_000);
+
   it("When no OTEL_* variable asks for traces, then the import queue's options carry no telemetry; when one does, BullMQ's", () => {
     const config = loadConfig({
       NODE_ENV: 'test',
@@ -66,18 +85,5 @@ describe('Tracing switched by the standard OpenTelemetry variables', () => {
     [{ OTEL_TRACES_EXPORTER: 'otlp', OTEL_SDK_DISABLED: 'true' }, false],
   ])('When the environment is %j, then tracing is requested: %s', (env, requested) => {
     expect(tracingRequested(env)).toBe(requested);
-  });
-});
-
-describe('Instrumentations named by the standard variables of the Node auto-instrumentations', () => {
-  const available = ['http', 'express', 'winston'];
-  it.each([
-    [{}, ['http', 'express', 'winston']],
-    [{ OTEL_NODE_DISABLED_INSTRUMENTATIONS: 'express' }, ['http', 'winston']],
-    [{ OTEL_NODE_DISABLED_INSTRUMENTATIONS: ' http , express ' }, ['winston']],
-    [{ OTEL_NODE_ENABLED_INSTRUMENTATIONS: 'http,winston' }, ['http', 'winston']],
-    [{ OTEL_NODE_ENABLED_INSTRUMENTATIONS: 'http', OTEL_NODE_DISABLED_INSTRUMENTATIONS: 'http' }, []],
-  ])('When the environment is %j, then %j run', (env, names) => {
-    expect(instrumentationNames(available, env)).toEqual(names);
   });
 });

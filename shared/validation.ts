@@ -387,7 +387,7 @@ export function validateWithJoi<T>(schema: Joi.Schema<T>, value: unknown): T {
   const add = (key: string, message: string) => errors.set(key, [...(errors.get(key) ?? []), message]);
   for (const detail of result.error.details) {
     const key = fieldKey(detail.path);
-    add(key, messageFor(key, detail));
+    add(key, misplacedEnvelopeMember(schema, detail) ?? messageFor(key, detail));
   }
   if (firstErrorOnly) {
     add(
@@ -397,6 +397,30 @@ export function validateWithJoi<T>(schema: Joi.Schema<T>, value: unknown): T {
   }
   const fieldErrors: FieldErrors = Object.fromEntries(errors);
   throw validationError(fieldErrors);
+}
+
+/** The members of each schema's top level (the envelope: `skip`, `take`...), read once per schema. */
+const envelopeMembers = new WeakMap<Joi.Schema, ReadonlySet<string>>();
+
+/**
+ * For a member the body put in its container (`query`, `command`) that belongs beside it, on the
+ * envelope (`take` inside `query`), the message that says so: `Take is not allowed in query: send it
+ * beside query, as a member of the request body`. Undefined for any other error.
+ */
+function misplacedEnvelopeMember(schema: Joi.Schema, detail: Joi.ValidationErrorItem): string | undefined {
+  const [container, member] = detail.path;
+  if (detail.type !== 'object.unknown' || detail.path.length !== 2 || typeof member !== 'string')
+    return undefined;
+  if (typeof container !== 'string' || !CONTAINERS.has(container)) return undefined;
+  let members = envelopeMembers.get(schema);
+  if (!members) {
+    const described = schema.describe() as { keys?: Record<string, unknown> };
+    members = new Set(Object.keys(described.keys ?? {}));
+    envelopeMembers.set(schema, members);
+  }
+  if (!members.has(member) || member === container) return undefined;
+  const label = fieldLabel(member);
+  return `${label} is not allowed in ${container}: send it beside ${container}, as a member of the request body`;
 }
 
 /**

@@ -25,7 +25,7 @@ export const COMMAND_SUCCEEDED_SCHEMA: JsonSchema = closedObject(
       type: 'integer',
       minimum: 0,
       description:
-        "The aggregate's version once the command is written (the team's, the account's or the subscription's): the expectedVersion of a next command, and the minVersion of a read that must see this write. Unchanged when the command raised no event; for a repeated requestId, the version the first answer named. Absent only when replaying an answer remembered before versions were answered.",
+        "The aggregate's version once the command is written (the team's, the account's or the subscription's): the expectedVersion of a next command, and the minVersion of a read that must see this write. Unchanged when the command raised no event; for a repeated requestId, the version the first answer named.",
     },
     signingSecret: {
       type: 'string',
@@ -38,7 +38,7 @@ export const COMMAND_SUCCEEDED_SCHEMA: JsonSchema = closedObject(
       description: 'Why a repeated answer (the same requestId) carries no signingSecret.',
     },
   },
-  ['version', 'signingSecret', 'note'],
+  ['signingSecret', 'note'],
   { title: 'CommandSucceeded' },
 );
 

@@ -49,8 +49,9 @@ export type CommandOutcome =
       /**
        * The aggregate's version once the command's events are written (unchanged when it decided
        * none; on a repeat, the version the first answer named). A read with `minVersion` at it sees
-       * the write (ADR 0019). Absent only when replaying an answer remembered before versions were
-       * answered.
+       * the write (ADR 0019). Every success has one, and the contract says so (`version` is required
+       * in CommandSucceeded); optional here only for an answer remembered before versions were
+       * answered, which the replay window (24 h) dropped long ago.
        */
       readonly version?: number;
       /**

@@ -217,3 +217,30 @@ describe('Bodies with more values than are listed in full', () => {
     });
   });
 });
+
+describe('A member of the request body sent inside its container', () => {
+  const schema = Joi.object({
+    query: Joi.object({
+      queryType: Joi.string().valid('ListThings').required(),
+      name: Joi.string(),
+    }).required(),
+    skip: Joi.number().integer(),
+    take: Joi.number().integer(),
+  });
+  const errorsOf = (body: unknown): unknown => {
+    try {
+      validate(schema, body);
+    } catch (error) {
+      return (error as AppError).details.errors;
+    }
+    return undefined;
+  };
+
+  it('When take is sent inside query, then the 400 says it goes beside query, and an unknown member is simply not allowed', () => {
+    expect(errorsOf({ query: { queryType: 'ListThings', take: 10, colour: 'red' } })).toEqual({
+      Take: ['Take is not allowed in query: send it beside query, as a member of the request body'],
+      Colour: ['Colour is not allowed'],
+    });
+    expect(errorsOf({ query: { queryType: 'ListThings' }, take: 10 })).toBeUndefined();
+  });
+});

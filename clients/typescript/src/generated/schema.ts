@@ -809,8 +809,8 @@ export interface components {
             /** @description Events raised: 1 for the commands of the spec. */
             eventCount: number;
             commandType: string;
-            /** @description The aggregate's version once the command is written (the team's, the account's or the subscription's): the expectedVersion of a next command, and the minVersion of a read that must see this write. Unchanged when the command raised no event; for a repeated requestId, the version the first answer named. Absent only when replaying an answer remembered before versions were answered. */
-            version?: number;
+            /** @description The aggregate's version once the command is written (the team's, the account's or the subscription's): the expectedVersion of a next command, and the minVersion of a read that must see this write. Unchanged when the command raised no event; for a repeated requestId, the version the first answer named. */
+            version: number;
             /** @description CreateWebhookSubscription and RotateWebhookSecret only: the new signing secret, in this answer only (never stored in the clear, never answered again). */
             signingSecret?: string;
             /** @description Why a repeated answer (the same requestId) carries no signingSecret. */

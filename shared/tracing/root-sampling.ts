@@ -57,21 +57,25 @@ const MAX_DRAWS = 1_000_000;
  * Kept traces are as many (the ratio) and their ids as random as the sampler's own.
  */
 export class RootSampling implements IdGenerator {
-  private readonly random = new RandomIdGenerator();
+  private readonly ids = new RandomIdGenerator();
   private decided: string | undefined;
   readonly sampler: Sampler;
   private readonly ratio: number;
 
-  constructor(configured: ConfiguredSampler) {
+  /** `random` draws in [0, 1): Math.random, or a seeded generator in a test. */
+  constructor(
+    configured: ConfiguredSampler,
+    private readonly random: () => number = Math.random,
+  ) {
     this.sampler = configured.sampler;
     this.ratio = configured.newTraceRatio;
   }
 
   /** Whether a new trace named `name` is sampled; when it is, the next span started begins it. */
   sampled(name: string): boolean {
-    if (this.ratio === 0 || Math.random() >= this.ratio) return false;
+    if (this.ratio === 0 || this.random() >= this.ratio) return false;
     for (let draw = 0; draw < MAX_DRAWS; draw += 1) {
-      const traceId = this.random.generateTraceId();
+      const traceId = this.ids.generateTraceId();
       const { decision } = this.sampler.shouldSample(ROOT_CONTEXT, traceId, name, SpanKind.SERVER, {}, []);
       if (decision === SamplingDecision.NOT_RECORD) continue;
       this.decided = traceId;
@@ -81,12 +85,12 @@ export class RootSampling implements IdGenerator {
   }
 
   generateTraceId(): string {
-    const traceId = this.decided ?? this.random.generateTraceId();
+    const traceId = this.decided ?? this.ids.generateTraceId();
     this.decided = undefined;
     return traceId;
   }
 
   generateSpanId(): string {
-    return this.random.generateSpanId();
+    return this.ids.generateSpanId();
   }
 }

@@ -1,21 +1,19 @@
-import { spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 
-import { SANDBOX_ADMIN_EMAIL, SANDBOX_BANNER_TITLE } from '../../ingress/auth/sandbox-admin';
+import { SANDBOX_ADMIN_EMAIL } from '../../ingress/auth/sandbox-admin';
 import { CONTRACT_VERSION } from '../../ingress/openapi/openapi-document';
-import { testRedisEnv, uniquePrefix } from '../helpers/app-fixture';
-import { guideWalkThrough } from '../helpers/integrators-guide';
 import {
-  eventually,
-  type IngressProcess,
-  killAll,
-  PROJECT_ROOT,
-  type ServiceProcess,
-  startIngressProcess,
-  startServiceProcess,
-} from '../helpers/processes';
+  CLIENT_ROOT,
+  INTEGRATOR_SLOW_MS as SLOW_MS,
+  npmInstall,
+  packClient,
+  runInShell as run,
+  startSandbox,
+} from '../helpers/integrator-machine';
+import { guideTypeScriptSettings, guideWalkThrough } from '../helpers/integrators-guide';
+import { type IngressProcess, killAll, PROJECT_ROOT, type ServiceProcess } from '../helpers/processes';
 
 /**
  * What an integrator does on a machine of their own: `npm run client:pack`, the tarball installed
@@ -26,124 +24,43 @@ import {
  * against it under `tsc --init`'s defaults.
  */
 
-const CLIENT_ROOT = path.join(PROJECT_ROOT, 'clients', 'typescript');
 const TSC = path.join(PROJECT_ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
-/** Generous bounds: packing builds the client, and tsx compiles both processes, on a loaded machine. */
-const SLOW_MS = 180_000;
-
-interface Ran {
-  readonly code: number | null;
-  readonly stdout: string;
-  readonly stderr: string;
-}
-
-/**
- * What a new shell of the integrator's has: the PATH, the home folder, npm's cache and registry, a
- * proxy and the certificate authorities its TLS trusts (a registry behind an inspecting proxy needs
- * them), nothing of this test run (no NODE_OPTIONS, no `npm_*` of the npm running the tests, whose
- * local prefix is this repository).
- */
-const SHELL_ENV = Object.fromEntries(
-  Object.entries(process.env).filter(
-    (entry): entry is [string, string] =>
-      entry[1] !== undefined &&
-      /^(PATH|HOME|TMPDIR|npm_config_(cache|registry|cafile|ca)|(https?|no)_proxy|NODE_EXTRA_CA_CERTS|SSL_CERT_(FILE|DIR))$/i.test(
-        entry[0],
-      ),
-  ),
-);
-
-/** Runs a program in `cwd` as that shell would, with `env` added. */
-function run(cwd: string, command: string, args: readonly string[], env: Record<string, string> = {}) {
-  return new Promise<Ran>((resolve, reject) => {
-    const child = spawn(command, args, { cwd, env: { ...SHELL_ENV, NO_COLOR: '1', ...env } });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    const timer = setTimeout(() => child.kill('SIGKILL'), SLOW_MS);
-    child.once('error', reject);
-    child.once('close', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
-  });
-}
-
-/** The password the sandbox's banner prints on its first start. */
-function bannerPassword(output: string): string {
-  const password = /password: +(\S+)/.exec(output.slice(output.indexOf(SANDBOX_BANNER_TITLE)))?.[1];
-  if (!password) throw new Error(`no password in the sandbox banner: ${output}`);
-  return password;
-}
 
 describe('The typed client, packed and installed into a project outside the repository', () => {
   let packDir: string;
+  let tarball: string;
   let project: string;
+  /** The projects of the TypeScript tests below, made by npm init -y. */
+  const typescriptProjects: string[] = [];
+  let ingress: Promise<IngressProcess> | undefined;
   let worker: ServiceProcess | undefined;
-  let starting: Promise<IngressProcess | undefined> = Promise.resolve(undefined);
   let serviceEnv: Record<string, string>;
 
   beforeAll(async () => {
     packDir = mkdtempSync(path.join(tmpdir(), 'client-pack-'));
     project = mkdtempSync(path.join(tmpdir(), 'client-project-'));
+    // Started while the client is packed and installed; awaited after.
+    const sandbox = startSandbox('typed-client-package-secret-of-32-characters', (processes) => {
+      ingress = processes.ingress;
+      worker = processes.worker;
+    });
+    sandbox.catch(() => undefined);
 
-    // A development start on loopback with no ADMIN_EMAIL: the sandbox, as `npm start` makes it.
-    const env = {
-      ...testRedisEnv(),
-      REDIS_KEY_PREFIX: uniquePrefix(),
-      NODE_ENV: 'development',
-      HOST: '127.0.0.1',
-      METRICS_PORT: '0',
-      ADMIN_EMAIL: '',
-      ADMIN_PASSWORD: '',
-      JWT_SECRET: 'typed-client-package-secret-of-32-characters',
-    };
-    worker = startServiceProcess('workers/main.ts', env);
-    const started = startIngressProcess(env, SLOW_MS);
-    // Started while the client is packed and installed: its failure is reported where it is awaited.
-    starting = started.catch(() => undefined);
-
-    // The package, as `npm run client:pack` writes it (its prepack builds it), then installed from
-    // the tarball, as the guide says; its dependency comes from the npm cache or the registry.
-    const packed = await run(PROJECT_ROOT, 'npm', [
-      'run',
-      'client:pack',
-      '--',
-      '--pack-destination',
-      packDir,
-    ]);
-    expect(packed).toMatchObject({ code: 0 });
-    const { version } = JSON.parse(readFileSync(path.join(CLIENT_ROOT, 'package.json'), 'utf8')) as {
-      version: string;
-    };
-    const tarball = path.join(packDir, `fantasy-team-service-client-${version}.tgz`);
+    // The package, as `npm run client:pack` writes it, then installed from the tarball, as the guide
+    // says; its dependency comes from the npm cache or the registry.
+    tarball = await packClient(packDir);
     writeFileSync(
       path.join(project, 'package.json'),
       JSON.stringify({ name: 'walk-through', private: true, type: 'module' }, null, 2),
     );
-    const installed = await run(project, 'npm', [
-      'install',
-      '--prefer-offline',
-      '--no-audit',
-      '--no-fund',
-      tarball,
-    ]);
-    expect(installed).toMatchObject({ code: 0 });
-
-    const ingress = (await started).process;
-    await ingress.waitForOutput(SANDBOX_BANNER_TITLE, SLOW_MS);
-    await eventually(() => /password: +\S+/.test(ingress.stdout()), 10_000);
-    await worker.waitForOutput('worker ready', SLOW_MS);
-    serviceEnv = {
-      SERVICE_URL: (await started).baseUrl,
-      SANDBOX_ADMIN_PASSWORD: bannerPassword(ingress.stdout()),
-    };
+    expect(await npmInstall(project, [tarball])).toMatchObject({ code: 0 });
+    serviceEnv = (await sandbox).env;
   }, 2 * SLOW_MS);
 
   afterAll(async () => {
-    await killAll((await starting)?.process, worker);
-    for (const dir of [packDir, project]) if (dir) rmSync(dir, { recursive: true, force: true });
+    await killAll((await ingress?.catch(() => undefined))?.process, worker);
+    for (const dir of [packDir, project, ...typescriptProjects])
+      if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
   it('When the package is packed, then it ships JavaScript and declarations only, versioned as the contract', () => {
@@ -251,6 +168,61 @@ describe('The typed client, packed and installed into a project outside the repo
       });
       const legacy = await run(project, process.execPath, ['legacy.cjs']);
       expect(legacy).toMatchObject({ code: 0, stdout: 'Basic YW5hQGV4YW1wbGUuY29tOkdyw7zDn2U=\n' });
+    },
+    SLOW_MS,
+  );
+
+  /**
+   * What an integrator who writes TypeScript meets (issue 42): a project made by `npm init -y` (a
+   * CommonJS package, npm's default) and `tsc --init` (its defaults as each compiler writes them:
+   * `"types": []`, `exactOptionalPropertyTypes`, `verbatimModuleSyntax`...), with TypeScript as npm
+   * installs it today (7.x) and the 5.9 line, `@types/node` and the packed client. The guide's
+   * walk-through, saved as `walk-through.mts` as the guide says, compiles there with only the settings the
+   * guide names ("As TypeScript"), and its JavaScript is emitted to `dist/`, never over a `walk-through.mjs`
+   * beside it.
+   */
+  it.each([
+    ['7', /^Version 7\./],
+    ['5.9', /^Version 5\.9\./],
+  ])(
+    'When TypeScript %s compiles the walk-through with the settings the guide names, then it has no error',
+    async (typescript, versionLine) => {
+      const project = mkdtempSync(path.join(tmpdir(), `ts${typescript}-project-`));
+      typescriptProjects.push(project);
+      expect(await run(project, 'npm', ['init', '-y'])).toMatchObject({ code: 0 });
+      const installed = await npmInstall(project, [
+        tarball,
+        `typescript@${typescript}`,
+        ...guideTypeScriptSettings().packages,
+      ]);
+      expect(installed).toMatchObject({ code: 0 });
+      const tsc = path.join(project, 'node_modules', '.bin', 'tsc');
+      expect((await run(project, tsc, ['--version'])).stdout).toMatch(versionLine);
+      expect(await run(project, tsc, ['--init'])).toMatchObject({ code: 0 });
+
+      // Only what the guide says to change in the tsconfig.json tsc --init wrote.
+      const tsconfigPath = path.join(project, 'tsconfig.json');
+      let tsconfig = readFileSync(tsconfigPath, 'utf8');
+      for (const [from, to] of guideTypeScriptSettings().edits) {
+        expect({ typescript, from, found: tsconfig.includes(from) }).toEqual({
+          typescript,
+          from,
+          found: true,
+        });
+        tsconfig = tsconfig.replace(from, to);
+      }
+      writeFileSync(tsconfigPath, tsconfig);
+      writeFileSync(path.join(project, 'walk-through.mts'), guideWalkThrough());
+      writeFileSync(path.join(project, 'walk-through.mjs'), "// the guide's JavaScript, kept\n");
+
+      const compiled = await run(project, tsc, []);
+      expect({ typescript, ...compiled }).toEqual({ typescript, code: 0, stdout: '', stderr: '' });
+      expect(readFileSync(path.join(project, 'walk-through.mjs'), 'utf8')).toBe(
+        "// the guide's JavaScript, kept\n",
+      );
+      expect(readFileSync(path.join(project, 'dist', 'walk-through.mjs'), 'utf8')).toContain(
+        'getTeamRatingInput',
+      );
     },
     SLOW_MS,
   );

@@ -505,16 +505,19 @@ function readDirectly(
   next: NextFunction,
 ): void {
   req.body = undefined;
+  // Handed on at once or a tick later (an 'end' the read schedules in this context), a body already
+  // here keeps the request's context for free; one still arriving is read in listeners, and binds.
+  let proceed = next;
   const take = (body: Buffer) => {
     let parsed: unknown;
     try {
       parsed = parseJsonBody(body, bounds);
     } catch (error) {
-      next(error);
+      proceed(error);
       return;
     }
     req.body = parsed;
-    next();
+    proceed();
   };
   if (req.complete && req.readableLength === length) {
     // Reading to the end lets the stream end, so the connection is reused as after a drain. The
@@ -544,6 +547,7 @@ function readDirectly(
     next(new BodyUnreadable('request aborted', 'request.aborted'));
     return;
   }
+  proceed = inRequestContext(next);
   const chunks: Buffer[] = [];
   let received = 0;
   const onData = (chunk: Buffer) => {
@@ -553,14 +557,14 @@ function readDirectly(
   const onEnd = () => {
     stop();
     if (received !== length) {
-      next(new BodyUnreadable('request size did not match content length', 'request.size.invalid'));
+      proceed(new BodyUnreadable('request size did not match content length', 'request.size.invalid'));
       return;
     }
     take(chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, received));
   };
   const onAborted = () => {
     stop();
-    next(new BodyUnreadable('request aborted', 'request.aborted'));
+    proceed(new BodyUnreadable('request aborted', 'request.aborted'));
   };
   const stop = () => {
     req.off('data', onData);
@@ -715,17 +719,19 @@ export function jsonBody(limitBytes: number, bounds?: JsonValueBounds): RequestH
     gate(limitBytes),
     express.json({ limit: limitBytes, strict: true, verify: verifyJson(bounds) }),
   ]);
-  return (req, res, requestNext) => {
-    const next = inRequestContext(requestNext);
+  return (req, res, next) => {
     const length = directlyReadableLength(req, limitBytes);
     const compressed = length === undefined ? inflatedHereEncoding(req) : undefined;
     if (length !== undefined) readDirectly(req, length, bounds, next);
-    else if (compressed !== undefined) readCompressed(req, compressed, limitBytes, bounds, next);
-    else
+    else if (compressed !== undefined)
+      readCompressed(req, compressed, limitBytes, bounds, inRequestContext(next));
+    else {
+      const proceed = inRequestContext(next);
       throughBodyParser(req, res, (error?: unknown) => {
         noteBytesReceived(req, error);
-        next(error);
+        proceed(error);
       });
+    }
   };
 }
 
@@ -742,7 +748,8 @@ export function tokenRequestBody(): RequestHandler {
 /**
  * `next`, bound to the request's async context (its request id, its trace): a body that had not all
  * arrived is read in the request stream's listeners, which Node runs in the connection's context, and
- * what the route does after the body would lose the request's log fields and its trace.
+ * what the route does after the body would lose the request's log fields and its trace. Only there:
+ * a bind costs about 4 µs (it makes an AsyncResource), 4% of a read.
  */
 function inRequestContext(next: NextFunction): NextFunction {
   return AsyncLocalStorage.bind(next);

@@ -414,8 +414,8 @@ function misplacedEnvelopeMember(schema: Joi.Schema, detail: Joi.ValidationError
   if (typeof container !== 'string' || !CONTAINERS.has(container)) return undefined;
   let members = envelopeMembers.get(schema);
   if (!members) {
-    const described = schema.describe() as { keys?: Record<string, unknown> };
-    members = new Set(Object.keys(described.keys ?? {}));
+    // describedOrNothing: a schema joi cannot describe must not turn this 400 into a throw.
+    members = new Set(Object.keys(describedOrNothing(schema).keys ?? {}));
     envelopeMembers.set(schema, members);
   }
   if (!members.has(member) || member === container) return undefined;

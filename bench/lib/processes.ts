@@ -3,7 +3,7 @@ import { closeSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 
-import { freePort } from '../../scripts/lib/redis-server';
+import { freePort } from '../../scripts/lib/free-port';
 
 /** The repository root: bench/lib/../.. */
 export const REPO_ROOT = path.resolve(__dirname, '..', '..');

@@ -4,7 +4,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 
-import { freePort, type LocalRedis, startLocalRedis } from './redis-server';
+import { freePort } from './free-port';
+import { type LocalRedis, startLocalRedis } from './redis-server';
 
 const run = promisify(execFile);
 

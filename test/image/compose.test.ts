@@ -30,7 +30,7 @@ import { parse } from 'yaml';
 import { buildTestImage } from '../../scripts/image/build';
 import { podman, podmanEnv, run } from '../../scripts/image/podman';
 import { ensureStandIns } from '../../scripts/image/stand-ins';
-import { freePort } from '../../scripts/lib/redis-server';
+import { freePort } from '../../scripts/lib/free-port';
 import { guideBlocks, guideProse } from '../helpers/operators-guide';
 import { eventually, PROJECT_ROOT } from '../helpers/processes';
 import { replaceOnce } from '../helpers/replace-once';

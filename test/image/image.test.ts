@@ -11,7 +11,7 @@ import path from 'node:path';
 import { dockerfileBase } from '../../scripts/image/base';
 import { buildTestImage, PLANTED } from '../../scripts/image/build';
 import { podman, run } from '../../scripts/image/podman';
-import { freePort } from '../../scripts/lib/redis-server';
+import { freePort } from '../../scripts/lib/free-port';
 import { testRedisEnv, uniquePrefix } from '../helpers/app-fixture';
 import { type Container, removeContainers, runContainer, stopContainer } from '../helpers/containers';
 import { bearerToken, commandBody, exchange } from '../helpers/http-client';

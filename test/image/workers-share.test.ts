@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 
 import { buildTestImage } from '../../scripts/image/build';
 import { podman } from '../../scripts/image/podman';
-import { freePort } from '../../scripts/lib/redis-server';
+import { freePort } from '../../scripts/lib/free-port';
 import { createTestApp, type TestApp, testRedisEnv, uniquePrefix } from '../helpers/app-fixture';
 import { type Container, removeContainers, runContainer } from '../helpers/containers';
 import { bearerToken, commandBody, exchange } from '../helpers/http-client';

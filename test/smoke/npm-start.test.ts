@@ -9,7 +9,8 @@ import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 
-import { freePort, redisAnswers } from '../../scripts/lib/redis-server';
+import { freePort } from '../../scripts/lib/free-port';
+import { redisAnswers } from '../../scripts/lib/redis-server';
 import {
   MEMORY_SETTING_WARNING,
   RECOMMENDED_REDIS_MEMORY_SETTINGS,

@@ -4,7 +4,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 
-import { freePort } from '../../../scripts/lib/redis-server';
+import { freePort } from '../../../scripts/lib/free-port';
 import { listen, type RunningServer } from '../../../shared/http/server';
 import { createTestApp, type TestApp } from '../../helpers/app-fixture';
 import { InProcessImportWorker } from '../../helpers/in-process-import-worker';

@@ -7,7 +7,7 @@ import path from 'node:path';
 
 import { parse } from 'yaml';
 
-import { freePort } from '../../../scripts/lib/redis-server';
+import { freePort } from '../../../scripts/lib/free-port';
 import { keyHoldingNodes } from '../../../shared/redis/connections';
 import { createTestApp, type TestApp, testRedisEnv, uniquePrefix } from '../../helpers/app-fixture';
 import { parseExposition, type Sample, samplesOf } from '../../helpers/metrics';

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 
 import request from 'supertest';
 
-import { freePort } from '../../../scripts/lib/redis-server';
+import { freePort } from '../../../scripts/lib/free-port';
 import { LOG_PARTITIONS, partitionOf } from '../../../shared/redis/partitions';
 import { ALL_PROJECTIONS } from '../../../workers/projector/all-projections';
 import { createImportWorkersHarness, type ImportWorkersHarness } from '../../helpers/import-workers';

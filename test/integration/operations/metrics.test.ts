@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import request from 'supertest';
 
 import { METRICS_NOT_SERVED } from '../../../ingress/metrics/public-metrics.routes';
-import { freePort } from '../../../scripts/lib/redis-server';
+import { freePort } from '../../../scripts/lib/free-port';
 import { createTestApp, type TestApp, testRedisEnv, uniquePrefix } from '../../helpers/app-fixture';
 import { parseExposition, type Sample, samplesOf, sampleSum } from '../../helpers/metrics';
 import { startServiceProcess } from '../../helpers/processes';

@@ -21,7 +21,7 @@ import { connect as tlsConnect } from 'node:tls';
 
 import { Agent, fetch } from 'undici';
 
-import { freePort } from '../../../scripts/lib/redis-server';
+import { freePort } from '../../../scripts/lib/free-port';
 import { createTestApp, type TestApp } from '../../helpers/app-fixture';
 import { eventually, PROJECT_ROOT } from '../../helpers/processes';
 import { replaceOnce } from '../../helpers/replace-once';

@@ -1,6 +1,6 @@
 import { networkInterfaces } from 'node:os';
 
-import { freePort } from '../../../scripts/lib/redis-server';
+import { freePort } from '../../../scripts/lib/free-port';
 import { testRedisEnv, uniquePrefix } from '../../helpers/app-fixture';
 import { exchange } from '../../helpers/http-client';
 import { logLines } from '../../helpers/import-workers';

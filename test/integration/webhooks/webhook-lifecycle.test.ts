@@ -5,7 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 
-import { freePort } from '../../../scripts/lib/redis-server';
+import { freePort } from '../../../scripts/lib/free-port';
 import { parseExposition, sampleSum } from '../../helpers/metrics';
 import { eventually } from '../../helpers/processes';
 import {

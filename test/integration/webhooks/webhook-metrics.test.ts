@@ -2,7 +2,7 @@
  * The webhook metrics of a worker (issue 20): attempts by outcome, attempt latency, and each
  * subscription's oldest undelivered event's age, scraped from a real worker's /metrics.
  */
-import { freePort } from '../../../scripts/lib/redis-server';
+import { freePort } from '../../../scripts/lib/free-port';
 import { parseExposition, type Sample, samplesOf, sampleSum } from '../../helpers/metrics';
 import { eventually } from '../../helpers/processes';
 import { createWebhookHarness, startReceiver, type WebhookReceiver } from '../../helpers/webhooks';

@@ -8,7 +8,7 @@ import { randomUUID } from 'node:crypto';
 
 import request from 'supertest';
 
-import { freePort } from '../../../scripts/lib/redis-server';
+import { freePort } from '../../../scripts/lib/free-port';
 import { parseExposition, sampleSum } from '../../helpers/metrics';
 import { eventually, killAll, type ServiceProcess } from '../../helpers/processes';
 import { passwordGrantToken } from '../../helpers/tokens';

@@ -185,6 +185,18 @@ export function createKeys(prefix: string) {
     /** Stream: one subscription's delivery attempts (the delivery log), trimmed by age (MINID). */
     webhookDeliveries: (subscriptionId: string) =>
       `${prefix}webhook-deliveries:{${subscriptionId.toLowerCase()}}`,
+    /**
+     * Stream: the delivery log's attempts of one status (delivered, retrying, failed), so that a
+     * read of one status pages it as the log is paged (ADR 0049). Same hash tag as the log.
+     */
+    webhookDeliveriesOfStatus: (subscriptionId: string, status: string) =>
+      `${prefix}webhook-deliveries:{${subscriptionId.toLowerCase()}}:${status}`,
+    /**
+     * String: the id of the first log entry that was also written to its status's stream. A status
+     * read is answered from that stream once no retained entry of the log is older (ADR 0049).
+     */
+    webhookDeliveriesIndexedFrom: (subscriptionId: string) =>
+      `${prefix}webhook-deliveries:{${subscriptionId.toLowerCase()}}:indexed-from`,
     /** Hash: `failingSince` (unix ms) while every attempt fails, for disabling the endpoint. */
     webhookHealth: (subscriptionId: string) => `${prefix}webhook-health:{${subscriptionId.toLowerCase()}}`,
     /** Live webhook dispatcher replicas (sorted set: replica id -> last heartbeat). */

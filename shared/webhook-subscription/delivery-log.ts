@@ -22,10 +22,29 @@ export interface DeliveryAttempt {
 }
 
 /**
- * The delivery log: one Redis stream per subscription, an entry per attempt, trimmed by age
- * (MINID) as it is written, so it holds `retentionMs` of attempts and nothing older.
+ * Entries one XREVRANGE reads while a page steps over `skip`: neither Redis nor the ingress's event
+ * loop is held for more than about a millisecond at a time, however deep the page.
+ */
+const ENTRIES_PER_READ = 1_000;
+
+type StreamEntry = [id: string, fields: string[]];
+
+function attemptOf([, fields]: StreamEntry): DeliveryAttempt {
+  return JSON.parse(fields[1] ?? 'null') as DeliveryAttempt;
+}
+
+/**
+ * The delivery log: one Redis stream per subscription, an entry per attempt, and beside it one
+ * stream per status with the same attempts, each trimmed by age (MINID), so each holds
+ * `retentionMs` of attempts and nothing older. A page is read from the stream it lists, newest
+ * first, and costs what it returns and skips, not the log's length (ADR 0049): a read of the whole
+ * log held Redis and the ingress for 0.2 s after 4 minutes of deliveries, and every read waiting
+ * for a version waited with it.
  */
 export class DeliveryLog {
+  /** Subscriptions whose `indexed-from` mark this process has seen set. */
+  private readonly indexed = new Set<string>();
+
   constructor(
     private readonly redis: RedisClient,
     private readonly keys: Keys,
@@ -33,21 +52,31 @@ export class DeliveryLog {
   ) {}
 
   async record(subscriptionId: string, attempt: DeliveryAttempt): Promise<void> {
-    const oldest = Date.now() - this.retentionMs;
-    await this.redis.xadd(
-      this.keys.webhookDeliveries(subscriptionId),
-      'MINID',
-      '~',
-      `${oldest}-0`,
-      '*',
-      'attempt',
-      JSON.stringify(attempt),
-    );
+    const oldest = `${Date.now() - this.retentionMs}-0`;
+    const entry = JSON.stringify(attempt);
+    const written = await this.redis
+      .multi()
+      .xadd(this.keys.webhookDeliveries(subscriptionId), 'MINID', '~', oldest, '*', 'attempt', entry)
+      .xadd(
+        this.keys.webhookDeliveriesOfStatus(subscriptionId, attempt.status),
+        'MINID',
+        '~',
+        oldest,
+        '*',
+        'attempt',
+        entry,
+      )
+      .exec();
+    const id = written?.[0]?.[1];
+    if (this.indexed.has(subscriptionId) || typeof id !== 'string') return;
+    // After the entry, not with it: until this is set, the log's entries count as unindexed.
+    await this.redis.set(this.keys.webhookDeliveriesIndexedFrom(subscriptionId), id, 'NX');
+    this.indexed.add(subscriptionId);
   }
 
   /**
    * Attempts newest first, `skip` then `take`, optionally of one status; with the number that
-   * match. Reads the whole log (bounded by its retention), filtered here.
+   * match.
    */
   async read(
     subscriptionId: string,
@@ -55,11 +84,64 @@ export class DeliveryLog {
     take: number,
     status?: DeliveryStatus,
   ): Promise<{ readonly totalCount: number; readonly items: DeliveryAttempt[] }> {
-    const key = this.keys.webhookDeliveries(subscriptionId);
     const oldest = `${Date.now() - this.retentionMs}-0`;
-    const entries = await this.redis.xrevrange(key, '+', oldest);
-    const all = entries.map(([, fields]) => JSON.parse(fields[1] ?? 'null') as DeliveryAttempt);
-    const matching = status ? all.filter((attempt) => attempt.status === status) : all;
+    if (status && !(await this.statusStreamsHoldAll(subscriptionId, oldest))) {
+      return this.readWholeLog(subscriptionId, oldest, skip, take, status);
+    }
+    const key = status
+      ? this.keys.webhookDeliveriesOfStatus(subscriptionId, status)
+      : this.keys.webhookDeliveries(subscriptionId);
+    // Exactly the retention: writes trim whole stream nodes (`~`), and an idle log is not written.
+    await this.redis.xtrim(key, 'MINID', oldest);
+    const totalCount = await this.redis.xlen(key);
+    const items = skip >= totalCount ? [] : await this.page(key, skip, take);
+    return { totalCount, items };
+  }
+
+  /** `take` entries after the newest `skip`, read in bounded steps. */
+  private async page(key: string, skip: number, take: number): Promise<DeliveryAttempt[]> {
+    const items: DeliveryAttempt[] = [];
+    let toSkip = skip;
+    let end = '+';
+    while (items.length < take) {
+      const count = Math.min(ENTRIES_PER_READ, toSkip + take - items.length);
+      const entries = (await this.redis.xrevrange(key, end, '-', 'COUNT', count)) as StreamEntry[];
+      for (const entry of entries.slice(Math.min(toSkip, entries.length))) items.push(attemptOf(entry));
+      toSkip = Math.max(0, toSkip - entries.length);
+      const last = entries.at(-1);
+      if (!last || entries.length < count) break;
+      end = `(${last[0]}`;
+    }
+    return items.slice(0, take);
+  }
+
+  /**
+   * True when the status streams hold every retained attempt: the log has none older than the
+   * first entry written to them (a log kept from before they existed holds such attempts for up to
+   * its retention).
+   */
+  private async statusStreamsHoldAll(subscriptionId: string, oldest: string): Promise<boolean> {
+    const indexedFrom = await this.redis.get(this.keys.webhookDeliveriesIndexedFrom(subscriptionId));
+    const log = this.keys.webhookDeliveries(subscriptionId);
+    if (indexedFrom === null) return (await this.redis.xlen(log)) === 0;
+    const older = await this.redis.xrange(log, oldest, `(${indexedFrom}`, 'COUNT', 1);
+    return older.length === 0;
+  }
+
+  /** The log's attempts of one status from before the status streams: the whole log, filtered here. */
+  private async readWholeLog(
+    subscriptionId: string,
+    oldest: string,
+    skip: number,
+    take: number,
+    status: DeliveryStatus,
+  ): Promise<{ readonly totalCount: number; readonly items: DeliveryAttempt[] }> {
+    const entries = (await this.redis.xrevrange(
+      this.keys.webhookDeliveries(subscriptionId),
+      '+',
+      oldest,
+    )) as StreamEntry[];
+    const matching = entries.map(attemptOf).filter((attempt) => attempt.status === status);
     return { totalCount: matching.length, items: matching.slice(skip, skip + take) };
   }
 }

@@ -7,7 +7,7 @@ import { ImportQueue } from '../shared/importers/import-queue';
 import { ImportResults } from '../shared/importers/import-results';
 import { JobDataCipher } from '../shared/importers/job-data-cipher';
 import type { Logger } from '../shared/logger';
-import type { RateLimitMetrics, SignInMetrics } from '../shared/metrics/metrics';
+import type { RateLimitMetrics, ReadWaitMetrics, SignInMetrics } from '../shared/metrics/metrics';
 import {
   closeConnections,
   createRedisConnection,
@@ -80,7 +80,7 @@ export async function createIngressServices(
   redis: RedisClient,
   logger: Logger,
   hooks: CommandHandlerHooks = {},
-  signInMetrics?: SignInMetrics & Partial<EventStreamMetrics & RateLimitMetrics>,
+  signInMetrics?: SignInMetrics & Partial<EventStreamMetrics & RateLimitMetrics & ReadWaitMetrics>,
 ): Promise<IngressServices> {
   const core = createCoreServices(config, redis, hooks);
   // What set-up has opened so far, closed (latest first) if a later step throws: a failed start
@@ -105,7 +105,7 @@ async function buildIngressServices(
   logger: Logger,
   core: CoreServices,
   opened: Array<() => Promise<void>>,
-  signInMetrics?: SignInMetrics & Partial<EventStreamMetrics & RateLimitMetrics>,
+  signInMetrics?: SignInMetrics & Partial<EventStreamMetrics & RateLimitMetrics & ReadWaitMetrics>,
 ): Promise<IngressServices> {
   const throttle = new SignInThrottle(redis, core.keys, config.auth, logger, signInMetrics);
   const accountCache = await AccountCache.start(
@@ -168,6 +168,7 @@ async function buildIngressServices(
     settings: config.events,
     ...(isEventStreamMetrics(signInMetrics) ? { metrics: signInMetrics } : {}),
   });
+  const recordReadWait = signInMetrics?.recordReadWait?.bind(signInMetrics);
   const projectionWaits = new ProjectionWaits(
     core.keys,
     READ_YOUR_WRITES_PROJECTIONS.map((projection) => projection.name),
@@ -175,6 +176,7 @@ async function buildIngressServices(
     () => duplicateConnection(redis, logger, 'projection-progress'),
     config.readYourWrites,
     logger,
+    recordReadWait ? { recordReadWait } : undefined,
   );
   return {
     ...core,

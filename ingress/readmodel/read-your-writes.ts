@@ -3,6 +3,7 @@ import Joi from 'joi';
 import { projectionBehind } from '../../shared/errors';
 import { fantasyTeamProjection } from '../../shared/fantasy-team/fantasy-team.projection';
 import type { Logger } from '../../shared/logger';
+import type { ReadWaitMetrics, ReadWaitOutcome } from '../../shared/metrics/metrics';
 import { decodeProjectedVersions } from '../../shared/projections/projection-progress';
 import type { RedisClient } from '../../shared/redis/connections';
 import type { Keys } from '../../shared/redis/keys';
@@ -102,6 +103,7 @@ export class ProjectionWaits {
     private readonly newSubscriber: () => RedisClient,
     private readonly settings: ReadWaitSettings,
     private readonly logger: Logger,
+    private readonly metrics?: ReadWaitMetrics,
   ) {
     this.waiters = new HeldSlots({
       total: settings.maxWaiters,
@@ -120,9 +122,26 @@ export class ProjectionWaits {
    * at once past the bounds), the 503 PROJECTION_BEHIND problem.
    */
   async until<T>(request: VersionedRead<T>): Promise<T> {
+    const startedAt = performance.now();
     const deadline = Date.now() + this.settings.waitMs;
     const first = await request.read();
     if (request.versionOf(first) >= request.minVersion) return first;
+    // Refused unless the wait ends otherwise: too many waiting, or the ingress closing.
+    let outcome: ReadWaitOutcome = 'refused';
+    try {
+      const value = await this.waitFor(request, deadline, () => (outcome = 'behind'));
+      outcome = 'seen';
+      return value;
+    } finally {
+      this.metrics?.recordReadWait(request.projection, outcome, (performance.now() - startedAt) / 1000);
+    }
+  }
+
+  /**
+   * After a first read below minVersion: the value once announced and read at minVersion, bounded
+   * as `until` says; `timedOut` is told when READ_WAIT_MS passed first.
+   */
+  private async waitFor<T>(request: VersionedRead<T>, deadline: number, timedOut: () => void): Promise<T> {
     if (this.closed) throw projectionBehind(READ_WAIT_MESSAGES.closing);
 
     // Counted from here on (before any await), so a burst cannot overshoot the bounds.
@@ -168,6 +187,7 @@ export class ProjectionWaits {
         if (!announced) break; // timed out, or closing
         announced = false;
       }
+      if (!this.closed) timedOut();
       throw projectionBehind(
         this.closed
           ? READ_WAIT_MESSAGES.closing

@@ -50,6 +50,17 @@ export interface RateLimitMetrics {
   recordRateLimitFailOpen(): void;
 }
 
+/**
+ * How a read that had to wait for a version (minVersion) ended: the version seen, PROJECTION_BEHIND
+ * after READ_WAIT_MS, or refused at once (too many waiting, or the ingress closing).
+ */
+export type ReadWaitOutcome = 'seen' | 'behind' | 'refused';
+
+/** What reads waiting for a version (ingress/readmodel) report; Metrics implements it. */
+export interface ReadWaitMetrics {
+  recordReadWait(projection: string, outcome: ReadWaitOutcome, seconds: number): void;
+}
+
 /** What the sign-in path (ingress/auth) reports; Metrics implements it. */
 export interface SignInMetrics {
   recordSignIn(outcome: SignInOutcome): void;
@@ -86,7 +97,7 @@ const ROWS_PER_SECOND_BUCKETS = [1, 5, 10, 25, 50, 100, 250, 500, 1000, 2500, 50
  * labels, buckets), recorded through methods named for what happened. Values read from Redis
  * (projector lag, queue depth) and connection states are collected when scraped, never polled.
  */
-export class Metrics implements SignInMetrics, EventStreamMetrics, RateLimitMetrics {
+export class Metrics implements SignInMetrics, EventStreamMetrics, RateLimitMetrics, ReadWaitMetrics {
   readonly registry = new Registry();
 
   private readonly httpRequestDuration = new Histogram({
@@ -210,6 +221,20 @@ export class Metrics implements SignInMetrics, EventStreamMetrics, RateLimitMetr
     name: `${METRIC_PREFIX}projector_pass_duration_seconds`,
     help: 'How long one projector pass took (passes that read at least one partition); a change announced during a pass waits for it.',
     buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+    registers: [this.registry],
+  });
+
+  /**
+   * Reads that had to wait for a version (minVersion), by projection and outcome. Issue 43: reads
+   * answered PROJECTION_BEHIND after 2 s, and neither the projector's lag nor its passes showed it,
+   * since the projector was not behind: a long delivery-log read held Redis and the ingress. This is
+   * what the caller saw.
+   */
+  private readonly readWaitDuration = new Histogram({
+    name: `${METRIC_PREFIX}read_wait_seconds`,
+    help: 'Reads that waited for a version (minVersion), from their first read to their answer, by projection and outcome: seen, behind (PROJECTION_BEHIND after READ_WAIT_MS), refused (too many waiting, or closing).',
+    labelNames: ['projection', 'outcome'] as const,
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10],
     registers: [this.registry],
   });
 
@@ -459,6 +484,10 @@ export class Metrics implements SignInMetrics, EventStreamMetrics, RateLimitMetr
 
   recordProjectorPass(seconds: number): void {
     this.projectorPassDuration.observe(seconds);
+  }
+
+  recordReadWait(projection: string, outcome: ReadWaitOutcome, seconds: number): void {
+    this.readWaitDuration.observe({ projection, outcome }, seconds);
   }
 
   recordWebhookAttempt(outcome: string, seconds: number, subscription: string): void {

@@ -30,6 +30,23 @@ describe('Metrics', () => {
     expect(sampleSum(samples, 'fts_projector_pass_duration_seconds_bucket', { le: '1' })).toBe(1);
   });
 
+  it('When reads wait for a version, then fts_read_wait_seconds counts each by projection and outcome, in its bucket', async () => {
+    const metrics = new Metrics();
+    metrics.recordReadWait('fantasy-team', 'seen', 0.02);
+    metrics.recordReadWait('fantasy-team', 'behind', 2.01);
+    metrics.recordReadWait('users', 'refused', 0.001);
+    const samples = await scrape(metrics);
+    const seen = { projection: 'fantasy-team', outcome: 'seen' };
+    expect(sampleSum(samples, 'fts_read_wait_seconds_bucket', { ...seen, le: '0.025' })).toBe(1);
+    expect(sampleSum(samples, 'fts_read_wait_seconds_bucket', { ...seen, le: '0.01' })).toBe(0);
+    const behind = { projection: 'fantasy-team', outcome: 'behind' };
+    expect(sampleSum(samples, 'fts_read_wait_seconds_bucket', { ...behind, le: '2' })).toBe(0);
+    expect(sampleSum(samples, 'fts_read_wait_seconds_count', behind)).toBe(1);
+    expect(
+      sampleSum(samples, 'fts_read_wait_seconds_count', { projection: 'users', outcome: 'refused' }),
+    ).toBe(1);
+  });
+
   it('When a connection is not ready, then redis_connection_up reads 0 for it, 1 for a ready one', async () => {
     const metrics = new Metrics();
     metrics.watchConnection('request', { status: 'ready' });

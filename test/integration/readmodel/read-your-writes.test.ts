@@ -12,6 +12,7 @@ import { ALL_PROJECTIONS } from '../../../workers/projector/all-projections';
 import { Projector } from '../../../workers/projector/projector';
 import { createTestApp, type TestApp } from '../../helpers/app-fixture';
 import { basicAuth } from '../../helpers/http-client';
+import { parseExposition, sampleSum } from '../../helpers/metrics';
 import { eventually } from '../../helpers/processes';
 import { playerPlatformId, seedPlayer } from '../../helpers/seed-players';
 import { passwordGrantToken } from '../../helpers/tokens';
@@ -300,6 +301,11 @@ describe('Read your own writes: a projection that does not catch up', () => {
     expectProjectionBehind(res, READ_WAIT_MESSAGES.behind('fantasy team', team.id, 1, 300));
     // Nothing stays waiting.
     expect(subject.services.projectionWaits.size).toBe(0);
+    // What an operator sees: a read that waited READ_WAIT_MS for its version and gave up.
+    const samples = parseExposition((await subject.metrics.exposition()).text);
+    const behind = { projection: 'fantasy-team', outcome: 'behind' };
+    expect(sampleSum(samples, 'fts_read_wait_seconds_count', behind)).toBe(1);
+    expect(sampleSum(samples, 'fts_read_wait_seconds_bucket', { ...behind, le: '0.25' })).toBe(0);
   });
 
   it("When a stranger reads another's team with minVersion, then it answers as for a missing team: nobody learns the team exists", async () => {
@@ -365,6 +371,10 @@ describe('Read your own writes: the waiting reads are bounded', () => {
       expect((res.body as { code: string }).code).toBe('PROJECTION_BEHIND');
     }
     expect(subject.services.projectionWaits.size).toBe(0);
+    const samples = parseExposition((await subject.metrics.exposition()).text);
+    expect(
+      sampleSum(samples, 'fts_read_wait_seconds_count', { projection: 'fantasy-team', outcome: 'refused' }),
+    ).toBe(4);
   });
 });
 

@@ -130,4 +130,17 @@ describe('Personal data sealed at rest (the user codec)', () => {
     expect(newPersonalDataKey()).not.toBe(key);
     expect(() => codec.seal(creation(), 'not-a-key')).toThrow(/not one this service made/);
   });
+
+  it('When more accounts are read than prepared keys are kept, then every event still opens under its own key and no other', () => {
+    // Past the 4,096 keys kept prepared: the first ones have been dropped and are prepared again.
+    const sealed = Array.from({ length: 5_000 }, () => {
+      const key = newPersonalDataKey();
+      return { key, envelope: codec.seal(creation(), key) };
+    });
+    for (const { key, envelope } of [...sealed, ...sealed.slice(0, 50)]) {
+      expect(codec.open(envelope, key).data).toMatchObject(PERSONAL);
+    }
+    const [first, second] = sealed;
+    expect(first && second && codec.open(first.envelope, second.key).data).toMatchObject({ email: null });
+  });
 });

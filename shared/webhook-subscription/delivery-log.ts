@@ -29,6 +29,24 @@ const ENTRIES_PER_READ = 1_000;
 
 type StreamEntry = [id: string, fields: string[]];
 
+/** The one member of the `indexed-from` sorted set. */
+const INDEXED_FROM = 'from';
+/**
+ * A stream id as a score: its millisecond times 1,024 plus its sequence (a double holds that
+ * exactly until the year 2248). A sequence past 1,023 in one millisecond counts as 1,023: the mark
+ * can only come out earlier, never later, than the entry.
+ */
+const SEQUENCES_PER_MS = 1_024;
+
+function scoreOf(id: string): number {
+  const [ms = '0', seq = '0'] = id.split('-');
+  return Number(ms) * SEQUENCES_PER_MS + Math.min(Number(seq), SEQUENCES_PER_MS - 1);
+}
+
+function idOf(score: number): string {
+  return `${Math.floor(score / SEQUENCES_PER_MS)}-${score % SEQUENCES_PER_MS}`;
+}
+
 function attemptOf([, fields]: StreamEntry): DeliveryAttempt {
   return JSON.parse(fields[1] ?? 'null') as DeliveryAttempt;
 }
@@ -69,8 +87,10 @@ export class DeliveryLog {
       .exec();
     const id = written?.[0]?.[1];
     if (this.indexed.has(subscriptionId) || typeof id !== 'string') return;
-    // After the entry, not with it: until this is set, the log's entries count as unindexed.
-    await this.redis.set(this.keys.webhookDeliveriesIndexedFrom(subscriptionId), id, 'NX');
+    // After the entry, not with it: until this is set, the log's entries count as unindexed. LT:
+    // another replica's first entry, written at the same time, may be the earlier.
+    const mark = this.keys.webhookDeliveriesIndexedFrom(subscriptionId);
+    await this.redis.zadd(mark, 'LT', scoreOf(id), INDEXED_FROM);
     this.indexed.add(subscriptionId);
   }
 
@@ -121,10 +141,13 @@ export class DeliveryLog {
    * its retention).
    */
   private async statusStreamsHoldAll(subscriptionId: string, oldest: string): Promise<boolean> {
-    const indexedFrom = await this.redis.get(this.keys.webhookDeliveriesIndexedFrom(subscriptionId));
+    const from = await this.redis.zscore(
+      this.keys.webhookDeliveriesIndexedFrom(subscriptionId),
+      INDEXED_FROM,
+    );
     const log = this.keys.webhookDeliveries(subscriptionId);
-    if (indexedFrom === null) return (await this.redis.xlen(log)) === 0;
-    const older = await this.redis.xrange(log, oldest, `(${indexedFrom}`, 'COUNT', 1);
+    if (from === null) return (await this.redis.xlen(log)) === 0;
+    const older = await this.redis.xrange(log, oldest, `(${idOf(Number(from))}`, 'COUNT', 1);
     return older.length === 0;
   }
 

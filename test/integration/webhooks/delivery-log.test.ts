@@ -14,6 +14,7 @@ import {
   type DeliveryStatus,
 } from '../../../shared/webhook-subscription/delivery-log';
 import { type Core, coreFixture } from '../../helpers/core-fixture';
+import { eventually } from '../../helpers/processes';
 
 const { buildCore } = coreFixture();
 const WEEK_MS = 7 * 24 * 3_600_000;
@@ -81,6 +82,42 @@ describe('The webhook delivery log', () => {
     const recorded = [...before, ...after];
     for (const status of [undefined, ...DELIVERY_STATUSES]) {
       expect(await log.read(subscriptionId, 0, 10, status)).toEqual(expected(recorded, 0, 10, status));
+    }
+  });
+
+  it("When two replicas write a subscription's first attempts at once, the later marked first, then a status read still pages its stream, not the whole log", async () => {
+    const subscriptionId = randomUUID();
+    const replicaA = new DeliveryLog(core.redis, core.keys, WEEK_MS);
+    const replicaB = new DeliveryLog(core.redis, core.keys, WEEK_MS);
+    type Zadd = (...args: unknown[]) => Promise<unknown>;
+    const realZadd = (core.redis.zadd as unknown as Zadd).bind(core.redis);
+    let releaseA = (): void => undefined;
+    const heldA = new Promise<void>((resolve) => (releaseA = resolve));
+    const zadd = jest.spyOn(core.redis, 'zadd') as unknown as jest.SpyInstance<Promise<unknown>, unknown[]>;
+    zadd.mockImplementationOnce(async (...args: unknown[]) => {
+      await heldA;
+      return realZadd(...args);
+    });
+    const xrevrange = jest.spyOn(core.redis, 'xrevrange');
+    try {
+      // A's entry is written first, but its mark waits until B's later entry has marked.
+      const retrying = attempt(0, 'retrying');
+      const first = replicaA.record(subscriptionId, retrying);
+      await eventually(() => zadd.mock.calls.length === 1, 5_000, 5);
+      await replicaB.record(subscriptionId, attempt(1, 'delivered'));
+      releaseA();
+      await first;
+
+      xrevrange.mockClear();
+      expect(await replicaB.read(subscriptionId, 0, 10, 'retrying')).toEqual({
+        totalCount: 1,
+        items: [retrying],
+      });
+      // Paged (COUNT), never the whole log.
+      for (const call of xrevrange.mock.calls) expect(call).toContain('COUNT');
+    } finally {
+      zadd.mockRestore();
+      xrevrange.mockRestore();
     }
   });
 

@@ -66,15 +66,18 @@ function sweepOldMarks(): void {
   }
 }
 
-/** Marks `port` as handed out, unless another process marked it within MARK_LIFETIME_MS. */
+/**
+ * Marks `port` as handed out, unless another process marked it within MARK_LIFETIME_MS. Best
+ * effort: where the folder cannot be written (another user's), the bind check alone decides.
+ */
 function mark(port: number): boolean {
-  sweepOldMarks();
   const file = path.join(MARKS_DIR, String(port));
   try {
+    sweepOldMarks();
     writeFileSync(file, String(process.pid), { flag: 'wx' });
     return true;
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') return true;
   }
   try {
     if (Date.now() - statSync(file).mtimeMs < MARK_LIFETIME_MS) return false;

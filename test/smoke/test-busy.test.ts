@@ -106,7 +106,12 @@ describe('`npm run test:busy` runs the tests under a background load that stops 
       const run = testBusy(WAITING_FIXTURE, runEnv({ INTERRUPTED_RUN_READY_FILE: ready }), true);
       tree.started.push(run.child);
       const top = run.child.pid ?? 0;
-      await eventually(() => existsSync(ready), 60_000, 100);
+      // Both, not the file alone: the run's first line may still be on its way when jest is ready.
+      await eventually(() => existsSync(ready) && loadPid(run.output()) > 0, 60_000, 100).catch(
+        (error: unknown) => {
+          throw new Error(`not ready, or no load named; the run printed:\n${run.output()}`, { cause: error });
+        },
+      );
       const load = loadPid(run.output());
       const processes = [...descendantsOf(top), ...groupMembers(load)];
       tree.found.push(...processes);

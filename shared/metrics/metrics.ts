@@ -226,9 +226,9 @@ export class Metrics implements SignInMetrics, EventStreamMetrics, RateLimitMetr
 
   /**
    * Reads that had to wait for a version (minVersion), by projection and outcome. Issue 43: reads
-   * answered PROJECTION_BEHIND after 2 s, and neither the projector's lag nor its passes showed it,
-   * since the projector was not behind: a long delivery-log read held Redis and the ingress. This is
-   * what the caller saw.
+   * answered PROJECTION_BEHIND after 2 s while the projector's lag (a few entries) and its passes
+   * (short) showed nothing: a long delivery-log read held Redis and the ingress. This is what the
+   * caller saw.
    */
   private readonly readWaitDuration = new Histogram({
     name: `${METRIC_PREFIX}read_wait_seconds`,

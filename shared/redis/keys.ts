@@ -192,10 +192,10 @@ export function createKeys(prefix: string) {
     webhookDeliveriesOfStatus: (subscriptionId: string, status: string) =>
       `${prefix}webhook-deliveries:{${subscriptionId.toLowerCase()}}:${status}`,
     /**
-     * Sorted set of one member, `from`, scored by the id (ms x 1,024 + sequence) of the first log entry also written
-     * to its status's stream (ZADD LT: replicas writing their first entries at once keep the
-     * earliest). A status read is answered from that stream once no retained entry of the log is
-     * older (ADR 0049).
+     * Sorted set of one member, `from`, scored by the id (ms x 1,024 + sequence) of the first log
+     * entry also written to its status's stream (ZADD LT: replicas writing their first entries at
+     * once keep the earliest). A status read is answered from that stream once no retained entry of
+     * the log is older (ADR 0049).
      */
     webhookDeliveriesIndexedFrom: (subscriptionId: string) =>
       `${prefix}webhook-deliveries:{${subscriptionId.toLowerCase()}}:indexed-from`,

@@ -5,10 +5,13 @@ import net from 'node:net';
  * on, what Redis sends back is dropped, so a command reaches Redis and runs but its caller never
  * hears of it; `cutClients()` then closes every client connection, as a network failure would.
  * It can also hold answers back (`holdReplies()`, then `releaseReplies()`), as a Redis or a network
- * too slow for the client's command timeout would: late, but in order.
+ * too slow for the client's command timeout would: late, but in order; or pass each one on
+ * `replyDelayMs` late, as a distant Redis would, so that a round trip costs that much.
  */
 export class LossyProxy {
   swallowReplies = false;
+  /** How late each answer reaches the client (0: at once). Same-delay timers keep their order. */
+  replyDelayMs = 0;
   private holding = false;
   private readonly held: (() => void)[] = [];
   private readonly clients = new Set<net.Socket>();
@@ -21,8 +24,10 @@ export class LossyProxy {
       client.on('data', (chunk) => upstream.write(chunk));
       upstream.on('data', (chunk) => {
         if (this.swallowReplies) return;
-        if (this.holding) this.held.push(() => client.write(chunk));
-        else client.write(chunk);
+        const deliver = () => client.write(chunk);
+        if (this.holding) this.held.push(deliver);
+        else if (this.replyDelayMs > 0) setTimeout(deliver, this.replyDelayMs);
+        else deliver();
       });
       const close = () => {
         this.clients.delete(client);

@@ -64,31 +64,51 @@ export class PartitionLeases<Consumer extends LeasedConsumer = AnyProjection> {
     const replicas = Math.max(1, await this.redis.zcard(members));
     const fairShare = Math.ceil((LOG_PARTITIONS * this.projections.length) / replicas);
 
-    for (const [id, owned] of this.owned) {
-      const lease = this.keys.projectionLease(owned.projection.name, owned.partition);
-      const kept =
-        this.owned.size <= fairShare && (await this.redis.renewLock(lease, this.replicaId, leaseMs)) === 1;
-      if (!kept) {
-        if (this.owned.size > fairShare) await this.redis.releaseLock(lease, this.replicaId);
-        this.owned.delete(id);
-      }
-    }
+    // Every lease renewed (or given back) at once, and the free ones tried as many at a time as the
+    // fair share lacks. One by one, a start took 128 round trips and a renewal 64, each waiting its
+    // turn on a busy event loop, while the projector's loop (which balances between passes) read
+    // nothing (issue 43).
+    const held = [...this.owned];
+    const excess = Math.max(0, held.length - fairShare);
+    await Promise.all(
+      held.map(async ([id, owned], index) => {
+        const lease = this.keys.projectionLease(owned.projection.name, owned.partition);
+        if (index < excess) {
+          await this.redis.releaseLock(lease, this.replicaId);
+          this.owned.delete(id);
+        } else if ((await this.redis.renewLock(lease, this.replicaId, leaseMs)) !== 1) {
+          this.owned.delete(id);
+        }
+      }),
+    );
+    const free = this.projections.flatMap((projection) =>
+      Array.from({ length: LOG_PARTITIONS }, (_, partition) => ({ projection, partition })).filter(
+        ({ partition }) => !this.owned.has(ownedId(projection, partition)),
+      ),
+    );
     const taken: string[] = [];
-    for (const projection of this.projections) {
-      for (let partition = 0; partition < LOG_PARTITIONS && this.owned.size < fairShare; partition++) {
-        const id = ownedId(projection, partition);
-        if (this.owned.has(id)) continue;
-        const lease = this.keys.projectionLease(projection.name, partition);
-        if ((await this.redis.set(lease, this.replicaId, 'PX', leaseMs, 'NX')) !== 'OK') continue;
-        const checkpoint = projection.checkpointKey
-          ? await readCheckpoint(
-              this.redis,
-              this.keys,
-              projection as Pick<AnyProjection, 'checkpointKey'>,
-              partition,
-            )
-          : NO_CHECKPOINT;
-        this.owned.set(id, { projection, partition, checkpoint });
+    for (let next = 0; next < free.length && this.owned.size < fairShare;) {
+      const tried = free.slice(next, next + fairShare - this.owned.size);
+      next += tried.length;
+      const leased = await Promise.all(
+        tried.map(async ({ projection, partition }) => {
+          const lease = this.keys.projectionLease(projection.name, partition);
+          if ((await this.redis.set(lease, this.replicaId, 'PX', leaseMs, 'NX')) !== 'OK') return null;
+          const checkpoint = projection.checkpointKey
+            ? await readCheckpoint(
+                this.redis,
+                this.keys,
+                projection as Pick<AnyProjection, 'checkpointKey'>,
+                partition,
+              )
+            : NO_CHECKPOINT;
+          return { projection, partition, checkpoint };
+        }),
+      );
+      for (const pair of leased) {
+        if (pair === null) continue;
+        const id = ownedId(pair.projection, pair.partition);
+        this.owned.set(id, pair);
         taken.push(id);
       }
     }

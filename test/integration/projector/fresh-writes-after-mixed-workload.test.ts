@@ -4,7 +4,7 @@ import request from 'supertest';
 
 import { positionOf } from '../../../shared/event-stream/log-retention';
 import { fantasyTeamDecider } from '../../../shared/fantasy-team/fantasy-team.decider';
-import { LOG_PARTITIONS, partitionOf } from '../../../shared/redis/partitions';
+import { partitionOf } from '../../../shared/redis/partitions';
 import { DeliveryLog } from '../../../shared/webhook-subscription/delivery-log';
 import { ALL_PROJECTIONS } from '../../../workers/projector/all-projections';
 import { changeAccount } from '../../helpers/account-changes';
@@ -36,11 +36,10 @@ const LONG_DELIVERY_LOG = 100_000;
 const SEEDED_AT_ONCE = 500;
 const WEEK_MS = 7 * 24 * 3_600_000;
 /*
- * While an import runs or the projector catches one up, how long a fresh write waits is a figure
- * (printed, for bench/RESULTS.md), not an assertion: it follows the machine's load (2.3 s and 3.0 s
- * with two suites on 2 cores, 0.4 s and 1.2 s alone; 0.9 s and 2.6 s before ADR 0041). Those
- * scenarios hold that every read answers (within READ_WAIT_MS); ADR 0041's fix itself is held
- * exactly by projection-batch-read.test.ts.
+ * While an import runs, how long a fresh write waits is a figure (printed, for bench/RESULTS.md),
+ * not an assertion: it follows the machine's load (2.3 s and 3.0 s with two suites on 2 cores, 0.4
+ * s and 1.2 s alone; 0.9 s and 2.6 s before ADR 0041). That scenario holds that every read answers
+ * (within READ_WAIT_MS); ADR 0041's fix itself is held exactly by projection-batch-read.test.ts.
  */
 
 function percentile(sorted: readonly number[], p: number): number {
@@ -207,6 +206,7 @@ describe('Fresh writes after a long mixed workload', () => {
       ),
     };
     process.stdout.write(`fresh-write lag (ms), ${label}: ${JSON.stringify(report)}\n`);
+    process.stdout.write(`fresh-write lag (ms), ${label}, each: ${readLag.map(Math.round).join(', ')}\n`);
     process.stdout.write(worker.stdout().split('\n').slice(-40).join('\n') + '\n');
     return report;
   }
@@ -275,9 +275,14 @@ describe('Fresh writes after a long mixed workload', () => {
     }
   }, 300_000);
 
-  it('When the projector starts over imports it has not projected, then every fresh write is readable with its minVersion while it catches up', async () => {
+  it('When a worker starts over imports it has not projected, with webhook delivery beside it, then a fresh write is readable with its minVersion, p99 under 500 ms', async () => {
     // The projector away while an import lands (a deploy, a crash): the users projection then has
-    // thousands of entries per partition to catch up when it comes back.
+    // 1,500 entries a partition to catch up when it comes back, and the dispatcher as many to
+    // deliver to the `*` subscription, in the same process. Fresh writes are timed from the
+    // worker's "ready" on: its start (leases, first passes) is part of what a caller waits for.
+    // Before ADR 0050 the first waited 0.8-1.2 s (2.2 s in this file's run): one by one, the
+    // leases took 128 round trips on a busy event loop, then a pass carried all 64 pairs, the
+    // users projection's 16 heavy batches included, and the team change waited for it to end.
     worker.child.kill('SIGTERM');
     await worker.exited;
     const importer = await harness.startWorker({ WORKER_CONSUMERS: 'imports' });
@@ -285,25 +290,8 @@ describe('Fresh writes after a long mixed workload', () => {
     importer.child.kill('SIGTERM');
     await importer.exited;
     worker = await harness.startWorker({ WORKER_CONSUMERS: 'projections,webhooks' });
-    // Measured from the projector's first batches on: its start (taking 64 leases) is not the lag.
-    const { keys } = harness.subject.services;
-    const users = ALL_PROJECTIONS.find(({ name }) => name === 'users');
-    await eventually(
-      async () => {
-        const checkpoints = await Promise.all(
-          Array.from({ length: LOG_PARTITIONS }, (_, p) =>
-            harness.subject.redis.get(users?.checkpointKey(keys, p) ?? ''),
-          ),
-        );
-        return checkpoints.every((checkpoint) => checkpoint !== null);
-      },
-      30_000,
-      5,
-    );
     const report = await measureFreshWrites('catching up imports');
     expect(worker.child.exitCode).toBeNull();
-    // Every projection steps over the 1,500 account entries a partition while the users projection
-    // applies them: the team's does not need a pass per 200 of them (issue 43).
-    expect(report.getFantasyTeamMinVersion.max).toBeLessThan(READ_WAIT_MS);
+    expect(report.getFantasyTeamMinVersion.p99).toBeLessThan(HELD_P99_MS);
   }, 300_000);
 });

@@ -112,8 +112,8 @@ export class DeliveryLog {
       ? this.keys.webhookDeliveriesOfStatus(subscriptionId, status)
       : this.keys.webhookDeliveries(subscriptionId);
     // Exactly the retention: writes trim whole stream nodes (`~`), and an idle log is not written.
-    await this.redis.xtrim(key, 'MINID', oldest);
-    const totalCount = await this.redis.xlen(key);
+    // Sent together, one round trip: the connection keeps their order, so the count is the trimmed one.
+    const [, totalCount] = await Promise.all([this.redis.xtrim(key, 'MINID', oldest), this.redis.xlen(key)]);
     const items = skip >= totalCount ? [] : await this.page(key, skip, take);
     return { totalCount, items };
   }

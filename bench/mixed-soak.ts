@@ -626,142 +626,84 @@ async function readModelScenario(mix: Mix): Promise<void> {
 async function hostileScenario(mix: Mix): Promise<void> {
   const auth = mix.adminBasic;
   const json = { 'content-type': 'application/json' };
-  await call(
-    mix,
-    'malformed JSON',
-    '/api/readmodel',
-    { raw: '{"query": {"queryType": "CurrentUser"', auth, headers: json },
-    400,
-  );
-  await call(
-    mix,
-    'malformed JSON (command)',
-    '/api/command',
-    { raw: '{"commandType": ', auth: mix.adminBearer, headers: json },
-    400,
-  );
-  await call(
-    mix,
-    'wrong content-type (text/plain)',
-    '/api/readmodel',
-    {
-      raw: JSON.stringify({ query: { queryType: 'CurrentUser' } }),
-      auth,
-      headers: { 'content-type': 'text/plain' },
-    },
-    400,
-  );
-  await call(
-    mix,
-    'wrong charset (latin1)',
-    '/api/readmodel',
-    {
-      raw: JSON.stringify({ query: { queryType: 'CurrentUser' } }),
-      auth,
-      headers: { 'content-type': 'application/json; charset=latin1' },
-    },
-    400,
-  );
-  const padding = 'x'.repeat(1_100_000);
-  await call(
-    mix,
-    'body over BODY_LIMIT (413)',
-    '/api/readmodel',
-    {
-      json: { query: { queryType: 'CurrentUser' }, padding },
-      auth,
-    },
-    413,
-  );
-  await call(
-    mix,
-    'token body over 8 KB (413)',
-    '/api/auth/token',
-    {
-      json: { grant_type: 'password', username: 'someone@example.com', password: 'x'.repeat(10_000) },
-    },
-    413,
-  );
-  await call(
-    mix,
-    'anonymous 2 MB command (401)',
-    '/api/command',
-    { json: { padding: 'y'.repeat(2_000_000) } },
-    401,
-  );
-  await call(
-    mix,
-    'unknown queryType',
-    '/api/readmodel',
-    { json: { query: { queryType: 'NoSuchQuery' } }, auth },
-    400,
-  );
-  await call(
-    mix,
-    'unknown commandType',
-    '/api/command',
-    {
-      json: { commandType: 'NoSuchCommand', command: {} },
-      auth: mix.adminBearer,
-    },
-    400,
-  );
-  await call(
-    mix,
-    'nested 70 deep',
-    '/api/readmodel',
-    {
-      raw: `${'{"a":'.repeat(70)}1${'}'.repeat(70)}`,
-      auth,
-      headers: json,
-    },
-    400,
-  );
-  await call(
-    mix,
-    'GUID in braces',
-    '/api/readmodel',
-    {
-      json: { query: { queryType: 'GetFantasyTeam', id: `{${mix.readTeam}}` } },
-      auth,
-    },
-    400,
-  );
-  await call(
-    mix,
-    'long beyond 2^53',
-    '/api/command',
-    {
-      raw: `{"commandType":"LinkFantasyTeam","command":{"aggregateRootId":"${mix.readTeam}","fantasyTeamExternalId":9007199254740993,"fantasyUserId":1}}`,
-      auth: mix.adminBearer,
-      headers: json,
-    },
-    400,
-  );
-  await call(
-    mix,
-    'gzip body',
-    '/api/readmodel',
-    {
-      raw: gzipSync(JSON.stringify({ query: { queryType: 'CurrentUser' } })),
-      auth,
-      headers: { ...json, 'content-encoding': 'gzip' },
-    },
-    200,
-  );
-  await call(
-    mix,
-    'zstd body',
-    '/api/readmodel',
-    {
-      raw: JSON.stringify({ query: { queryType: 'CurrentUser' } }),
-      auth,
-      headers: { ...json, 'content-encoding': 'zstd' },
-    },
-    400,
-  );
-  await call(mix, 'unknown path', '/api/nothing', { json: {}, auth }, 404);
-  await call(mix, 'GET on a POST route', '/api/command', { auth }, 405);
+  const currentUser = JSON.stringify({ query: { queryType: 'CurrentUser' } });
+  const longBeyond2To53 = `{"commandType":"LinkFantasyTeam","command":{"aggregateRootId":"${mix.readTeam}","fantasyTeamExternalId":9007199254740993,"fantasyUserId":1}}`;
+  // What each hostile request is, where it goes, how it is sent, and the status it must get.
+  const requests: [what: string, urlPath: string, options: RequestOptions, expected: number][] = [
+    [
+      'malformed JSON',
+      '/api/readmodel',
+      { raw: '{"query": {"queryType": "CurrentUser"', auth, headers: json },
+      400,
+    ],
+    [
+      'malformed JSON (command)',
+      '/api/command',
+      { raw: '{"commandType": ', auth: mix.adminBearer, headers: json },
+      400,
+    ],
+    [
+      'wrong content-type (text/plain)',
+      '/api/readmodel',
+      { raw: currentUser, auth, headers: { 'content-type': 'text/plain' } },
+      400,
+    ],
+    [
+      'wrong charset (latin1)',
+      '/api/readmodel',
+      { raw: currentUser, auth, headers: { 'content-type': 'application/json; charset=latin1' } },
+      400,
+    ],
+    [
+      'body over BODY_LIMIT (413)',
+      '/api/readmodel',
+      { json: { query: { queryType: 'CurrentUser' }, padding: 'x'.repeat(1_100_000) }, auth },
+      413,
+    ],
+    [
+      'token body over 8 KB (413)',
+      '/api/auth/token',
+      { json: { grant_type: 'password', username: 'someone@example.com', password: 'x'.repeat(10_000) } },
+      413,
+    ],
+    ['anonymous 2 MB command (401)', '/api/command', { json: { padding: 'y'.repeat(2_000_000) } }, 401],
+    ['unknown queryType', '/api/readmodel', { json: { query: { queryType: 'NoSuchQuery' } }, auth }, 400],
+    [
+      'unknown commandType',
+      '/api/command',
+      { json: { commandType: 'NoSuchCommand', command: {} }, auth: mix.adminBearer },
+      400,
+    ],
+    [
+      'nested 70 deep',
+      '/api/readmodel',
+      { raw: `${'{"a":'.repeat(70)}1${'}'.repeat(70)}`, auth, headers: json },
+      400,
+    ],
+    [
+      'GUID in braces',
+      '/api/readmodel',
+      { json: { query: { queryType: 'GetFantasyTeam', id: `{${mix.readTeam}}` } }, auth },
+      400,
+    ],
+    ['long beyond 2^53', '/api/command', { raw: longBeyond2To53, auth: mix.adminBearer, headers: json }, 400],
+    [
+      'gzip body',
+      '/api/readmodel',
+      { raw: gzipSync(currentUser), auth, headers: { ...json, 'content-encoding': 'gzip' } },
+      200,
+    ],
+    [
+      'zstd body',
+      '/api/readmodel',
+      { raw: currentUser, auth, headers: { ...json, 'content-encoding': 'zstd' } },
+      400,
+    ],
+    ['unknown path', '/api/nothing', { json: {}, auth }, 404],
+    ['GET on a POST route', '/api/command', { auth }, 405],
+  ];
+  for (const [what, urlPath, options, expected] of requests)
+    await call(mix, what, urlPath, options, expected);
 }
 
 async function importsScenario(mix: Mix): Promise<void> {
@@ -1800,6 +1742,23 @@ function summarise(input: {
 
 type Summary = ReturnType<typeof summarise>;
 
+/** The columns of the report's table by scenario. */
+const PHASE_COLUMNS = [
+  'scenario',
+  'samples',
+  'p50 ms',
+  'p99 ms',
+  'max ms',
+  'failures',
+  'worker cores',
+  'passes',
+  'pass mean ms',
+  'passes > 250 ms',
+  'max lag (1 partition)',
+  'worker loop max ms',
+  'ingress loop max ms',
+];
+
 function printSummary(summary: Summary): string {
   const out: string[] = [];
   const { probe, settings } = summary;
@@ -1814,21 +1773,7 @@ function printSummary(summary: Summary): string {
     'By the scenario running when the link was answered (worker figures from its /metrics and /proc over the same time):',
     '',
     markdownTable(
-      [
-        'scenario',
-        'samples',
-        'p50 ms',
-        'p99 ms',
-        'max ms',
-        'failures',
-        'worker cores',
-        'passes',
-        'pass mean ms',
-        'passes > 250 ms',
-        'max lag (1 partition)',
-        'worker loop max ms',
-        'ingress loop max ms',
-      ],
+      PHASE_COLUMNS,
       summary.phases.map((row) => [
         row.phase,
         String(row.probe.samples),
@@ -1844,20 +1789,8 @@ function printSummary(summary: Summary): string {
         fixed(row.workerEventLoopMaxMs),
         fixed(row.ingressEventLoopMaxMs),
       ]),
-      new Set([
-        'samples',
-        'p50 ms',
-        'p99 ms',
-        'max ms',
-        'failures',
-        'worker cores',
-        'passes',
-        'pass mean ms',
-        'passes > 250 ms',
-        'max lag (1 partition)',
-        'worker loop max ms',
-        'ingress loop max ms',
-      ]),
+      // Every column but the scenario's name is a number, aligned right.
+      new Set(PHASE_COLUMNS.slice(1)),
     ),
     '',
     'The 10 slowest probe samples:',

@@ -27,6 +27,10 @@ export interface WebhookReceiver {
   status: number;
   /** How long each answer waits (a slow endpoint). */
   delayMs: number;
+  /** From now on, answers wait (the requests are still recorded) until releaseHeld(). */
+  hold(): void;
+  /** Sends every answer held, and stops holding. */
+  releaseHeld(): void;
   stop(): Promise<void>;
   start(): Promise<void>;
 }
@@ -35,11 +39,20 @@ export async function startReceiver(path = '/hook'): Promise<WebhookReceiver> {
   const received: ReceivedWebhook[] = [];
   let server: Server | undefined;
   let port = 0;
+  let holding = false;
+  const held: (() => void)[] = [];
   const receiver: WebhookReceiver = {
     url: '',
     received,
     status: 200,
     delayMs: 0,
+    hold() {
+      holding = true;
+    },
+    releaseHeld() {
+      holding = false;
+      for (const answer of held.splice(0)) answer();
+    },
     async start() {
       server = createServer((req, res) => {
         let body = '';
@@ -49,10 +62,12 @@ export async function startReceiver(path = '/hook'): Promise<WebhookReceiver> {
           // Decided as the request arrives: a test that saw it received and then changes `status`
           // changes the answers to later requests only.
           const status = receiver.status;
-          setTimeout(() => {
+          const answer = () => {
             res.statusCode = status;
             res.end();
-          }, receiver.delayMs);
+          };
+          if (holding) held.push(answer);
+          else setTimeout(answer, receiver.delayMs);
         });
       });
       await new Promise<void>((resolve) => server?.listen(port, '127.0.0.1', resolve));

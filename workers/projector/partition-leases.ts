@@ -48,7 +48,16 @@ export class PartitionLeases<Consumer extends LeasedConsumer = AnyProjection> {
     private readonly leaseMs: number,
     /** Where the replicas sharing these consumers beat: each kind of consumer counts its own. */
     private readonly membersKey: string = keys.projectorMembers(),
+    /**
+     * Resolves when no work on a pair given back is in flight any more. Its lease is kept (and
+     * renewed) until then, so the replica taking it over starts where that work left off. The
+     * projector balances between passes, so nothing of its own is in flight then.
+     */
+    private readonly settled: (pair: OwnedPartition<Consumer>) => Promise<void> = () => Promise.resolve(),
   ) {}
+
+  /** Pairs given back whose work in flight has not ended yet: their leases, and their release. */
+  private readonly leaving = new Map<string, { readonly lease: string; readonly released: Promise<void> }>();
 
   /**
    * Renews what it holds, gives back what is over its fair share, and takes free partitions.
@@ -70,20 +79,20 @@ export class PartitionLeases<Consumer extends LeasedConsumer = AnyProjection> {
     // nothing (issue 43).
     const held = [...this.owned];
     const excess = Math.max(0, held.length - fairShare);
-    await Promise.all(
-      held.map(async ([id, owned], index) => {
+    for (const [id, owned] of held.slice(0, excess)) this.giveBack(id, owned);
+    await Promise.all([
+      ...held.slice(excess).map(async ([id, owned]) => {
         const lease = this.keys.projectionLease(owned.projection.name, owned.partition);
-        if (index < excess) {
-          await this.redis.releaseLock(lease, this.replicaId);
-          this.owned.delete(id);
-        } else if ((await this.redis.renewLock(lease, this.replicaId, leaseMs)) !== 1) {
-          this.owned.delete(id);
-        }
+        if ((await this.redis.renewLock(lease, this.replicaId, leaseMs)) !== 1) this.owned.delete(id);
       }),
-    );
+      ...[...this.leaving.values()].map(({ lease }) => this.redis.renewLock(lease, this.replicaId, leaseMs)),
+    ]);
     const free = this.projections.flatMap((projection) =>
       Array.from({ length: LOG_PARTITIONS }, (_, partition) => ({ projection, partition })).filter(
-        ({ partition }) => !this.owned.has(ownedId(projection, partition)),
+        ({ partition }) => {
+          const id = ownedId(projection, partition);
+          return !this.owned.has(id) && !this.leaving.has(id);
+        },
       ),
     );
     const taken: string[] = [];
@@ -117,9 +126,31 @@ export class PartitionLeases<Consumer extends LeasedConsumer = AnyProjection> {
     return taken;
   }
 
+  /**
+   * Stops working on a pair over the fair share at once (no new work starts on it), and releases
+   * its lease once the work in flight on it has ended. Were it released first, another replica
+   * could read the pair's position before that work moved it, and do it again: a webhook delivered
+   * twice (seen with two worker containers on a busy machine).
+   */
+  private giveBack(id: string, pair: OwnedPartition<Consumer>): void {
+    this.owned.delete(id);
+    const lease = this.keys.projectionLease(pair.projection.name, pair.partition);
+    const released = this.settled(pair)
+      .catch(() => undefined)
+      .then(() => this.redis.releaseLock(lease, this.replicaId))
+      // Not released (Redis away): the lease lapses by itself.
+      .then(
+        () => undefined,
+        () => undefined,
+      )
+      .finally(() => this.leaving.delete(id));
+    this.leaving.set(id, { lease, released });
+  }
+
   /** Leaves the member list and gives every lease back, so the others take them now, not at expiry. */
   async releaseAll(): Promise<void> {
     await this.redis.zrem(this.membersKey, this.replicaId).catch(() => 0);
+    await Promise.all([...this.leaving.values()].map(({ released }) => released));
     await Promise.all(
       [...this.owned.values()].map(({ projection, partition }) =>
         this.redis

@@ -109,8 +109,8 @@ export class WebhookDispatcher {
   /** Partitions announced changed since the last pass. */
   private announced = new Set<number>();
   private fullPassAt = 0;
-  /** Lanes (`subscription:partition`) with a step in flight. */
-  private readonly busy = new Set<string>();
+  /** Lanes (`subscription:partition`) with a step in flight, and that step. */
+  private readonly busy = new Map<string, Promise<void>>();
   /** Lanes waiting for a retry: when each is due (unix ms). */
   private readonly dueAt = new Map<string, number>();
   /** Lanes with more to read right away (a full batch). */
@@ -170,6 +170,7 @@ export class WebhookDispatcher {
       randomUUID(),
       this.options.leaseMs,
       keys.webhookDispatcherMembers(),
+      ({ partition }) => this.lanesSettled(partition),
     );
     metrics?.collectWebhookBacklog(() => this.backlogAges());
   }
@@ -295,7 +296,6 @@ export class WebhookDispatcher {
         if (!(full || announced.has(partition) || this.more.has(lane) || due !== undefined)) continue;
         this.dueAt.delete(lane);
         this.more.delete(lane);
-        this.busy.add(lane);
         const step = this.step(subscription, partition, lane)
           .catch((error: unknown) => {
             this.logger.warn('webhook lane step failed', {
@@ -309,9 +309,23 @@ export class WebhookDispatcher {
             this.inFlight.delete(step);
             if (this.more.has(lane)) this.pause.wake();
           });
+        this.busy.set(lane, step);
         this.inFlight.add(step);
       }
     }
+  }
+
+  /**
+   * Resolves when the steps in flight on a partition given back have ended. Each stops before its
+   * next entry once the partition is not owned, after moving its cursor past the attempt in hand
+   * (bounded by WEBHOOK_TIMEOUT_MS); the lease is kept until then, so the replica taking the
+   * partition over reads the moved cursor and sends nothing twice.
+   */
+  private async lanesSettled(partition: number): Promise<void> {
+    const steps = [...this.busy]
+      .filter(([lane]) => lane.slice(lane.lastIndexOf(':') + 1) === String(partition))
+      .map(([, step]) => step);
+    await Promise.allSettled(steps);
   }
 
   /** Sleeps until an append is announced, a lane has more, a retry is due, or the next pass. */

@@ -9,7 +9,7 @@ import {
 import { duplicateConnection } from '../../../shared/redis/connections';
 import { LOG_PARTITIONS, partitionOf } from '../../../shared/redis/partitions';
 import { ALL_PROJECTIONS } from '../../../workers/projector/all-projections';
-import { Projector } from '../../../workers/projector/projector';
+import { DEFAULT_PROJECTOR_OPTIONS, Projector } from '../../../workers/projector/projector';
 import { createTestApp, type TestApp } from '../../helpers/app-fixture';
 import { eventually } from '../../helpers/processes';
 
@@ -186,8 +186,14 @@ describe('Projector passes under a stream of changes', () => {
     }
     await eventually(() => ids.every((id) => announced().has(id)), 5_000, 10);
     const intervals = (Date.now() - started) / PASS_INTERVAL_MS;
-    // A pass per change (51), or a message per partition of each pass (16 partitions), would be many more.
-    expect(messages.length).toBeLessThanOrEqual(Math.ceil(intervals) + 2);
+    // Only a pass that projected pacedFromChanges or more waits out the interval before the next: on
+    // a busy machine the first side-by-side changes may be read in two or three small passes (5
+    // messages were seen against a bound of 4). Those that did are at most one per interval, and
+    // a pass per change (58), or a message per partition of each pass (16 partitions), would be
+    // many more messages than a quarter of the changes.
+    const paced = messages.filter((message) => message.size >= DEFAULT_PROJECTOR_OPTIONS.pacedFromChanges);
+    expect(paced.length).toBeLessThanOrEqual(Math.ceil(intervals) + 1);
+    expect(messages.length).toBeLessThan(ids.length / 4);
   });
 
   it('When one change follows another only once the first was projected, then each is read at once, without waiting out the pass interval', async () => {

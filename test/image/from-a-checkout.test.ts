@@ -19,7 +19,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 
-import { ensureBaseImage } from '../../scripts/image/base';
+import { ensureBaseImage, withLock } from '../../scripts/image/base';
 import { copyTrackedFiles, machineBuildArgs } from '../../scripts/image/build';
 import { podman, podmanEnv, pruneUnnamedImages, run } from '../../scripts/image/podman';
 import { freePort } from '../../scripts/lib/free-port';
@@ -185,8 +185,10 @@ describe('docs/operators.md "Deployment", the commands run from a checkout', () 
         for (const id of left.filter((line) => line !== '')) {
           await podman(['rm', '--force', '--time', '0', id]).catch(() => undefined);
         }
-        await podman(['rmi', GUIDE_IMAGE]).catch(() => undefined);
-        await pruneUnnamedImages();
+        await withLock('image-build', async () => {
+          await podman(['rmi', GUIDE_IMAGE]).catch(() => undefined);
+          await pruneUnnamedImages();
+        });
       })(),
       cluster?.stop(),
       redis?.stop(),
@@ -280,16 +282,20 @@ describe('docs/operators.md "Deployment", the commands run from a checkout', () 
           '',
         ].join('\n'),
       );
-      await blockServesACommand(
-        'Container image',
-        { 'redis.internal:6379': `127.0.0.1:${redis.port}` },
-        port,
-        operatorShell({
-          PORT: String(port),
-          HOST: '127.0.0.1',
-          FTS_LABEL: label,
-          FTS_BUILD_ARGS: machineBuildArgs(work).join(' '),
-        }),
+      // Under the lock the image tests build and prune under: a prune by another test file while
+      // this build stood on a cached stage removed that stage ("image not known", a CI run).
+      await withLock('image-build', () =>
+        blockServesACommand(
+          'Container image',
+          { 'redis.internal:6379': `127.0.0.1:${redis.port}` },
+          port,
+          operatorShell({
+            PORT: String(port),
+            HOST: '127.0.0.1',
+            FTS_LABEL: label,
+            FTS_BUILD_ARGS: machineBuildArgs(work).join(' '),
+          }),
+        ),
       );
     },
     START_TIMEOUT_MS + 120_000,

@@ -72,6 +72,12 @@ export interface WebhookDeliveryMetrics {
 /** The one log consumer of the dispatcher, as the partition leases name it. */
 const CONSUMER = { name: 'webhooks' } as const;
 
+/** A lane id (`subscription:partition`) taken apart; the partition as written in it. */
+function laneParts(lane: string): { readonly subscriptionId: string; readonly partition: string } {
+  const split = lane.lastIndexOf(':');
+  return { subscriptionId: lane.slice(0, split), partition: lane.slice(split + 1) };
+}
+
 /** A stream id above every entry of the millisecond before `ms`: a replay's exclusive start. */
 function justBefore(ms: number): string {
   return `${Math.max(0, ms - 1)}-999999999`;
@@ -323,7 +329,7 @@ export class WebhookDispatcher {
    */
   private async lanesSettled(partition: number): Promise<void> {
     const steps = [...this.busy]
-      .filter(([lane]) => lane.slice(lane.lastIndexOf(':') + 1) === String(partition))
+      .filter(([lane]) => laneParts(lane).partition === String(partition))
       .map(([, step]) => step);
     await Promise.allSettled(steps);
   }
@@ -352,9 +358,9 @@ export class WebhookDispatcher {
   private forgetCursorsNotOwned(): void {
     const subscriptions = new Set(this.subscriptions.map((subscription) => subscription.id));
     for (const lane of this.cursors.keys()) {
-      const split = lane.lastIndexOf(':');
-      const owned = this.leases.owned.has(`${CONSUMER.name}:${lane.slice(split + 1)}`);
-      if (!owned || !subscriptions.has(lane.slice(0, split))) this.cursors.delete(lane);
+      const { subscriptionId, partition } = laneParts(lane);
+      const owned = this.leases.owned.has(`${CONSUMER.name}:${partition}`);
+      if (!owned || !subscriptions.has(subscriptionId)) this.cursors.delete(lane);
     }
   }
 
